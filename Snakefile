@@ -1,0 +1,23 @@
+# mimic-deid: de-identification of MIMIC-III ICU time series and evaluation of its cost.
+# Run `snakemake --cores all`; parameters live in config/config.yaml (validated on start).
+from snakemake.utils import min_version
+
+min_version("8.20")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/source.smk"
+include: "workflow/rules/cohort.smk"
+include: "workflow/rules/series.smk"
+include: "workflow/rules/deid.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        final_outputs(),
+    default_target: True

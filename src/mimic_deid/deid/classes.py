@@ -1,0 +1,115 @@
+"""Duration classes as arrays: trimming series to their class and iterating over classes.
+
+A *class* is the set of series released with the same length within one de-identification
+group (``"all"`` for a task-agnostic release; the split name when train, validation and test
+are de-identified separately). Series are trimmed by dropping their FIRST hours, so that the
+last hours (the most informative for mortality) are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.errors import InputDataError
+
+KEY = "icustay_id"
+
+
+@dataclass(frozen=True)
+class ClassArray:
+    """One duration class.
+
+    Attributes
+    ----------
+    group : str
+        De-identification group (``"all"`` or a split name).
+    length : int
+        Class length in hours.
+    keys : ndarray of int64, shape (n,)
+        Series keys in ascending order.
+    X : ndarray of float64, shape (n, length, n_dims)
+        The series, NaN for null records.
+    """
+
+    group: str
+    length: int
+    keys: np.ndarray
+    X: np.ndarray
+
+
+def trim_to_classes(series: pd.DataFrame, classes: pd.DataFrame) -> pd.DataFrame:
+    """Keep the last ``class_length`` hours of every released series, re-indexed from 0.
+
+    Parameters
+    ----------
+    series : DataFrame
+        Long table (icustay_id, hour, dims...) with every hour 0..length-1 of each series.
+    classes : DataFrame
+        icustay_id, group, length, class_length (0 = suppressed).
+
+    Returns
+    -------
+    DataFrame
+        group, class_length, icustay_id, hour, dims... sorted by (group, class_length,
+        icustay_id, hour); suppressed series removed.
+    """
+    released = classes.loc[classes["class_length"] > 0, [KEY, "group", "length", "class_length"]]
+    merged = series.merge(released, on=KEY, how="inner", validate="many_to_one")
+    offset = merged["length"].to_numpy() - merged["class_length"].to_numpy()
+    hour = merged["hour"].to_numpy(dtype=np.int64) - offset
+    merged = merged.loc[hour >= 0].copy()
+    merged["hour"] = hour[hour >= 0].astype(np.int32)
+    merged = merged.drop(columns=["length"])
+    front = ["group", "class_length", KEY, "hour"]
+    merged = merged[front + [c for c in merged.columns if c not in front]]
+    return merged.sort_values(front, kind="stable").reset_index(drop=True)
+
+
+def iter_class_arrays(trimmed: pd.DataFrame, dims: list[str]) -> Iterator[ClassArray]:
+    """Yield one :class:`ClassArray` per (group, class_length) of a trimmed long table.
+
+    Classes come in (group, length) order. Every series must have all ``class_length`` hours.
+    """
+    if trimmed.empty:
+        return
+    group = trimmed["group"].to_numpy()
+    length = trimmed["class_length"].to_numpy(dtype=np.int64)
+    change = np.flatnonzero((group[1:] != group[:-1]) | (length[1:] != length[:-1])) + 1
+    bounds = np.concatenate([[0], change, [len(trimmed)]])
+    values = trimmed[dims].to_numpy(dtype=np.float64)
+    keys_col = trimmed[KEY].to_numpy(dtype=np.int64)
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+        L = int(length[start])
+        n_rows = stop - start
+        if n_rows % L:
+            raise InputDataError(
+                f"series table: class of length {L} has {n_rows} rows, not a multiple of its "
+                "length; every series must have one row per hour"
+            )
+        n = n_rows // L
+        yield ClassArray(
+            group=str(group[start]),
+            length=L,
+            keys=keys_col[start:stop:L].copy(),
+            X=values[start:stop].reshape(n, L, len(dims)),
+        )
+
+
+def class_frame(cls: ClassArray, X: np.ndarray, dims: list[str]) -> pd.DataFrame:
+    """Long table of a class array ``X`` (n, length, D) in the layout of ``trim_to_classes``."""
+    n, L, D = X.shape
+    frame = pd.DataFrame(X.reshape(n * L, D), columns=dims)
+    frame.insert(0, "hour", np.tile(np.arange(L, dtype=np.int32), n))
+    frame.insert(0, KEY, np.repeat(cls.keys, L))
+    frame.insert(0, "class_length", np.int64(L))
+    frame.insert(0, "group", cls.group)
+    return frame
+
+
+def dims_of(series: pd.DataFrame) -> list[str]:
+    """The dimension columns of a series long table, in table order."""
+    return [c for c in series.columns if c not in (KEY, "hour", "pseudonym")]

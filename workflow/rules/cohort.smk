@@ -1,0 +1,18 @@
+# Cohort stage: benchmark cohort rules and in-hospital mortality label.
+
+
+rule cohort:
+    input:
+        raw=f"{PRIVATE}/raw",
+    output:
+        stays=f"{PRIVATE}/cohort/stays.parquet",
+        counts=f"{PRIVATE}/cohort/cohort.json",
+    params:
+        min_age=config["cohort"].get("min_age", 18),
+    log:
+        "logs/cohort.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    script:
+        "../scripts/cohort.py"

@@ -1,0 +1,118 @@
+# De-identification stage: duration k-classes, Mondrian feature targets, constraint
+# optimisation, the pseudonymous release and its privacy check. Paths name exactly the
+# parameters each artefact depends on, so a sweep re-runs only what changed.
+
+
+rule duration_classes:
+    input:
+        meta=f"{PRIVATE}/series/{{release}}/meta.parquet",
+    output:
+        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+        summary="results/{release}/dk{dk}/duration.json",
+    params:
+        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
+    log:
+        "logs/{release}/dk{dk}/duration.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    script:
+        "../scripts/duration_classes.py"
+
+
+rule mondrian:
+    input:
+        series=f"{PRIVATE}/series/{{release}}/series.parquet",
+        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+    output:
+        targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
+        summary="results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
+    params:
+        features=config["deid"]["features"],
+    log:
+        "logs/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+    script:
+        "../scripts/mondrian.py"
+
+
+rule optimise:
+    input:
+        series=f"{PRIVATE}/series/{{release}}/series.parquet",
+        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+        targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
+    output:
+        perturbed=f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
+        per_series=f"{PRIVATE}/{{release}}/{POINT}/optimiser.parquet",
+        summary=f"results/{{release}}/{POINT}/optimiser.json",
+    params:
+        features=config["deid"]["features"],
+        seed=config["seed"],
+    log:
+        f"logs/{{release}}/{POINT}/optimise.log",
+    threads: 1
+    resources:
+        mem_mb=6000,
+    script:
+        "../scripts/optimise.py"
+
+
+rule release:
+    input:
+        perturbed=f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
+        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+        meta=f"{PRIVATE}/series/{{release}}/meta.parquet",
+    output:
+        series=f"results/{{release}}/{POINT}/release/series.parquet",
+        index=f"results/{{release}}/{POINT}/release/index.parquet",
+        pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
+    params:
+        seed=config["seed"],
+    log:
+        f"logs/{{release}}/{POINT}/release.log",
+    threads: 1
+    resources:
+        mem_mb=4000,
+    script:
+        "../scripts/release.py"
+
+
+rule check_release:
+    input:
+        series=f"results/{{release}}/{POINT}/release/series.parquet",
+        index=f"results/{{release}}/{POINT}/release/index.parquet",
+        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+        targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
+        pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
+    output:
+        check=f"results/{{release}}/{POINT}/check.json",
+    params:
+        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
+    log:
+        f"logs/{{release}}/{POINT}/check_release.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    script:
+        "../scripts/check_release.py"
+
+
+rule optimiser_tuning_table:
+    """Seed Tables 6.1/6.2: 20 series from each of 5 duration classes, Mondrian k=5."""
+    input:
+        series=f"{PRIVATE}/series/stays/series.parquet",
+        classes=f"{PRIVATE}/stays/dk{{dk}}/duration.parquet",
+    output:
+        table="results/stays/dk{dk}/tuning/{opt}.csv",
+    params:
+        features=config["deid"]["features"],
+        seed=config["seed"],
+    log:
+        "logs/stays/dk{dk}/tuning/{opt}.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+    script:
+        "../scripts/tuning_table.py"
