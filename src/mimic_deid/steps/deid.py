@@ -20,9 +20,7 @@ logger = get_logger(__name__)
 
 def class_rng(seed: int, *parts: str | int) -> np.random.Generator:
     """A generator seeded by the master seed and a stable description of the work unit."""
-    words = [int(seed)] + [
-        zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts
-    ]
+    words = [int(seed)] + [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
     return np.random.default_rng(words)
 
 
@@ -43,14 +41,22 @@ def duration_step(
             "class_length": class_lengths.astype(np.int32),
         }
     )
-    summary = {"dk": dk, "group_by_split": group_by_split, **duration_summary(lengths, class_lengths)}
+    summary = {
+        "dk": dk,
+        "group_by_split": group_by_split,
+        **duration_summary(lengths, class_lengths),
+    }
     summary["groups"] = {
         str(g): duration_summary(lengths[groups == g], class_lengths[groups == g])
         for g in sorted(set(groups.tolist()))
     }
     logger.info(
         "dk=%d: %d series, %d moved, %d suppressed, %d classes",
-        dk, summary["series_in"], summary["moved"], summary["suppressed"], summary["classes"],
+        dk,
+        summary["series_in"],
+        summary["moved"],
+        summary["suppressed"],
+        summary["classes"],
     )
     write_parquet(classes, classes_out)
     write_json(summary, summary_out)
@@ -165,7 +171,9 @@ def optimise_step(
     progress = Progress(f"optimiser {optimizer}", n_classes, logger)
     for cls in iter_class_arrays(trimmed, dims):
         T = class_targets_array(targets, cls, spec)
-        result = run_optimiser(optimizer, cls.X, T, spec, class_rng(seed, optimizer, cls.group, cls.length))
+        result = run_optimiser(
+            optimizer, cls.X, T, spec, class_rng(seed, optimizer, cls.group, cls.length)
+        )
         from mimic_deid.deid.classes import class_frame
 
         perturbed.append(class_frame(cls, result.X, dims))
@@ -206,7 +214,9 @@ def optimise_step(
     }
     logger.info(
         "%s: unfeasibility %.3f, distortion %.3f per record",
-        optimizer, summary["unfeasibility_mean"], summary["distortion_mean"],
+        optimizer,
+        summary["unfeasibility_mean"],
+        summary["distortion_mean"],
     )
     write_parquet(pd.concat(perturbed, ignore_index=True), perturbed_out)
     write_parquet(per_series, per_series_out)
@@ -269,7 +279,9 @@ def check_step(
     # Classes are counted within the de-identification group: the split for a release
     # de-identified per split, the whole release otherwise.
     index_for_check = index_public if group_by_split else index_public.drop(columns=["split"])
-    eq_classes = eq.rename(columns={"group": "split"}) if group_by_split else eq.drop(columns=["group"])
+    eq_classes = (
+        eq.rename(columns={"group": "split"}) if group_by_split else eq.drop(columns=["group"])
+    )
     result = check_release(
         series_public,
         index_for_check,

@@ -52,7 +52,9 @@ def privacy_baseline_step(
     trimmed = trim_to_classes(series, pd.read_parquet(classes_path))
     spec = feature_spec(features, dims)
     per_series, summaries = [], []
-    progress = Progress("baseline disagreement classes", trimmed.groupby(["group", "class_length"]).ngroups, logger)
+    progress = Progress(
+        "baseline disagreement classes", trimmed.groupby(["group", "class_length"]).ngroups, logger
+    )
     for cls in iter_class_arrays(trimmed, dims):
         F = compute_features(cls.X, spec)
         result = disagreement(F, F, cls.X, cls.X, standardise=standardise)
@@ -107,7 +109,7 @@ def privacy_step(
     released = released_by_key(pd.read_parquet(release_series_path), pseudonyms, classes)
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     per_series, summaries = [], []
-    linkage_rows: list[dict] = []
+    linkage: dict[str, list[dict]] = {"baseline": [], "release": []}
     orig_iter = iter_class_arrays(original, dims)
     rel_iter = iter_class_arrays(released, dims)
     n_classes = original.groupby(["group", "class_length"]).ngroups
@@ -123,33 +125,39 @@ def privacy_step(
         summ.insert(0, "group", orig.group)
         per_series.append(ps)
         summaries.append(summ)
-        rng = class_rng(seed, "linkage", orig.group, orig.length)
         for side, (F_r, X_r) in {"baseline": (F_orig, orig.X), "release": (F_rel, rel.X)}.items():
-            attack = linkage_attack(F_orig, F_r, orig.X, X_r, errors=linkage_errors, rng=rng)
-            for error, stats in attack.items():
-                linkage_rows.append(
-                    {"side": side, "error": float(error), "class_length": orig.length, **stats}
-                )
+            # The same estimation noise for both sides, so before/after are paired.
+            rng = class_rng(seed, "linkage", orig.group, orig.length)
+            linkage[side].append(
+                linkage_attack(F_orig, F_r, orig.X, X_r, errors=tuple(linkage_errors), rng=rng)
+            )
         progress.update()
     progress.close()
     write_parquet(pd.concat(per_series, ignore_index=True), per_series_out)
     write_parquet(pd.concat(summaries, ignore_index=True), summary_out)
-    write_json(aggregate_linkage(pd.DataFrame(linkage_rows)), linkage_out)
+    write_json(linkage_summary(linkage), linkage_out)
 
 
-def aggregate_linkage(rows: pd.DataFrame) -> dict:
-    """Class-size-weighted linkage rates per side and estimation error."""
-    out: dict[str, dict] = {}
-    for side, by_side in rows.groupby("side", sort=True):
-        out[side] = {}
-        for error, group in by_side.groupby("error", sort=True):
-            n = group["n"].to_numpy(dtype=np.float64)
-            entry = {"n": int(n.sum())}
-            for metric in ("top1", "top5", "reconstruction_error"):
-                values = group[metric].to_numpy(dtype=np.float64)
-                ok = ~np.isnan(values)
-                entry[metric] = float(np.average(values[ok], weights=n[ok])) if ok.any() else None
-            out[side][f"{error:g}"] = entry
+def linkage_summary(per_class: dict[str, list[dict]]) -> dict:
+    """Class-size-weighted linkage results per side, keyed by the estimation error.
+
+    ``{side: {"<error>": {top1, top5, reconstruction_error, n}}, "details": {side: ...}}``.
+    """
+    from mimic_deid.evaluate.linkage import aggregate_linkage
+
+    out: dict = {"details": {}}
+    for side, results in per_class.items():
+        agg = aggregate_linkage(results)
+        out["details"][side] = agg
+        out[side] = {
+            f"{row['error']:g}": {
+                "top1": row.get("top1"),
+                "top5": row.get("top5"),
+                "reconstruction_error": row["reconstruction_error"],
+                "n": row["n_targets"],
+            }
+            for row in agg["by_error"]
+        }
     return out
 
 

@@ -49,7 +49,9 @@ def extract_step(
     variables = load_variables(variables_path)
     itemids = {i for v in variables for i in v.all_itemids}
     reader = open_source(kind, csv_path=csv_path, dsn=dsn, schema=schema)
-    logger.info("extracting %d itemids of %d variables from %s source", len(itemids), len(variables), kind)
+    logger.info(
+        "extracting %d itemids of %d variables from %s source", len(itemids), len(variables), kind
+    )
     return extract_raw(
         reader, out_dir, itemids=itemids, event_buckets=event_buckets, chunk_rows=chunk_rows
     )

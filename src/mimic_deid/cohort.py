@@ -1,0 +1,224 @@
+"""Benchmark cohort (YerevaNN/mimic3-benchmarks rules), mortality label, event-to-stay assignment.
+
+Rules, in order (``counts`` reports stays / admissions / subjects after each):
+
+1. ``start``: every ICU stay.
+2. ``no_transfer``: drop stays whose first and last care unit or first and last ward differ.
+3. ``one_stay_per_admission``: merge with ADMISSIONS and PATIENTS; keep admissions with exactly
+   one remaining ICU stay.
+4. ``min_age``: keep stays with age at ICU admission >= ``min_age`` years, where
+   age = (INTIME - DOB) in seconds / (365 days) as in the benchmark. Shifted ages of patients
+   older than 89 (~300 years) are kept as they are.
+
+In-hospital mortality: DEATHTIME within [ADMITTIME, DISCHTIME]; when DEATHTIME is missing,
+DOD (a date at midnight) within [day of ADMITTIME, DISCHTIME], so that a death on the day of
+admission counts and a death after discharge does not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.errors import InputDataError
+from mimic_deid.logs import get_logger
+
+log = get_logger(__name__)
+
+SECONDS_PER_YEAR = 365.0 * 24 * 3600  # the benchmark's year (365 days)
+
+ICUSTAYS_COLUMNS = (
+    "subject_id",
+    "hadm_id",
+    "icustay_id",
+    "first_careunit",
+    "last_careunit",
+    "first_wardid",
+    "last_wardid",
+    "intime",
+    "outtime",
+)
+ADMISSIONS_COLUMNS = ("subject_id", "hadm_id", "admittime", "dischtime", "deathtime")
+PATIENTS_COLUMNS = ("subject_id", "dob", "dod")
+EVENTS_COLUMNS = ("hadm_id", "icustay_id", "charttime")
+STAYS_COLUMNS = (
+    "subject_id",
+    "hadm_id",
+    "icustay_id",
+    "intime",
+    "outtime",
+    "los_hours",
+    "age_years",
+    "mortality",
+)
+
+_TIME_COLUMNS = {
+    "intime",
+    "outtime",
+    "admittime",
+    "dischtime",
+    "deathtime",
+    "dob",
+    "dod",
+    "charttime",
+}
+
+
+def require_columns(df: pd.DataFrame, table: str, columns: tuple[str, ...] | list[str]) -> None:
+    """Raise :class:`InputDataError` naming ``table`` and the first missing column.
+
+    Timestamp columns (intime, charttime, ...) must also have a datetime64 dtype.
+    """
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputDataError(
+            f"table '{table}': missing column(s) {missing}; expected columns {list(columns)} "
+            f"(lower-case names), got {list(df.columns)}"
+        )
+    for col in columns:
+        if col in _TIME_COLUMNS and not pd.api.types.is_datetime64_any_dtype(df[col]):
+            raise InputDataError(
+                f"table '{table}': column '{col}' must be a timestamp (datetime64), "
+                f"got dtype {df[col].dtype}"
+            )
+
+
+def _count(rule: str, df: pd.DataFrame) -> dict:
+    row = {
+        "rule": rule,
+        "stays": int(df["icustay_id"].nunique()),
+        "admissions": int(df["hadm_id"].nunique()),
+        "subjects": int(df["subject_id"].nunique()),
+    }
+    log.info(
+        "cohort after %s: %d stays, %d admissions, %d subjects",
+        rule,
+        row["stays"],
+        row["admissions"],
+        row["subjects"],
+    )
+    if row["stays"] == 0:
+        raise InputDataError(
+            f"cohort is empty after rule '{rule}': no ICU stay is left "
+            "(check the icustays/admissions/patients tables)"
+        )
+    return row
+
+
+def _seconds_between(later: pd.Series, earlier: pd.Series) -> pd.Series:
+    """``later - earlier`` in seconds (float, NaN for NaT), safe for ~300-year differences."""
+    return (later.dt.as_unit("s") - earlier.dt.as_unit("s")).dt.total_seconds()
+
+
+def in_hospital_mortality(
+    admittime: pd.Series, dischtime: pd.Series, deathtime: pd.Series, dod: pd.Series
+) -> pd.Series:
+    """In-hospital death flag (int8, shape like the inputs).
+
+    DEATHTIME in [ADMITTIME, DISCHTIME] when DEATHTIME is known; otherwise DOD (a date) in
+    [floor(ADMITTIME to the day), DISCHTIME].
+    """
+    by_deathtime = (deathtime >= admittime) & (deathtime <= dischtime)
+    dod_day = dod.dt.floor("D")
+    by_dod = (dod_day >= admittime.dt.floor("D")) & (dod_day <= dischtime)
+    died = by_deathtime.where(deathtime.notna(), by_dod)
+    return died.fillna(False).astype(np.int8)
+
+
+def build_cohort(
+    icustays: pd.DataFrame,
+    admissions: pd.DataFrame,
+    patients: pd.DataFrame,
+    min_age: float = 18,
+) -> tuple[pd.DataFrame, list[dict]]:
+    """Apply the benchmark cohort rules.
+
+    Args:
+        icustays, admissions, patients: the raw tables (lower-case columns, datetime64 times).
+        min_age: minimum age at ICU admission, years.
+
+    Returns:
+        ``(stays, counts)``: ``stays`` has one row per cohort stay, sorted by icustay_id, with
+        columns subject_id, hadm_id, icustay_id (int64), intime, outtime (datetime64),
+        los_hours (float64, OUTTIME - INTIME), age_years (float64), mortality (int8);
+        ``counts`` is a list of ``{rule, stays, admissions, subjects}`` after each rule.
+
+    Raises:
+        InputDataError: a required column is missing, or a rule leaves no stay.
+    """
+    require_columns(icustays, "icustays", ICUSTAYS_COLUMNS)
+    require_columns(admissions, "admissions", ADMISSIONS_COLUMNS)
+    require_columns(patients, "patients", PATIENTS_COLUMNS)
+
+    stays = icustays.loc[:, list(ICUSTAYS_COLUMNS)]
+    counts = [_count("start", stays)]
+
+    same_unit = stays["first_careunit"].eq(stays["last_careunit"]).fillna(False)
+    same_ward = stays["first_wardid"].eq(stays["last_wardid"]).fillna(False)
+    stays = stays[(same_unit & same_ward).to_numpy(dtype=bool)]
+    counts.append(_count("no_transfer", stays))
+
+    n_before = len(stays)
+    stays = stays.merge(
+        admissions.loc[:, list(ADMISSIONS_COLUMNS)], on=["subject_id", "hadm_id"], how="inner"
+    )
+    stays = stays.merge(patients.loc[:, list(PATIENTS_COLUMNS)], on="subject_id", how="inner")
+    if len(stays) < n_before:
+        log.warning("%d stays dropped: no matching admission or patient row", n_before - len(stays))
+    n_stays = stays.groupby("hadm_id")["icustay_id"].transform("size")
+    stays = stays[(n_stays == 1).to_numpy(dtype=bool)]
+    counts.append(_count("one_stay_per_admission", stays))
+
+    age = _seconds_between(stays["intime"], stays["dob"]) / SECONDS_PER_YEAR
+    stays = stays.assign(age_years=age.astype(np.float64))
+    stays = stays[(stays["age_years"] >= min_age).to_numpy(dtype=bool)]
+    counts.append(_count("min_age", stays))
+
+    stays = stays.assign(
+        los_hours=(_seconds_between(stays["outtime"], stays["intime"]) / 3600.0).astype(np.float64),
+        mortality=in_hospital_mortality(
+            stays["admittime"], stays["dischtime"], stays["deathtime"], stays["dod"]
+        ),
+    )
+    out = stays.loc[:, list(STAYS_COLUMNS)].sort_values("icustay_id", kind="stable")
+    for col in ("subject_id", "hadm_id", "icustay_id"):
+        out[col] = out[col].astype(np.int64)
+    return out.reset_index(drop=True), counts
+
+
+def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
+    """Keep the events of cohort stays and give each its stay's ICUSTAY_ID.
+
+    An event with an ICUSTAY_ID belongs to that stay; an event without one (LABEVENTS)
+    belongs to the stay of its admission when CHARTTIME is in [INTIME, OUTTIME]. Events of
+    stays outside the cohort, or outside any stay, are dropped. Relies on the cohort having one
+    stay per admission (a merge on hadm_id).
+
+    Args:
+        events: rows of ``raw/events/part-*.parquet`` (at least hadm_id, icustay_id (Int64),
+            charttime).
+        stays: the cohort (at least hadm_id, icustay_id, intime, outtime).
+
+    Returns:
+        The kept events, same columns and row order as ``events``, with icustay_id as int64.
+    """
+    require_columns(events, "events", EVENTS_COLUMNS)
+    require_columns(stays, "stays", ("hadm_id", "icustay_id", "intime", "outtime"))
+    if stays["hadm_id"].duplicated().any():
+        raise InputDataError("table 'stays': more than one stay per hadm_id; expected the cohort")
+    keys = stays.loc[:, ["hadm_id", "icustay_id", "intime", "outtime"]].rename(
+        columns={"icustay_id": "_stay_icustay_id", "intime": "_intime", "outtime": "_outtime"}
+    )
+    merged = events.merge(keys, on="hadm_id", how="inner")
+    own = merged["icustay_id"]
+    has_id = own.notna().to_numpy(dtype=bool)
+    stay_id = merged["_stay_icustay_id"].to_numpy(dtype=np.int64)
+    same_stay = np.zeros(len(merged), dtype=bool)
+    same_stay[has_id] = own[has_id].to_numpy(dtype=np.int64) == stay_id[has_id]
+    in_window = (
+        (merged["charttime"] >= merged["_intime"]) & (merged["charttime"] <= merged["_outtime"])
+    ).to_numpy(dtype=bool)
+    keep = np.where(has_id, same_stay, in_window)
+    out = merged.loc[keep, list(events.columns)]
+    out["icustay_id"] = stay_id[keep]
+    return out.reset_index(drop=True)

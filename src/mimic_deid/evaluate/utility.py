@@ -1,0 +1,449 @@
+"""Utility of a release: the benchmark in-hospital-mortality baseline under four trust settings.
+
+The model is the logistic-regression baseline of YerevaNN/mimic3-benchmarks (seed 5.7): the
+7 x 6 hand-engineered features of :mod:`mimic_deid.evaluate.benchmark_features`, mean
+imputation and standard scaling fitted on the training split, L2-regularised logistic
+regression with C chosen by ROC-AUC on the validation split. It is evaluated by ROC-AUC and
+PR-AUC (average precision) with percentile-bootstrap 95 % intervals, under the trust settings
+of seed 5.7 / Tables 6.3-6.4 (training / test data: orig/orig, deid/deid, orig/deid, deid/orig).
+
+Nothing here writes files; the workflow script writes the CSV/JSON/markdown.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import average_precision_score, roc_auc_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.evaluate.benchmark_features import (
+    STATISTICS,
+    SUBSEQUENCES,
+    benchmark_features,
+    datasets_from_long,
+    feature_names,
+    features_from_long,
+    subsequence_bounds,
+)
+from mimic_deid.logs import get_logger
+
+__all__ = [
+    "DEFAULT_CS",
+    "METRIC_COLUMNS",
+    "SETTINGS",
+    "STATISTICS",
+    "SUBSEQUENCES",
+    "benchmark_features",
+    "datasets_from_long",
+    "evaluate_model",
+    "feature_names",
+    "features_from_long",
+    "fit_mortality_model",
+    "subsequence_bounds",
+    "trust_settings",
+    "utility_markdown",
+    "utility_table",
+]
+
+log = get_logger(__name__)
+
+DEFAULT_CS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+"""Inverse regularisation strengths tried by default (the benchmark's own default is 1e-3)."""
+
+MAX_ITER = 10_000
+
+SETTINGS: tuple[tuple[str, str, str], ...] = (
+    ("orig. / orig.", "orig", "orig"),
+    ("de-id. / de-id.", "deid", "deid"),
+    ("orig. / de-id.", "orig", "deid"),
+    ("de-id. / orig.", "deid", "orig"),
+)
+"""(label as in seed Tables 6.3/6.4, training-data side, test-data side)."""
+
+METRIC_COLUMNS: tuple[str, ...] = (
+    "roc_auc",
+    "roc_auc_lo",
+    "roc_auc_hi",
+    "pr_auc",
+    "pr_auc_lo",
+    "pr_auc_hi",
+    "n",
+    "positives",
+)
+
+_BOOTSTRAP_CHUNK_ELEMENTS = 2_000_000  # resamples x series per vectorised block (~16 MB each)
+
+Dataset = tuple[np.ndarray, np.ndarray]
+
+
+# --------------------------------------------------------------------------------------------
+# model
+
+
+def _check_xy(X: np.ndarray, y: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise InputDataError(
+            f"{what}: expected X (n, n_features) and y (n,), got {X.shape} and {y.shape}"
+        )
+    if y.size and not np.isin(y, (0, 1)).all():
+        raise InputDataError(f"{what}: labels must be 0/1")
+    return X, y.astype(np.int64)
+
+
+def _check_cs(Cs: Sequence[float]) -> list[float]:
+    cs = sorted({float(c) for c in Cs})
+    if not cs or any(not math.isfinite(c) or c <= 0 for c in cs):
+        raise ConfigError(f"utility Cs: expected a non-empty list of positive numbers, got {Cs}")
+    return cs
+
+
+def _pipeline(C: float, seed: int, max_iter: int) -> Pipeline:
+    return Pipeline(
+        [
+            ("impute", SimpleImputer(strategy="mean", keep_empty_features=True)),
+            ("scale", StandardScaler()),
+            (
+                "logreg",
+                LogisticRegression(
+                    C=C, l1_ratio=0.0, solver="lbfgs", max_iter=max_iter, random_state=seed
+                ),
+            ),
+        ]
+    )
+
+
+def _fit(pipe: Pipeline, X: np.ndarray, y: np.ndarray) -> Pipeline:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        pipe.fit(X, y)
+    if any(issubclass(w.category, ConvergenceWarning) for w in caught):
+        log.warning("logistic regression (C=%g) did not converge in %d iterations",
+                    pipe[-1].C, pipe[-1].max_iter)  # fmt: skip
+    return pipe
+
+
+def fit_mortality_model(
+    train: Dataset,
+    validation: Dataset,
+    Cs: Sequence[float] = DEFAULT_CS,
+    seed: int = 0,
+    max_iter: int = MAX_ITER,
+) -> tuple[Pipeline, float]:
+    """Fit the benchmark logistic regression, choosing C on the validation split.
+
+    Parameters
+    ----------
+    train, validation : (X_feat, y)
+        ``X_feat`` (n, n_features) float64 with NaN for missing features (e.g. from
+        :func:`benchmark_features`); ``y`` (n,) 0/1 in-hospital mortality. Both classes must
+        occur in each.
+    Cs : sequence of float
+        Candidate inverse L2 strengths. Each gets a pipeline (mean imputation -> standard
+        scaling -> ``LogisticRegression(l1_ratio=0 (L2), solver='lbfgs')``) fitted on
+        ``train`` only; the C with the highest validation ROC-AUC wins, ties going to the
+        smaller C (stronger regularisation).
+    seed : int
+        ``random_state`` of the estimator (lbfgs itself is deterministic).
+    max_iter : int
+        lbfgs iteration cap.
+
+    Returns
+    -------
+    model : Pipeline
+        Fitted on ``train`` with the chosen C; ``model.predict_proba(X)[:, 1]`` is P(death).
+    C : float
+        The chosen C.
+    """
+    X_tr, y_tr = _check_xy(*train, what="utility training split")
+    X_va, y_va = _check_xy(*validation, what="utility validation split")
+    if X_va.shape[1] != X_tr.shape[1]:
+        raise InputDataError(
+            f"utility: validation has {X_va.shape[1]} features, training has {X_tr.shape[1]}"
+        )
+    for what, y in (("training", y_tr), ("validation", y_va)):
+        if len(np.unique(y)) < 2:
+            raise InputDataError(f"utility {what} split: needs both labels 0 and 1")
+    best: tuple[float, float, Pipeline] | None = None
+    for C in _check_cs(Cs):
+        pipe = _fit(_pipeline(C, seed, max_iter), X_tr, y_tr)
+        auc = float(roc_auc_score(y_va, pipe.predict_proba(X_va)[:, 1]))
+        log.info("C=%g: validation ROC-AUC %.4f", C, auc)
+        if best is None or auc > best[0]:
+            best = (auc, C, pipe)
+    assert best is not None
+    return best[2], best[1]
+
+
+# --------------------------------------------------------------------------------------------
+# metrics with bootstrap intervals
+
+
+def _weighted_auc_ap(y: np.ndarray, scores: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """ROC-AUC and average precision of many weighted copies of one scored sample.
+
+    Parameters
+    ----------
+    y : (n,) 0/1 labels; scores : (n,) classifier scores;
+    counts : (B, n) non-negative weights, one row per copy (bootstrap multiplicities).
+
+    Returns
+    -------
+    ndarray (2, B): row 0 ROC-AUC (ties count 1/2, as ``roc_auc_score``), row 1 average
+    precision (as ``average_precision_score``, ties grouped into one threshold); NaN for a
+    copy without both classes. Equals sklearn with ``sample_weight=counts[b]``.
+    """
+    order = np.argsort(-scores, kind="stable")  # descending score
+    s = scores[order]
+    pos = y[order].astype(np.float64)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # tie groups
+    c = counts[:, order].astype(np.float64)
+    wp = np.add.reduceat(c * pos, starts, axis=1)  # (B, G) positive weight per tie group
+    wn = np.add.reduceat(c * (1.0 - pos), starts, axis=1)
+    P = wp.sum(axis=1)
+    N = wn.sum(axis=1)
+    tp = np.cumsum(wp, axis=1)
+    fp = np.cumsum(wn, axis=1)
+    neg_below = N[:, None] - fp  # negative weight strictly below each group's score
+    valid = (P > 0) & (N > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        auc = (wp * (neg_below + 0.5 * wn)).sum(axis=1) / (P * N)
+        precision = np.where(tp + fp > 0, tp / (tp + fp), 0.0)
+        ap = (wp * precision).sum(axis=1) / P
+    return np.stack([np.where(valid, auc, np.nan), np.where(valid, ap, np.nan)])
+
+
+def _bootstrap(
+    y: np.ndarray, scores: np.ndarray, n_bootstrap: int, rng: np.random.Generator
+) -> np.ndarray:
+    """(2, n_bootstrap) ROC-AUC / AP over resamples drawn with replacement, vectorised."""
+    n = len(y)
+    out = np.empty((2, n_bootstrap), dtype=np.float64)
+    chunk = max(1, _BOOTSTRAP_CHUNK_ELEMENTS // max(n, 1))
+    for lo in range(0, n_bootstrap, chunk):
+        b = min(chunk, n_bootstrap - lo)
+        draws = rng.integers(0, n, size=(b, n))
+        flat = (np.arange(b)[:, None] * n + draws).ravel()
+        counts = np.bincount(flat, minlength=b * n).reshape(b, n)
+        out[:, lo : lo + b] = _weighted_auc_ap(y, scores, counts)
+    return out
+
+
+def evaluate_model(
+    model: Pipeline, X: np.ndarray, y: np.ndarray, n_bootstrap: int = 1000, seed: int = 0
+) -> dict[str, float | int]:
+    """ROC-AUC and PR-AUC of ``model`` on ``(X, y)`` with percentile-bootstrap 95 % intervals.
+
+    Parameters
+    ----------
+    model : fitted classifier with ``predict_proba``
+    X : (n, n_features) float64; y : (n,) 0/1
+    n_bootstrap : int
+        Resamples of the n series with replacement (0: no interval, bounds NaN). Resamples
+        lacking one class are dropped from the percentiles.
+    seed : int
+        Seed of the resampling generator (same seed, same data -> same intervals).
+
+    Returns
+    -------
+    dict with ``roc_auc``, ``roc_auc_lo``, ``roc_auc_hi``, ``pr_auc`` (average precision),
+    ``pr_auc_lo``, ``pr_auc_hi`` (floats in [0, 1]; lo/hi are the 2.5 / 97.5 percentiles),
+    ``n`` (series) and ``positives`` (deaths). All metrics NaN if y has a single class.
+    """
+    X, y = _check_xy(X, y, what="utility evaluation data")
+    if n_bootstrap < 0:
+        raise ConfigError(f"utility n_bootstrap: expected >= 0, got {n_bootstrap}")
+    out: dict[str, float | int] = dict.fromkeys(METRIC_COLUMNS[:6], math.nan)
+    out["n"], out["positives"] = len(y), int(y.sum())
+    if len(np.unique(y)) < 2:
+        log.warning("evaluation data has a single class; metrics are NaN")
+        return out
+    scores = model.predict_proba(X)[:, 1]
+    out["roc_auc"] = float(roc_auc_score(y, scores))
+    out["pr_auc"] = float(average_precision_score(y, scores))
+    if n_bootstrap > 0:
+        boot = _bootstrap(y, scores, n_bootstrap, np.random.default_rng(seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=RuntimeWarning)  # all-NaN row
+            lo, hi = np.nanpercentile(boot, [2.5, 97.5], axis=1)
+        out["roc_auc_lo"], out["roc_auc_hi"] = float(lo[0]), float(hi[0])
+        out["pr_auc_lo"], out["pr_auc_hi"] = float(lo[1]), float(hi[1])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# trust settings
+
+
+def _as_dataset(value: tuple, where: str) -> Dataset:
+    """Accept ``(X_feat, y)`` or ``(X (n, L, D), lengths, y)`` (features computed here)."""
+    if len(value) == 2:
+        return np.asarray(value[0], dtype=np.float64), np.asarray(value[1])
+    if len(value) == 3:
+        X, lengths, y = value
+        return benchmark_features(X, lengths), np.asarray(y)
+    raise InputDataError(f"utility {where}: expected (X_feat, y) or (X, lengths, y)")
+
+
+def trust_settings(
+    original: Mapping[str, tuple],
+    deidentified: Mapping[str, tuple],
+    Cs: Sequence[float] = DEFAULT_CS,
+    seed: int = 0,
+    n_bootstrap: int = 1000,
+) -> pd.DataFrame:
+    """In-hospital-mortality model performance under the four trust settings (seed 5.7).
+
+    One model is fitted per training side (original, de-identified) with
+    :func:`fit_mortality_model` and evaluated on both sides.
+
+    Decisions:
+
+    - **Validation side = training side.** C is chosen on the validation split from the same
+      side as the training data: the model builder tunes on data like the data it trains on
+      and never sees the test party's data before testing (in the de-id./orig. setting the
+      builder only holds de-identified data, seed 5.7's "stolen" validation set).
+    - **Evaluated data = test side.** The ``train`` row of a setting scores the model on the
+      training split *as the test party holds it* (e.g. de-id. / orig. scores the
+      de-identified-trained model on the original training split). This is how seed Table 6.3
+      reads: its de-id. / orig. training ROC-AUC (0.64) equals the test one, far below the
+      de-id. / de-id. training value, which a model scored on its own training data could not
+      show. The ``test`` row scores the test split of the test side.
+    - Bootstrap resampling uses ``seed`` for every row, so rows on the same data are paired.
+
+    Parameters
+    ----------
+    original, deidentified : mapping split -> (X_feat, y) or (X, lengths, y)
+        Splits ``train``, ``validation`` and ``test``; ``X_feat`` (n, n_features) with the
+        same features on both sides (e.g. :func:`benchmark_features`), or hourly arrays
+        ``X`` (n, L, D) + ``lengths`` (n,) from which they are computed; ``y`` 0/1 labels.
+        De-identified splits may hold fewer series (suppressed ones are absent).
+    Cs : candidate C values; seed : int; n_bootstrap : int
+        See :func:`fit_mortality_model` and :func:`evaluate_model`.
+
+    Returns
+    -------
+    DataFrame, 8 rows (``SETTINGS`` order x split ``train``, ``test``), columns:
+    ``setting`` (label as in the seed tables), ``train_data``, ``test_data`` (``orig``/``deid``),
+    ``split``, ``C`` (chosen), ``validation_roc_auc`` (at the chosen C), then
+    ``METRIC_COLUMNS``.
+    """
+    sides = {"orig": original, "deid": deidentified}
+    data: dict[str, dict[str, Dataset]] = {}
+    for side, splits in sides.items():
+        missing = [s for s in ("train", "validation", "test") if s not in splits]
+        if missing:
+            raise InputDataError(f"utility {side} data: missing split(s) {missing}")
+        data[side] = {
+            s: _as_dataset(splits[s], f"{side} {s}") for s in ("train", "validation", "test")
+        }
+    widths = {d[0].shape[1] for splits in data.values() for d in splits.values()}
+    if len(widths) != 1:
+        raise InputDataError(f"utility: feature counts differ between splits/sides: {widths}")
+
+    models: dict[str, tuple[Pipeline, float, float]] = {}
+    for side in ("orig", "deid"):
+        model, C = fit_mortality_model(data[side]["train"], data[side]["validation"], Cs, seed)
+        X_va, y_va = data[side]["validation"]
+        val_auc = float(roc_auc_score(y_va, model.predict_proba(X_va)[:, 1]))
+        models[side] = (model, C, val_auc)
+        log.info("%s training data: chose C=%g (validation ROC-AUC %.4f)", side, C, val_auc)
+
+    rows = []
+    for label, train_side, test_side in SETTINGS:
+        model, C, val_auc = models[train_side]
+        for split in ("train", "test"):
+            X, y = data[test_side][split]
+            metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
+            rows.append(
+                {
+                    "setting": label,
+                    "train_data": train_side,
+                    "test_data": test_side,
+                    "split": split,
+                    "C": C,
+                    "validation_roc_auc": val_auc,
+                    **metrics,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    return frame.astype({"n": "int64", "positives": "int64"})
+
+
+# --------------------------------------------------------------------------------------------
+# tables
+
+
+def _fmt(value: float, lo: float, hi: float, digits: int) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    text = f"{value:.{digits}f}"
+    if math.isfinite(lo) and math.isfinite(hi):
+        text += f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+    return text
+
+
+def utility_table(df: pd.DataFrame, split: str = "test", digits: int = 2) -> pd.DataFrame:
+    """Seed Table 6.3 (``split='train'``) or 6.4 (``split='test'``) from :func:`trust_settings`.
+
+    Returns
+    -------
+    DataFrame of str, index ``ROC-AUC``, ``PR-AUC`` (named ``Training / test``), columns
+    ``orig. / orig.``, ``de-id. / de-id.``, ``orig. / de-id.``, ``de-id. / orig.``; cells like
+    ``0.85 [0.83, 0.87]`` (value [95 % bootstrap interval]), ``n/a`` if undefined.
+    """
+    sub = df[df["split"] == split].set_index("setting")
+    labels = [label for label, _, _ in SETTINGS]
+    missing = [label for label in labels if label not in sub.index]
+    if missing:
+        raise InputDataError(f"utility results: split '{split}' lacks setting(s) {missing}")
+    table = pd.DataFrame(
+        {
+            label: [
+                _fmt(*(float(sub.at[label, c]) for c in (m, f"{m}_lo", f"{m}_hi")), digits)
+                for m in ("roc_auc", "pr_auc")
+            ]
+            for label in labels
+        },
+        index=pd.Index(["ROC-AUC", "PR-AUC"], name="Training / test"),
+    )
+    table.columns.name = None
+    return table
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    header = [str(table.index.name or ""), *map(str, table.columns)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    for name, row in table.iterrows():
+        lines.append("| " + " | ".join([str(name), *map(str, row.tolist())]) + " |")
+    return "\n".join(lines)
+
+
+def utility_markdown(df: pd.DataFrame, digits: int = 2) -> str:
+    """Markdown of both tables (training split, then test split) with captions."""
+    parts = []
+    captions = {
+        "train": "In-hospital mortality prediction on the training split, by trust setting "
+        "(training / test data); 95 % bootstrap intervals in brackets.",
+        "test": "In-hospital mortality prediction on the test split, by trust setting "
+        "(training / test data); 95 % bootstrap intervals in brackets.",
+    }
+    chosen = df.drop_duplicates("train_data").set_index("train_data")["C"]
+    names = {"orig": "original", "deid": "de-identified"}
+    cs = "; ".join(f"{names.get(str(k), k)} training data {float(c):g}" for k, c in chosen.items())
+    for split in ("train", "test"):
+        parts.append(
+            f"{_markdown(utility_table(df, split, digits))}\n\n{captions[split]} Chosen C: {cs}."
+        )
+    return "\n\n".join(parts) + "\n"
