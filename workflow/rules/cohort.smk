@@ -7,12 +7,14 @@ rule cohort:
     output:
         stays=f"{PRIVATE}/cohort/stays.parquet",
         counts=f"{PRIVATE}/cohort/cohort.json",
-    params:
-        min_age=config["cohort"].get("min_age", 18),
     log:
         "logs/cohort.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=2000,
+    params:
+        min_age=config["cohort"].get("min_age", 18),
     script:
         "../scripts/cohort.py"

@@ -9,13 +9,15 @@ rule duration_classes:
     output:
         classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
         summary="results/{release}/dk{dk}/duration.json",
-    params:
-        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
     log:
         "logs/{release}/dk{dk}/duration.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=1000,
+    params:
+        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
     script:
         "../scripts/duration_classes.py"
 
@@ -27,13 +29,15 @@ rule mondrian:
     output:
         targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
         summary="results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
-    params:
-        features=config["deid"]["features"],
     log:
         "logs/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=4000,
+    params:
+        features=config["deid"]["features"],
     script:
         "../scripts/mondrian.py"
 
@@ -47,14 +51,16 @@ rule optimise:
         perturbed=f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
         per_series=f"{PRIVATE}/{{release}}/{POINT}/optimiser.parquet",
         summary=f"results/{{release}}/{POINT}/optimiser.json",
-    params:
-        features=config["deid"]["features"],
-        seed=config["seed"],
     log:
         f"logs/{{release}}/{POINT}/optimise.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=6000,
+    params:
+        features=config["deid"]["features"],
+        seed=config["seed"],
     script:
         "../scripts/optimise.py"
 
@@ -68,13 +74,15 @@ rule release:
         series=f"results/{{release}}/{POINT}/release/series.parquet",
         index=f"results/{{release}}/{POINT}/release/index.parquet",
         pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
-    params:
-        seed=config["seed"],
     log:
         f"logs/{{release}}/{POINT}/release.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=4000,
+    params:
+        seed=config["seed"],
     script:
         "../scripts/release.py"
 
@@ -88,13 +96,15 @@ rule check_release:
         pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
     output:
         check=f"results/{{release}}/{POINT}/check.json",
-    params:
-        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
     log:
         f"logs/{{release}}/{POINT}/check_release.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=2000,
+    params:
+        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
     script:
         "../scripts/check_release.py"
 
@@ -106,13 +116,15 @@ rule optimiser_tuning_table:
         classes=f"{PRIVATE}/stays/dk{{dk}}/duration.parquet",
     output:
         table="results/stays/dk{dk}/tuning/{opt}.csv",
-    params:
-        features=config["deid"]["features"],
-        seed=config["seed"],
     log:
         "logs/stays/dk{dk}/tuning/{opt}.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=2000,
+    params:
+        features=config["deid"]["features"],
+        seed=config["seed"],
     script:
         "../scripts/tuning_table.py"

@@ -10,14 +10,16 @@ rule privacy_baseline:
     output:
         per_series="results/{release}/dk{dk}/baseline/disagreement_series.parquet",
         summary="results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
-    params:
-        features=config["deid"]["features"],
-        standardise=config["evaluate"].get("standardise", False),
     log:
         "logs/{release}/dk{dk}/privacy_baseline.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=6000,
+    params:
+        features=config["deid"]["features"],
+        standardise=config["evaluate"].get("standardise", False),
     script:
         "../scripts/privacy_baseline.py"
 
@@ -35,16 +37,18 @@ rule privacy:
         per_series=f"results/{{release}}/{POINT}/privacy/disagreement_series.parquet",
         summary=f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
         linkage=f"results/{{release}}/{POINT}/privacy/linkage.json",
+    log:
+        f"logs/{{release}}/{POINT}/privacy.log",
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
     params:
         features=config["deid"]["features"],
         standardise=config["evaluate"].get("standardise", False),
         linkage_errors=config["evaluate"].get("linkage_errors", [0.0, 0.05, 0.1, 0.2]),
         seed=config["seed"],
-    log:
-        f"logs/{{release}}/{POINT}/privacy.log",
-    threads: 1
-    resources:
-        mem_mb=6000,
     script:
         "../scripts/privacy.py"
 
@@ -59,14 +63,16 @@ rule utility:
         check=f"results/ihm48/{POINT}/check.json",
     output:
         table=f"results/ihm48/{POINT}/utility/trust_settings.csv",
+    log:
+        f"logs/ihm48/{POINT}/utility.log",
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
     params:
         C=config["evaluate"].get("utility", {}).get("C", [0.001, 0.01, 0.1, 1.0, 10.0]),
         bootstrap=config["evaluate"].get("utility", {}).get("bootstrap", 1000),
         seed=config["seed"],
-    log:
-        f"logs/ihm48/{POINT}/utility.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
     script:
         "../scripts/utility.py"

@@ -10,14 +10,16 @@ rule series:
         series=f"{PRIVATE}/series/{{release}}/series.parquet",
         meta=f"{PRIVATE}/series/{{release}}/meta.parquet",
         cleaning=f"{PRIVATE}/series/{{release}}/cleaning.json",
+    log:
+        "logs/series/{release}.log",
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
     params:
         ihm_hours=config["series"].get("ihm_hours", 48),
         split=config["series"]["split"],
         seed=config["seed"],
-    log:
-        "logs/series/{release}.log",
-    threads: 1
-    resources:
-        mem_mb=6000,
     script:
         "../scripts/series.py"

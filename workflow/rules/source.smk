@@ -6,6 +6,8 @@ rule synthesize:
         directory("resources/synthetic/n{subjects}-s{seed}"),
     log:
         "logs/synthesize/n{subjects}-s{seed}.log",
+    conda:
+        "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -13,28 +15,23 @@ rule synthesize:
         "../scripts/synthesize.py"
 
 
-def extract_input(wildcards):
-    inputs = {"variables": config["variables"]}
-    if config["source"]["kind"] == "synthetic":
-        inputs["source_dir"] = SYNTH_DIR
-    return inputs
-
-
 rule extract:
     input:
         unpack(extract_input),
     output:
         directory(f"{PRIVATE}/raw"),
+    log:
+        "logs/extract.log",
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 2
+    resources:
+        mem_mb=4000,
     params:
         kind=config["source"]["kind"],
         csv_path=config["source"].get("csv", {}).get("path", ""),
         schema=config["source"].get("postgres", {}).get("schema", "mimiciii"),
         event_buckets=config["source"].get("event_buckets", 8),
         chunk_rows=config["source"].get("chunk_rows", 1_000_000),
-    log:
-        "logs/extract.log",
-    threads: 2
-    resources:
-        mem_mb=4000,
     script:
         "../scripts/extract.py"

@@ -1,0 +1,301 @@
+"""Pseudonyms, release assembly and the release check (each failure is caught)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mimic_deid.deid.duration import assign_duration_classes_grouped, trim_long
+from mimic_deid.deid.mondrian import mondrian_partition
+from mimic_deid.deid.release import assemble_release, check_release, make_pseudonyms
+from mimic_deid.errors import InputDataError, ReleaseCheckError
+
+DIMS = ["heart_rate", "glucose"]
+DK, FK = 3, 2
+
+
+def test_pseudonyms_format_unique_deterministic() -> None:
+    p = make_pseudonyms(2000, np.random.default_rng(7))
+    assert p.shape == (2000,)
+    assert all(re.fullmatch(r"P[0-9a-f]{12}", s) for s in p)
+    assert len(set(p)) == 2000
+    assert np.array_equal(p, make_pseudonyms(2000, np.random.default_rng(7)))
+    assert np.array_equal(p, make_pseudonyms(2000, 7))
+    assert not np.array_equal(p, make_pseudonyms(2000, np.random.default_rng(8)))
+    # not sequential: order unrelated to position
+    assert not (np.all(p[:-1] < p[1:]) or np.all(p[:-1] > p[1:]))
+    assert make_pseudonyms(0, 1).shape == (0,)
+    with pytest.raises(ValueError, match="pseudonyms"):
+        make_pseudonyms(-1, 1)
+
+
+def test_pseudonym_duplicates_are_redrawn() -> None:
+    class Repeating(np.random.Generator):
+        """First draw: every row identical; later draws come from the real generator."""
+
+        calls = 0
+
+        def integers(self, low, high=None, size=None, **kw):
+            Repeating.calls += 1
+            if Repeating.calls == 1:
+                return np.zeros(size, dtype=np.int64)
+            return super().integers(low, high, size=size, **kw)
+
+    p = make_pseudonyms(50, Repeating(np.random.PCG64(0)))
+    assert len(set(p)) == 50
+    assert "P000000000000" in set(p)
+
+
+def build_private(seed: int = 0):
+    """Private artefacts of a small two-split release, de-identified per split."""
+    rng = np.random.default_rng(seed)
+    splits = np.array(["train"] * 12 + ["test"] * 7)
+    lengths = np.array([6, 6, 6, 6, 5, 5, 4, 4, 4, 4, 3, 2] + [5, 5, 5, 3, 3, 2, 7])
+    keys = np.arange(100, 100 + len(lengths), dtype=np.int64) * 7  # private ids
+    cls = assign_duration_classes_grouped(lengths, splits, DK)
+    duration = pd.DataFrame(
+        {"icustay_id": keys, "split": splits, "length": lengths, "class_length": cls}
+    )
+    long = pd.DataFrame(
+        {
+            "icustay_id": np.repeat(keys, lengths),
+            "hour": np.concatenate([np.arange(n) for n in lengths]).astype(np.int32),
+        }
+    )
+    for d in DIMS:
+        long[d] = rng.normal(size=len(long))
+    trimmed = trim_long(long, keys, lengths, cls)
+    released = duration[duration["class_length"] > 0].reset_index(drop=True)
+    # Mondrian per (split, class_length) on a random feature
+    eq = np.zeros(len(released), dtype=np.int64)
+    for _, grp in released.groupby(["split", "class_length"]):
+        F = rng.normal(size=(len(grp), 2))
+        eq[grp.index.to_numpy()] = mondrian_partition(F, FK)
+    eq_classes = pd.DataFrame(
+        {
+            "icustay_id": released["icustay_id"],
+            "split": released["split"],
+            "class_length": released["class_length"],
+            "eq_class": eq,
+        }
+    )
+    pseud = pd.DataFrame(
+        {"icustay_id": released["icustay_id"], "pseudonym": make_pseudonyms(len(released), seed)}
+    )
+    meta = pd.DataFrame(
+        {"icustay_id": keys, "mortality": (rng.random(len(keys)) < 0.3).astype(np.int8)}
+    )
+    return duration, trimmed, eq_classes, pseud, meta
+
+
+@pytest.fixture
+def good():
+    duration, trimmed, eq_classes, pseud, meta = build_private()
+    series, index = assemble_release(trimmed, duration, pseud, meta, dims=DIMS)
+    kwargs = dict(
+        dk=DK,
+        fk=FK,
+        eq_classes=eq_classes,
+        n_input=len(duration),
+        n_suppressed=int((duration["class_length"] == 0).sum()),
+    )
+    return series, index, kwargs
+
+
+def test_assemble_contract(good) -> None:
+    series, index, kwargs = good
+    assert list(series.columns) == ["pseudonym", "hour", *DIMS]
+    assert list(index.columns) == ["pseudonym", "duration_class", "split", "label"]
+    assert series["hour"].dtype == np.int32
+    assert index["duration_class"].dtype == np.int32
+    assert index["label"].dtype == np.int8
+    assert index["pseudonym"].is_monotonic_increasing
+    assert series[["pseudonym", "hour"]].apply(tuple, axis=1).is_monotonic_increasing
+    assert kwargs["n_suppressed"] > 0  # the fixture exercises suppression
+
+
+def test_good_release_passes(good) -> None:
+    series, index, kwargs = good
+    result = check_release(series, index, **kwargs)
+    assert set(result) == {
+        "no_identifiers",
+        "pseudonyms",
+        "series_accounted",
+        "hours_match_class",
+        "duration_classes",
+        "equivalence_classes",
+    }
+    assert result["duration_classes"]["smallest"] >= DK
+    assert result["equivalence_classes"]["smallest"] >= FK
+    assert result["series_accounted"]["released"] == len(index)
+
+
+def test_duration_class_under_dk(good) -> None:
+    series, index, kwargs = good
+    victim = index["pseudonym"].iloc[0]
+    row = index.iloc[0]
+    index2 = index[index["pseudonym"] != victim]
+    series2 = series[series["pseudonym"] != victim]
+    eq = kwargs["eq_classes"]
+    same = eq.index[(eq["split"] == row["split"]) & (eq["class_length"] == row["duration_class"])]
+    size = len(same)
+    # shrink that duration class to dk - 1 series, keeping the accounting consistent
+    drop = index2[
+        (index2["split"] == row["split"]) & (index2["duration_class"] == row["duration_class"])
+    ]["pseudonym"].iloc[: size - DK]
+    index2 = index2[~index2["pseudonym"].isin(drop)]
+    series2 = series2[~series2["pseudonym"].isin(drop)]
+    kw = dict(kwargs, n_suppressed=kwargs["n_suppressed"] + 1 + len(drop))
+    with pytest.raises(ReleaseCheckError, match=r"duration class under dk=3"):
+        check_release(series2, index2, **kw)
+
+
+def test_duration_classes_counted_per_split(good) -> None:
+    series, index, kwargs = good
+    # relabelling one series' split makes a cross-split class of 1
+    index2 = index.copy()
+    index2.loc[0, "split"] = "validation"
+    with pytest.raises(ReleaseCheckError, match="duration class under dk"):
+        check_release(series, index2, **kwargs)
+
+
+def test_eq_class_under_fk(good) -> None:
+    series, index, kwargs = good
+    eq = kwargs["eq_classes"].copy()
+    eq.loc[eq.index[0], "eq_class"] = 999  # a class of one member
+    with pytest.raises(ReleaseCheckError, match=r"Mondrian equivalence class under fk=2"):
+        check_release(series, index, **dict(kwargs, eq_classes=eq))
+
+
+def test_eq_classes_must_cover_release(good) -> None:
+    series, index, kwargs = good
+    eq = kwargs["eq_classes"].iloc[1:]
+    with pytest.raises(ReleaseCheckError, match="equivalence classes do not cover"):
+        check_release(series, index, **dict(kwargs, eq_classes=eq))
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "values", "message"),
+    [
+        ("index", "icustay_id", 1, "index.icustay_id: identifier column"),
+        ("index", "SUBJECT_ID", 1, "identifier column"),
+        ("series", "hadm_id", 1, "series.hadm_id: identifier column"),
+        ("series", "row_id", 1, "identifier column"),
+        ("series", "charttime", 0.0, "name contains 'time'"),
+        ("index", "admit_date", "x", "name contains 'date'"),
+        ("index", "dob", "x", "name contains 'dob'"),
+        ("index", "dod_flag", 0, "name contains 'dod'"),
+        ("index", "age_years", 70.0, "name contains 'age'"),
+        ("index", "when", pd.Timestamp("2150-01-01"), "datetime-typed column"),
+        ("series", "offset", pd.Timedelta("1h"), "datetime-typed column"),
+        ("index", "note", "2150-01-01 12:00:00", "values look like ISO timestamps"),
+        ("index", "note", "2150-01-01T12:00", "values look like ISO timestamps"),
+    ],
+)
+def test_identifier_columns(good, table, column, values, message) -> None:
+    series, index, kwargs = good
+    series, index = series.copy(), index.copy()
+    (series if table == "series" else index)[column] = values
+    with pytest.raises(ReleaseCheckError, match=re.escape(message)):
+        check_release(series, index, **kwargs)
+
+
+def test_pseudonym_repeated_in_index(good) -> None:
+    series, index, kwargs = good
+    index2 = pd.concat([index, index.iloc[[0]]], ignore_index=True)
+    with pytest.raises(ReleaseCheckError, match=r"1 pseudonym\(s\) repeated in the index"):
+        check_release(series, index2, **dict(kwargs, n_suppressed=kwargs["n_suppressed"] - 1))
+
+
+def test_pseudonyms_differ(good) -> None:
+    series, index, kwargs = good
+    series2 = series.copy()
+    first = series2["pseudonym"] == series2["pseudonym"].iloc[0]
+    series2.loc[first, "pseudonym"] = "Pffffffffffff"
+    with pytest.raises(ReleaseCheckError, match="pseudonyms differ between series and index"):
+        check_release(series2, index, **kwargs)
+
+
+def test_lost_series_uncounted(good) -> None:
+    series, index, kwargs = good
+    with pytest.raises(ReleaseCheckError, match="series lost uncounted"):
+        check_release(series, index, **dict(kwargs, n_input=kwargs["n_input"] + 1))
+    victim = index["pseudonym"].iloc[-1]
+    with pytest.raises(ReleaseCheckError, match="series lost uncounted"):
+        check_release(
+            series[series["pseudonym"] != victim], index[index["pseudonym"] != victim], **kwargs
+        )
+
+
+def test_hours_differ_from_class(good) -> None:
+    series, index, kwargs = good
+    with pytest.raises(ReleaseCheckError, match=r"hours: .*wrong number of hours: 1"):
+        check_release(series.iloc[1:], index, **kwargs)
+    shifted = series.copy()
+    shifted.loc[shifted.index[0], "hour"] = 100
+    with pytest.raises(ReleaseCheckError, match="hour outside the class: 1 rows"):
+        check_release(shifted, index, **kwargs)
+    dup = series.copy()
+    dup.loc[dup.index[1], "hour"] = dup.loc[dup.index[0], "hour"]
+    with pytest.raises(ReleaseCheckError, match="repeated hours: True"):
+        check_release(dup, index, **kwargs)
+
+
+def test_eq_classes_keyed_by_pseudonym(good) -> None:
+    series, index, kwargs = good
+    duration, _, eq_classes, pseud, _ = build_private()
+    eq = eq_classes.merge(pseud, on="icustay_id").drop(columns="icustay_id")
+    assert check_release(series, index, **dict(kwargs, eq_classes=eq))
+    bad = eq.reset_index(drop=True)
+    # swap the pseudonyms of two same-split series of different class lengths: all counts
+    # per (split, class_length) stay the same, only the pseudonym-to-class link is wrong
+    train = np.flatnonzero(bad["split"].to_numpy() == "train")
+    lens = bad["class_length"].to_numpy()
+    i = int(train[0])
+    j = int(train[lens[train] != lens[i]][0])
+    bad.loc[[i, j], "pseudonym"] = bad.loc[[j, i], "pseudonym"].to_numpy()
+    with pytest.raises(ReleaseCheckError, match="class lengths of the equivalence-class table"):
+        check_release(series, index, **dict(kwargs, eq_classes=bad))
+
+
+def test_missing_columns(good) -> None:
+    series, index, kwargs = good
+    with pytest.raises(ReleaseCheckError, match="release index lacks column"):
+        check_release(series, index.drop(columns="duration_class"), **kwargs)
+    with pytest.raises(ReleaseCheckError, match="lacks column 'split'"):
+        check_release(
+            series, index, **dict(kwargs, eq_classes=kwargs["eq_classes"].drop(columns="split"))
+        )
+
+
+def test_assemble_errors() -> None:
+    duration, trimmed, _, pseud, meta = build_private()
+    with pytest.raises(InputDataError, match="have no pseudonym"):
+        assemble_release(trimmed, duration, pseud.iloc[1:], meta, dims=DIMS)
+    suppressed_key = duration.loc[duration["class_length"] == 0, "icustay_id"].iloc[0]
+    extra = pd.DataFrame(
+        {"icustay_id": [suppressed_key], "hour": [0], DIMS[0]: [1.0], DIMS[1]: [2.0]}
+    )
+    with pytest.raises(InputDataError, match="belong to no released series"):
+        assemble_release(pd.concat([trimmed, extra]), duration, pseud, meta, dims=DIMS)
+    with pytest.raises(InputDataError, match="have no 'mortality'"):
+        assemble_release(trimmed, duration, pseud, meta.iloc[1:], dims=DIMS)
+
+
+def test_release_without_label_has_no_private_ids() -> None:
+    duration, trimmed, eq_classes, pseud, _ = build_private(seed=3)
+    series, index = assemble_release(trimmed, duration, pseud)
+    assert list(index.columns) == ["pseudonym", "duration_class", "split"]
+    assert "icustay_id" not in series.columns
+    check_release(
+        series,
+        index,
+        dk=DK,
+        fk=FK,
+        eq_classes=eq_classes,
+        n_input=len(duration),
+        n_suppressed=int((duration["class_length"] == 0).sum()),
+    )
