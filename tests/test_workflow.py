@@ -1,0 +1,127 @@
+"""End-to-end: real `snakemake` on a tiny synthetic MIMIC-III in a temporary directory.
+
+One full run is shared by the tests of this module (session fixture); the determinism and
+resume tests make a second run of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from workflow_helpers import ROOT, SNAKEMAKE, output_digests, planned_jobs, prepare, snakemake
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+UPSTREAM = {"synthesize", "extract", "cohort", "series", "duration_classes"}
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> tuple[Path, Path]:
+    workdir = tmp_path_factory.mktemp("run")
+    config = prepare(workdir)
+    snakemake(workdir, "--cores", "2", config=config)
+    return workdir, config
+
+
+def test_run_produces_report_and_checked_releases(finished_run):
+    workdir, _ = finished_run
+    report = workdir / "results" / "report"
+    assert (report / "index.html").stat().st_size > 1000
+    for figure in ("duration_classes", "summary_disagreement_mean", "linkage", "trust_settings"):
+        assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
+    sweep = pd.read_csv(report / "sweep_summary.csv")
+    assert len(sweep) == 2 and set(sweep["optimizer"].str.split("-").str[0]) == {"adhoc", "genetic"}
+    checks = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
+    assert len(checks) == 4
+    assert all(json.loads(p.read_text())["passed"] for p in checks)
+
+
+def test_release_folders_hold_no_identifiers(finished_run):
+    workdir, _ = finished_run
+    forbidden = {"subject_id", "hadm_id", "icustay_id", "row_id", "age", "age_years"}
+    raw_ids = set(pd.read_parquet(workdir / "results/private/cohort/stays.parquet")["icustay_id"])
+    for path in (workdir / "results").rglob("*.parquet"):
+        if "private" in path.parts:
+            continue
+        frame = pd.read_parquet(path)
+        columns = {c.lower() for c in frame.columns}
+        assert not columns & forbidden, path
+        assert not any("time" in c or "date" in c for c in columns), path
+        assert not any(pd.api.types.is_datetime64_any_dtype(t) for t in frame.dtypes), path
+        if "pseudonym" in frame:
+            assert frame["pseudonym"].str.fullmatch(r"P[0-9a-f]{12}").all(), path
+        for column in frame.select_dtypes("integer"):
+            assert not set(frame[column].unique()) & raw_ids, (path, column)
+
+
+def test_second_call_does_nothing(finished_run):
+    workdir, config = finished_run
+    out = snakemake(workdir, "-n", config=config).stdout
+    assert planned_jobs(out) == {}, out[-2000:]
+
+
+def test_adding_an_fk_value_reruns_nothing_upstream(finished_run, tmp_path):
+    workdir, _ = finished_run
+    config = prepare(workdir, {"deid": {"fk": [3, 4]}})
+    jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
+    assert jobs.get("mondrian") == 2  # one new fk for each release
+    assert not UPSTREAM & set(jobs), jobs
+    prepare(workdir)  # restore the tiny config for the other tests
+
+
+def test_changing_the_optimiser_reruns_no_mondrian(finished_run):
+    workdir, _ = finished_run
+    config = prepare(workdir, {"deid": {"optimizers": {"adhoc": {"iterations": [25]}}}})
+    jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
+    assert jobs.get("optimise") == 2, jobs
+    assert "mondrian" not in jobs and not UPSTREAM & set(jobs), jobs
+    prepare(workdir)
+
+
+def test_bad_config_value_stops_with_the_parameter_named(tmp_path):
+    config = prepare(tmp_path, {"deid": {"fk": [0]}})
+    proc = snakemake(tmp_path, "-n", config=config, check=False)
+    assert proc.returncode != 0
+    assert "deid/fk/0" in proc.stdout + proc.stderr
+
+
+def test_interrupted_run_resumes_to_identical_outputs(finished_run, tmp_path):
+    """Kill a run in the middle of a rule; --rerun-incomplete finishes it byte-identically."""
+    reference, _ = finished_run
+    config = prepare(tmp_path)
+    cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "--cores", "1"]
+    cmd += ["--configfile", str(config)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    marker = tmp_path / "results" / "private" / "raw"
+    deadline = time.monotonic() + 300
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    incomplete = tmp_path / ".snakemake" / "incomplete"
+    while time.monotonic() < deadline and proc.poll() is None:
+        if incomplete.exists() and any(incomplete.iterdir()):
+            break  # a job after the extraction is running: its outputs are marked incomplete
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    snakemake(tmp_path, "--unlock", config=config)
+    snakemake(tmp_path, "--cores", "2", "--rerun-incomplete", config=config)
+    got, want = output_digests(tmp_path), output_digests(reference)
+    assert got.keys() == want.keys()
+    different = [k for k in want if got[k] != want[k]]
+    assert not different, different
+
+
+def test_lint_is_clean():
+    proc = subprocess.run([*SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr
