@@ -92,3 +92,261 @@ def sweep_summary_step(
         table.to_csv(tmp, index=False, float_format="%.6g")
     write_text(to_markdown(table.round(4)), md_out)
     logger.info("sweep summary: %d points", len(table))
+
+
+def _closest_class(summary: pd.DataFrame, hours: int) -> int | None:
+    """The class length in ``summary`` closest to ``hours`` (the seed shows 30 h and 9 h)."""
+    lengths = np.unique(summary["class_length"].to_numpy()) if len(summary) else np.array([])
+    if lengths.size == 0:
+        return None
+    return int(lengths[np.argmin(np.abs(lengths - hours))])
+
+
+def _dim_features(values: np.ndarray) -> dict[str, float]:
+    from mimic_deid.deid.features import dimension_stats
+
+    stats = dimension_stats(values[None, :])
+    return {k: float(v[0]) for k, v in stats.items()}
+
+
+def ga_examples(inputs: dict, features: dict[str, list[str]]) -> list[dict] | None:
+    """The highest- and lowest-distortion heart-rate series of the genetic optimiser.
+
+    Returns two dicts (original, perturbed, features) or None when no genetic point ran.
+    """
+    if "ga_perturbed" not in inputs:
+        return None
+    from mimic_deid.deid.classes import KEY, trim_to_classes
+
+    per_series = pd.read_parquet(inputs["ga_optimiser"])
+    targets = pd.read_parquet(inputs["ga_targets"]).set_index(KEY)
+    variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
+    if variable is None:
+        return None
+    stat_cols = [f"target_{variable}_{s}" for s in ("min", "max", "mean", "var")]
+    usable = targets[stat_cols].notna().all(axis=1)
+    per_series = per_series[per_series[KEY].isin(targets.index[usable])]
+    per_series = per_series.sort_values(["distortion", KEY], kind="stable")
+    if per_series.empty:
+        return None
+    chosen = [int(per_series[KEY].iloc[-1]), int(per_series[KEY].iloc[0])]
+    series = pd.read_parquet(inputs["ga_series"])
+    series = series[series[KEY].isin(chosen)]
+    original = trim_to_classes(series, pd.read_parquet(inputs["ga_classes"]))
+    perturbed = pd.read_parquet(inputs["ga_perturbed"])
+    out = []
+    for key in chosen:
+        orig = original.loc[original[KEY] == key, variable].to_numpy(dtype=np.float64)
+        pert = perturbed.loc[perturbed[KEY] == key, variable].to_numpy(dtype=np.float64)
+        target = {
+            s: float(targets.loc[key, f"target_{variable}_{s}"])
+            for s in ("min", "max", "mean", "var")
+        }
+        out.append(
+            {
+                "original": orig,
+                "perturbed": pert,
+                "variable": variable,
+                "features": {
+                    "original": _dim_features(orig),
+                    "target": target,
+                    "achieved": _dim_features(pert),
+                },
+            }
+        )
+    return out
+
+
+def report_step(
+    inputs: dict,
+    point: dict,
+    genetic_point: dict | None,
+    features: dict[str, list[str]],
+    index_out: str,
+    figures_out: list[str],
+    tables_out: list[str],
+) -> None:
+    """Regenerate the seed's figures and tables from this run and write the index page."""
+    from pathlib import Path
+
+    from mimic_deid.report import figures as fig
+    from mimic_deid.report.html import write_index
+    from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
+
+    figure = {Path(p).stem: p for p in figures_out}
+    table = {Path(p).stem: p for p in tables_out}
+    meta = pd.read_parquet(inputs["meta"])
+    classes = pd.read_parquet(inputs["classes"]).set_index("icustay_id").loc[meta["icustay_id"]]
+    lengths = meta["length"].to_numpy()
+    class_lengths = classes["class_length"].to_numpy()
+    fig.plot_duration_classes(lengths, class_lengths, figure["duration_classes"])
+    fig.plot_records_lost(lengths, class_lengths, figure["records_lost"])
+
+    base_summary = pd.read_parquet(inputs["baseline_summary"])
+    summary = pd.read_parquet(inputs["summary"])
+    main_class = _closest_class(summary, 30)
+    small_class = _closest_class(summary, 9)
+    fig.plot_summary_disagreement(
+        base_summary, summary, main_class, figure["summary_disagreement_mean"], stats=("mean",)
+    )
+    fig.plot_summary_disagreement(
+        base_summary, summary, small_class, figure["summary_disagreement_min"], stats=("min",)
+    )
+    fig.plot_summary_disagreement(
+        base_summary,
+        summary,
+        main_class,
+        figure["summary_disagreement_normalised"],
+        stats=("min", "mean", "max"),
+        normalised=True,
+    )
+    fig.plot_first_disagreement_cdf(
+        pd.read_parquet(inputs["baseline_series"]),
+        pd.read_parquet(inputs["per_series"]),
+        main_class,
+        figure["first_disagreement_cdf"],
+    )
+    fig.plot_linkage(read_json(inputs["linkage"]), figure["linkage"])
+    utility = pd.read_csv(inputs["utility"])
+    fig.plot_trust_settings(utility, figure["trust_settings"])
+
+    examples = ga_examples(inputs, features) or []
+    for name, example in zip(
+        ("ga_example_high", "ga_example_low"), examples + [None, None], strict=False
+    ):
+        if example is None:
+            fig.plot_ga_example(
+                np.array([]), np.array([]), {}, figure[name], "no genetic optimiser run", ""
+            )
+            continue
+        fig.plot_ga_example(
+            example["original"],
+            example["perturbed"],
+            example["features"],
+            figure[name],
+            example["variable"].replace("_", " "),
+            "",
+        )
+
+    for kind in ("adhoc", "genetic"):
+        key = f"tuning_{kind}"
+        data = (
+            optimiser_table(pd.read_csv(inputs[key]))
+            if key in inputs
+            else pd.DataFrame({"note": [f"no {kind} optimiser configured"]})
+        )
+        write_table(
+            data, table[f"optimiser_{kind}"], Path(table[f"optimiser_{kind}"]).with_suffix(".md")
+        )
+    for split in ("train", "test"):
+        path = table[f"trust_settings_{split}"]
+        write_table(trust_settings_table(utility, split), path, Path(path).with_suffix(".md"))
+
+    write_index(
+        index_out,
+        "mimic-deid report",
+        _sections(index_out, figure, table, point, main_class, small_class),
+    )
+
+
+def _rel(index_out: str, path: str) -> str:
+    import os
+
+    return os.path.relpath(path, os.path.dirname(index_out))
+
+
+def _sections(index_out, figure, table, point, main_class, small_class) -> list[dict]:
+    label = f"dk={point['dk']}, fk={point['fk']}, {point['heuristic']} heuristic, optimiser {point['opt']}"
+
+    def fig_item(name, caption):
+        return {"kind": "figure", "path": _rel(index_out, figure[name]), "caption": caption}
+
+    def table_item(name, caption):
+        return {"kind": "table", "path": _rel(index_out, table[name]), "caption": caption}
+
+    return [
+        {
+            "title": "Duration classes",
+            "text": f"Release 'stays', {label}.",
+            "items": [
+                fig_item(
+                    "duration_classes",
+                    "Length-of-stay classes before and after duration k-classes (seed Fig. 6.1).",
+                ),
+                fig_item(
+                    "records_lost",
+                    "Hours trimmed from the start of each series to join a duration class.",
+                ),
+            ],
+        },
+        {
+            "title": "Constraint optimisation",
+            "items": [
+                table_item(
+                    "optimiser_adhoc", "Ad-hoc optimiser on the tuning series (seed Table 6.1)."
+                ),
+                table_item(
+                    "optimiser_genetic", "Genetic optimiser on the tuning series (seed Table 6.2)."
+                ),
+                fig_item(
+                    "ga_example_high",
+                    "Genetic optimiser: the series with the highest distortion (seed Fig. 6.2).",
+                ),
+                fig_item(
+                    "ga_example_low",
+                    "Genetic optimiser: the series with the lowest distortion (seed Fig. 6.3).",
+                ),
+            ],
+        },
+        {
+            "title": "Disagreement",
+            "items": [
+                fig_item(
+                    "summary_disagreement_mean",
+                    f"Mean disagreement curve, class of {main_class} h, before and after (seed Fig. 6.4).",
+                ),
+                fig_item(
+                    "summary_disagreement_min",
+                    f"Minimum disagreement curve, class of {small_class} h (seed Fig. 6.5).",
+                ),
+                fig_item(
+                    "summary_disagreement_normalised",
+                    f"Summary disagreement plot, normalised, class of {main_class} h (seed Fig. 5.4).",
+                ),
+                fig_item(
+                    "first_disagreement_cdf",
+                    f"First-disagreement CDF, class of {main_class} h (seed Fig. 6.6).",
+                ),
+            ],
+        },
+        {
+            "title": "Linkage attack",
+            "items": [
+                fig_item(
+                    "linkage",
+                    "Re-identification rate and reconstruction error against the attacker's estimation error.",
+                )
+            ],
+        },
+        {
+            "title": "Utility: in-hospital mortality",
+            "items": [
+                fig_item(
+                    "trust_settings",
+                    "ROC-AUC and PR-AUC with 95 % bootstrap intervals under four trust settings.",
+                ),
+                table_item("trust_settings_train", "Training set (seed Table 6.3)."),
+                table_item("trust_settings_test", "Test set (seed Table 6.4)."),
+            ],
+        },
+        {
+            "title": "Sweep",
+            "items": [
+                {
+                    "kind": "table",
+                    "path": "sweep_summary.csv",
+                    "caption": "One row per sweep point.",
+                }
+            ],
+        },
+    ]

@@ -1,0 +1,871 @@
+"""Figures of the report, regenerated from a run (seed chapters 5-6).
+
+Every ``plot_*`` function takes already-loaded objects (arrays, DataFrames, dicts), writes one
+PNG atomically at ``out_path`` and returns a :data:`FigureInfo` dict describing what was drawn
+(title, and per axes its title, axis labels, scales and legend entries) so that callers and
+tests can check it without parsing the image. Figures are built with
+:class:`matplotlib.figure.Figure` directly (rendered by Agg), never through ``pyplot``, so no
+global figure state is touched and nothing needs closing.
+
+Empty inputs never crash: the affected panel says "no data" and keeps its axis labels.
+
+Colours: original (pre-release) data is green, the de-identified release blue, as in the
+seed's Fig. 6.6; in the summary plot each statistic has its own colour, with dashed lines for
+the original data and solid lines for the release.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from mimic_deid.atomic import atomic_path
+from mimic_deid.errors import InputDataError
+from mimic_deid.report.tables import SETTING_LABELS, SETTINGS, require_columns
+
+FigureInfo = dict[str, Any]
+"""``{"path", "title", "axes": [{"title", "xlabel", "ylabel", "xscale", "yscale",
+"legend"}]}``."""
+
+DPI = 120
+ORIGINAL_COLOR = "tab:green"
+RELEASE_COLOR = "tab:blue"
+SUPPRESSED_COLOR = "tab:red"
+STAT_COLORS = {
+    "min": "tab:blue",
+    "mean": "tab:orange",
+    "max": "tab:red",
+    "q10": "tab:purple",
+    "q25": "tab:brown",
+    "q50": "tab:olive",
+    "q75": "tab:pink",
+    "q90": "tab:cyan",
+}
+STAT_LABELS = {
+    "min": "minimum",
+    "mean": "mean",
+    "max": "maximum",
+    "q10": "10th percentile",
+    "q25": "25th percentile",
+    "q50": "median",
+    "q75": "75th percentile",
+    "q90": "90th percentile",
+}
+SUMMARY_COLUMNS = ("class_length", "inclusion", "stat", "value", "normalised")
+SERIES_COLUMNS = ("class_length", "first_disagreement")
+UTILITY_FIGURE_COLUMNS = ("setting", "split", "roc_auc", "pr_auc")
+GA_STATS = ("min", "max", "mean", "var")
+NO_DATA = "no data"
+DISTANCE_UNIT = "Euclidean distance, series units"
+
+STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "figure.titlesize": 12,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.6,
+    "savefig.facecolor": "white",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# shared helpers
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    with mpl.rc_context(STYLE):
+        return Figure(figsize=(width, height), layout="constrained")
+
+
+def _describe(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
+    axes = []
+    for ax in fig.axes:
+        if not ax.axison and not ax.get_title():
+            continue
+        legend = ax.get_legend()
+        axes.append(
+            {
+                "title": ax.get_title(),
+                "xlabel": ax.get_xlabel(),
+                "ylabel": ax.get_ylabel(),
+                "xscale": ax.get_xscale(),
+                "yscale": ax.get_yscale(),
+                "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+            }
+        )
+    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
+    return {"path": os.fspath(out_path), "title": suptitle, "axes": axes}
+
+
+def _save(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
+    """Write ``fig`` as PNG atomically and describe it."""
+    with mpl.rc_context(STYLE):
+        info = _describe(fig, out_path)
+        with atomic_path(out_path, suffix=".png") as tmp:
+            fig.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
+    return info
+
+
+def _no_data(ax: Axes, message: str = NO_DATA) -> None:
+    """Mark ``ax`` as empty: centred message, no ticks, labels kept."""
+    ax.text(
+        0.5,
+        0.5,
+        message,
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        fontsize=13,
+        color="0.4",
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
+    ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
+    ax.grid(False)
+
+
+def _as_1d(values: Any, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputDataError(f"{name}: expected a 1-d array, got shape {arr.shape}")
+    return arr
+
+
+def _duration_inputs(lengths: Any, class_lengths: Any) -> tuple[np.ndarray, np.ndarray]:
+    lengths = _as_1d(lengths, "lengths").astype(np.int64, copy=False)
+    class_lengths = _as_1d(class_lengths, "class_lengths").astype(np.int64, copy=False)
+    if lengths.shape != class_lengths.shape:
+        raise InputDataError(
+            f"lengths and class_lengths: expected the same number of series, got "
+            f"{lengths.shape[0]} and {class_lengths.shape[0]}"
+        )
+    if (lengths < 0).any() or (class_lengths < 0).any():
+        raise InputDataError("lengths / class_lengths: expected non-negative hour counts")
+    if (class_lengths > lengths).any():
+        raise InputDataError(
+            "class_lengths: a class length exceeds the series' original length; series are "
+            "only ever shortened"
+        )
+    return lengths, class_lengths
+
+
+def _legend(ax: Axes, **kwargs: Any) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(**kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# duration classes (seed section 6.1, Fig. 6.1)
+
+
+def plot_duration_classes(
+    lengths: np.ndarray, class_lengths: np.ndarray, out_path: str | os.PathLike
+) -> FigureInfo:
+    """Seed Fig. 6.1 and the effect of duration de-identification on class sizes.
+
+    Left: x = minimum length of stay in whole days (``length // 24``); y (log) = the mean size
+    of the day-resolution duration classes of the series at or above that minimum, and the
+    number of those series. A mean class size near 1 means durations alone almost identify
+    the long stays. Right: size of every hour-resolution duration class against its length
+    (hours, log-log), before (original lengths) and after (released class lengths), with the
+    smallest released class marked.
+
+    Parameters
+    ----------
+    lengths : (n,) int
+        Original series lengths (hours = grid points).
+    class_lengths : (n,) int
+        Released class length of each series; 0 = suppressed.
+    """
+    lengths, class_lengths = _duration_inputs(lengths, class_lengths)
+    fig = _new_figure(11.5, 4.4)
+    ax_days, ax_sizes = fig.subplots(1, 2)
+    n = lengths.size
+    suppressed = int((class_lengths == 0).sum())
+    fig.suptitle(f"Duration classes: {n} series, {suppressed} suppressed")
+
+    ax_days.set_title("Day resolution, original lengths (seed Fig. 6.1)")
+    ax_days.set_xlabel("minimum length of stay (whole days)")
+    ax_days.set_ylabel("series (count, log scale)")
+    ax_sizes.set_title("Hour resolution, before and after de-identification")
+    ax_sizes.set_xlabel("duration class length (hours, log scale)")
+    ax_sizes.set_ylabel("series in the class (count, log scale)")
+
+    if n == 0:
+        _no_data(ax_days)
+        _no_data(ax_sizes)
+        return _save(fig, out_path)
+
+    days = lengths // 24
+    counts = np.bincount(days)
+    n_above = np.cumsum(counts[::-1])[::-1]
+    classes_above = np.cumsum((counts > 0)[::-1])[::-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_size = n_above / classes_above
+    x = np.arange(counts.size)
+    ax_days.set_yscale("log")
+    ax_days.plot(x, n_above, color="0.35", label="series at or above the minimum")
+    ax_days.plot(x, mean_size, color="tab:purple", label="mean size of day classes at or above it")
+    ax_days.axhline(1.0, color="0.6", linestyle=":", linewidth=1)
+    unique_day = np.flatnonzero(counts == 1)
+    if unique_day.size:
+        ax_days.text(
+            0.98,
+            0.8,
+            f"{unique_day.size} day classes hold a single series",
+            transform=ax_days.transAxes,
+            ha="right",
+            va="top",
+            fontsize=9,
+            color="0.3",
+        )
+    ax_days.set_xlim(0, max(1, x[-1]))
+    _legend(ax_days, loc="upper right")
+
+    ax_sizes.set_xscale("log")
+    ax_sizes.set_yscale("log")
+    pos = lengths[lengths > 0]
+    if pos.size:
+        u, c = np.unique(pos, return_counts=True)
+        ax_sizes.scatter(
+            u,
+            c,
+            s=8,
+            color=ORIGINAL_COLOR,
+            alpha=0.8,
+            linewidths=0,
+            zorder=3,
+            label=f"original lengths ({u.size} classes)",
+        )
+    kept = class_lengths[class_lengths > 0]
+    if kept.size:
+        u2, c2 = np.unique(kept, return_counts=True)
+        ax_sizes.scatter(
+            u2,
+            c2,
+            s=22,
+            marker="D",
+            facecolors="none",
+            edgecolors=RELEASE_COLOR,
+            linewidths=0.9,
+            zorder=2,
+            label=f"released classes ({u2.size} classes)",
+        )
+        smallest = int(c2.min())
+        ax_sizes.axhline(
+            smallest,
+            color=RELEASE_COLOR,
+            linestyle="--",
+            linewidth=1,
+            label=f"smallest released class: {smallest} series",
+        )
+    if not pos.size and not kept.size:
+        _no_data(ax_sizes)
+    _legend(ax_sizes, loc="lower left")
+    return _save(fig, out_path)
+
+
+def records_lost(lengths: np.ndarray, class_lengths: np.ndarray) -> np.ndarray:
+    """Hours dropped per series: ``length - class_length``, all hours for a suppressed one."""
+    lengths, class_lengths = _duration_inputs(lengths, class_lengths)
+    return np.where(class_lengths > 0, lengths - class_lengths, lengths)
+
+
+def plot_records_lost(
+    lengths: np.ndarray, class_lengths: np.ndarray, out_path: str | os.PathLike
+) -> FigureInfo:
+    """Distribution of records (hours) lost per series by duration de-identification.
+
+    Left: histogram of hours lost per series (log count). Right: hours lost against the
+    original length (log x), kept series in blue, suppressed ones in red. The title gives the
+    mean and standard deviation (population, ddof=0) of the hours lost and of the percentage of
+    the series lost. A suppressed series counts all its hours as lost.
+    """
+    lengths, class_lengths = _duration_inputs(lengths, class_lengths)
+    lost = records_lost(lengths, class_lengths)
+    fig = _new_figure(11.5, 4.4)
+    ax_hist, ax_scatter = fig.subplots(1, 2)
+    ax_hist.set_title("Hours lost per series")
+    ax_hist.set_xlabel("records lost per series (hours)")
+    ax_hist.set_ylabel("series (count, log scale)")
+    ax_scatter.set_title("Hours lost against original length")
+    ax_scatter.set_xlabel("original series length (hours, log scale)")
+    ax_scatter.set_ylabel("records lost (hours)")
+    if lengths.size == 0:
+        fig.suptitle("Records lost per series: no series")
+        _no_data(ax_hist)
+        _no_data(ax_scatter)
+        return _save(fig, out_path)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = np.where(lengths > 0, 100.0 * lost / np.maximum(lengths, 1), 0.0)
+    suppressed = class_lengths == 0
+    moved = int(((lost > 0) & ~suppressed).sum())
+    fig.suptitle(
+        f"Records lost per series: mean {lost.mean():.2f} h (sd {lost.std():.2f}), "
+        f"{pct.mean():.2f} % of the series (sd {pct.std():.2f} %)\n"
+        f"{lengths.size} series, {moved} shortened, {int(suppressed.sum())} suppressed "
+        "(all their hours lost)"
+    )
+
+    top = int(lost.max())
+    if top <= 60:
+        bins = np.arange(-0.5, top + 1.5, 1.0)
+    else:  # a bar of its own for "nothing lost", then 60 equal bins
+        bins = np.concatenate([[-0.5], np.linspace(0.5, top + 0.5, 61)])
+    ax_hist.hist(lost, bins=bins, color=RELEASE_COLOR, alpha=0.85, log=True)
+    ax_hist.set_yscale("log")
+    ax_hist.axvline(lost.mean(), color="k", linestyle="--", linewidth=1, label="mean")
+    ax_hist.text(
+        0.98,
+        0.8,
+        f"{int((lost == 0).sum())} series lose nothing (bar at 0)",
+        transform=ax_hist.transAxes,
+        ha="right",
+        va="top",
+        fontsize=9,
+        color="0.3",
+    )
+    _legend(ax_hist, loc="upper right")
+
+    ax_scatter.set_xscale("log")
+    ok = lengths > 0
+    keep = ok & ~suppressed
+    ax_scatter.scatter(
+        lengths[keep],
+        lost[keep],
+        s=7,
+        alpha=0.4,
+        linewidths=0,
+        color=RELEASE_COLOR,
+        label="kept (shortened or not)",
+        rasterized=True,
+    )
+    if (ok & suppressed).any():
+        ax_scatter.scatter(
+            lengths[ok & suppressed],
+            lost[ok & suppressed],
+            s=9,
+            alpha=0.7,
+            linewidths=0,
+            color=SUPPRESSED_COLOR,
+            label="suppressed",
+            rasterized=True,
+        )
+    _legend(ax_scatter, loc="upper left")
+    return _save(fig, out_path)
+
+
+# --------------------------------------------------------------------------------------------
+# disagreement (seed Fig. 5.4, 6.4, 6.5, 6.6)
+
+
+def _summary_rows(
+    df: pd.DataFrame | None, class_length: int, stats: Sequence[str], what: str
+) -> pd.DataFrame:
+    if df is None or len(df) == 0:
+        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
+    require_columns(df, SUMMARY_COLUMNS, what)
+    rows = df[(df["class_length"] == class_length) & df["stat"].isin(list(stats))]
+    return rows.sort_values(["stat", "inclusion"], kind="stable")
+
+
+def plot_summary_disagreement(
+    baseline: pd.DataFrame | None,
+    release: pd.DataFrame | None,
+    class_length: int,
+    out_path: str | os.PathLike,
+    stats: Sequence[str] = ("min", "mean", "max"),
+    normalised: bool = False,
+    title: str | None = None,
+) -> FigureInfo:
+    """Summary disagreement plot (seed Fig. 5.4; before vs after as in Fig. 6.4 / 6.5).
+
+    For one duration class, each statistic (min / mean / max / quantiles over the class's
+    series) of the disagreement curves is drawn against the inclusion percentage (share of the
+    class within the feature-distance threshold, log x axis), dashed for the original data
+    (``baseline``) and solid for the release (with a single statistic, also green for the
+    original and blue for the release). y is the disagreement (mean Euclidean distance
+    between the original series and the included released series, in the series' units) or,
+    with ``normalised``, its ratio to the value at 100 % inclusion (dotted line at 1).
+
+    Either frame may be None (e.g. baseline only, Fig. 5.4). ``title`` overrides the default.
+    """
+    unknown = [s for s in stats if s not in STAT_COLORS]
+    if unknown:
+        raise InputDataError(
+            f"stats: unknown statistic(s) {unknown}; expected some of {list(STAT_COLORS)}"
+        )
+    base = _summary_rows(baseline, class_length, stats, "baseline disagreement summary")
+    rel = _summary_rows(release, class_length, stats, "release disagreement summary")
+    column = "normalised" if normalised else "value"
+    fig = _new_figure(8.0, 5.0)
+    ax = fig.subplots()
+    stat_names = ", ".join(STAT_LABELS[s] for s in stats)
+    default = (
+        f"Summary disagreement, duration class {class_length} h"
+        + (" (normalised)" if normalised else "")
+        + f"\n{stat_names} over the class's series"
+    )
+    ax.set_title(title or default)
+    ax.set_xlabel("inclusion percentage (% of the class, log scale)")
+    ax.set_ylabel(
+        "disagreement / disagreement at 100 % inclusion"
+        if normalised
+        else f"disagreement ({DISTANCE_UNIT})"
+    )
+    if base.empty and rel.empty:
+        ax.set_xscale("log")
+        _no_data(ax, f"no data for duration class {class_length}")
+        return _save(fig, out_path)
+
+    ax.set_xscale("log")
+    single = len(stats) == 1  # one statistic: colour by data set, as in seed Fig. 6.4 / 6.5
+    for stat in stats:
+        for rows, style, who in ((base, "--", "original"), (rel, "-", "de-identified")):
+            if single:
+                color = ORIGINAL_COLOR if who == "original" else RELEASE_COLOR
+            else:
+                color = STAT_COLORS[stat]
+            part = rows[rows["stat"] == stat]
+            y = pd.to_numeric(part[column], errors="coerce").to_numpy(dtype=float)
+            x = 100.0 * part["inclusion"].to_numpy(dtype=float)
+            ok = np.isfinite(x) & np.isfinite(y) & (x > 0)
+            if not ok.any():
+                continue
+            ax.plot(
+                x[ok],
+                y[ok],
+                linestyle=style,
+                color=color,
+                drawstyle="steps-post",
+                label=f"{STAT_LABELS[stat]}, {who}",
+            )
+    if normalised:
+        ax.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
+    ax.set_xlim(right=100.0)
+    ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(_percent_tick))
+    _legend(ax, loc="best", ncol=2 if len(stats) > 2 else 1)
+    return _save(fig, out_path)
+
+
+def _percent_tick(value: float, _pos: int) -> str:
+    if value <= 0:
+        return ""
+    return f"{value:g}"
+
+
+def _first_values(df: pd.DataFrame | None, class_length: int | None, what: str) -> np.ndarray:
+    if df is None or len(df) == 0:
+        return np.empty(0)
+    require_columns(df, SERIES_COLUMNS, what)
+    if class_length is not None:
+        df = df[df["class_length"] == class_length]
+    return pd.to_numeric(df["first_disagreement"], errors="coerce").to_numpy(dtype=float)
+
+
+def plot_first_disagreement_cdf(
+    baseline_series: pd.DataFrame | None,
+    release_series: pd.DataFrame | None,
+    class_length: int | None,
+    out_path: str | os.PathLike,
+) -> FigureInfo:
+    """Seed Fig. 6.6: cumulative distribution of first-disagreement values, before vs after.
+
+    x (log scale) = first disagreement (disagreement after the first feature-distance
+    increment, in the series' units); y = percentage of series whose first disagreement is
+    at most x. Zeros cannot sit on a log axis: they are drawn at a floor one decade below the
+    smallest positive value (dotted line), and the note gives their share. Undefined values
+    (NaN) are left out and counted in the note. ``class_length=None`` pools all classes.
+    """
+    base = _first_values(baseline_series, class_length, "baseline disagreement series")
+    rel = _first_values(release_series, class_length, "release disagreement series")
+    where = "all duration classes" if class_length is None else f"duration class {class_length} h"
+    fig = _new_figure(8.0, 5.0)
+    ax = fig.subplots()
+    ax.set_title(f"First disagreement, {where}")
+    ax.set_xlabel(f"first disagreement ({DISTANCE_UNIT}, log scale)")
+    ax.set_ylabel("series with first disagreement ≤ x (%)")
+    ax.set_xscale("log")
+    finite = np.concatenate([base[np.isfinite(base)], rel[np.isfinite(rel)]])
+    if finite.size == 0:
+        _no_data(ax, f"no data for {where}")
+        return _save(fig, out_path)
+
+    positive = finite[finite > 0]
+    if positive.size:
+        floor = 10.0 ** math.floor(math.log10(positive.min()))
+        if floor >= positive.min():
+            floor /= 10.0
+        top = float(positive.max())
+    else:
+        floor, top = 1e-3, 1e-2
+    any_zero = False
+    for values, color, who in (
+        (base, ORIGINAL_COLOR, "original"),
+        (rel, RELEASE_COLOR, "de-identified"),
+    ):
+        ok = values[np.isfinite(values)]
+        undefined = values.size - ok.size
+        if ok.size == 0:
+            continue
+        zeros = 100.0 * float((ok <= 0).mean())
+        any_zero = any_zero or zeros > 0
+        ok = np.sort(np.maximum(ok, floor))
+        pct = 100.0 * np.arange(1, ok.size + 1) / ok.size
+        x = np.concatenate([[floor / 10**0.5], ok, [top * 10**0.5]])
+        y = np.concatenate([[0.0], pct, [100.0]])
+        label = f"{who} (n = {ok.size}; {zeros:.0f} % zero"
+        label += f"; {undefined} undefined, left out)" if undefined else ")"
+        ax.plot(x, y, drawstyle="steps-post", color=color, label=label)
+    if any_zero:
+        ax.axvline(floor, color="0.5", linestyle=":", linewidth=1)
+        ax.set_title(
+            f"First disagreement, {where}\nzero values drawn at x = {floor:g} (dotted line)"
+        )
+    ax.set_xlim(floor / 10**0.5, top * 10**0.5)
+    ax.set_ylim(-2, 102)
+    _legend(ax, loc="upper left")
+    return _save(fig, out_path)
+
+
+# --------------------------------------------------------------------------------------------
+# genetic-algorithm example (seed Fig. 6.2 / 6.3)
+
+
+_FEATURE_KEYS = {
+    "original": ("original", "orig", "before"),
+    "target": ("target", "targets"),
+    "achieved": ("achieved", "result", "perturbed", "after"),
+}
+
+
+def _feature_block(features: Mapping[str, Any], role: str) -> dict[str, float] | None:
+    for key in _FEATURE_KEYS[role]:
+        if key in features and features[key] is not None:
+            block = features[key]
+            return {s: _float_or_nan(block.get(s)) for s in GA_STATS}
+    return None
+
+
+def _float_or_nan(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _series_features(x: np.ndarray) -> dict[str, float]:
+    ok = x[np.isfinite(x)]
+    if ok.size == 0:
+        return dict.fromkeys(GA_STATS, math.nan)
+    return {
+        "min": float(ok.min()),
+        "max": float(ok.max()),
+        "mean": float(ok.mean()),
+        "var": float(ok.var()),
+    }
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.2f}"
+
+
+def plot_ga_example(
+    original: np.ndarray,
+    perturbed: np.ndarray,
+    features: Mapping[str, Any],
+    out_path: str | os.PathLike,
+    variable_label: str,
+    unit: str,
+    title: str | None = None,
+) -> FigureInfo:
+    """Seed Fig. 6.2 / 6.3: one series before and after constraint optimisation.
+
+    Top: the original and perturbed values of one dimension against the hour, with the
+    targets of minimum and maximum (dotted) and mean (dash-dot). Bottom: a table of the
+    feature values (min, max, mean, variance) of the original series, the targets and the
+    achieved result. The title gives the unfeasibility (sum over these features of
+    |target - achieved|) and distortion (mean |perturbation| per non-null record).
+
+    Parameters
+    ----------
+    original, perturbed : (L,) float
+        The dimension before and after; NaN = null (same positions in both).
+    features : dict
+        ``{"original": {min, max, mean, var}, "target": {...}, "achieved": {...}}``; a missing
+        ``original`` / ``achieved`` block is computed from the series (population variance).
+    variable_label, unit : str
+        E.g. ``"Heart rate"``, ``"bpm"``.
+    """
+    original = _as_1d(original, "original").astype(float)
+    perturbed = _as_1d(perturbed, "perturbed").astype(float)
+    if original.shape != perturbed.shape:
+        raise InputDataError(
+            f"GA example: original and perturbed series differ in length "
+            f"({original.size} vs {perturbed.size})"
+        )
+    orig_f = _feature_block(features, "original") or _series_features(original)
+    target_f = _feature_block(features, "target") or dict.fromkeys(GA_STATS, math.nan)
+    achieved_f = _feature_block(features, "achieved") or _series_features(perturbed)
+    both = np.isfinite(original) & np.isfinite(perturbed)
+    distortion = float(np.abs(perturbed[both] - original[both]).mean()) if both.any() else math.nan
+    unfeasibility = float(
+        np.nansum([abs(target_f[s] - achieved_f[s]) for s in GA_STATS])
+        if any(math.isfinite(target_f[s]) and math.isfinite(achieved_f[s]) for s in GA_STATS)
+        else math.nan
+    )
+
+    fig = _new_figure(9.0, 6.2)
+    grid = fig.add_gridspec(2, 1, height_ratios=[3.2, 1.0])
+    ax = fig.add_subplot(grid[0])
+    ax_table = fig.add_subplot(grid[1])
+    heading = title or f"Constraint optimisation example: {variable_label}"
+    ax.set_title(
+        f"{heading}\nunfeasibility {_fmt(unfeasibility)}, "
+        f"distortion {_fmt(distortion)} {unit} per record"
+    )
+    ax.set_xlabel("hour of the series (h)")
+    ax.set_ylabel(f"{variable_label} ({unit})")
+    ax_table.axis("off")
+    if not np.isfinite(original).any() and not np.isfinite(perturbed).any():
+        _no_data(ax, "no data (series is all null)")
+        return _save(fig, out_path)
+
+    hours = np.arange(original.size)
+    marker = "o" if original.size <= 80 else None
+    ax.plot(hours, original, color=ORIGINAL_COLOR, marker=marker, markersize=3.5, label="original")
+    ax.plot(hours, perturbed, color=RELEASE_COLOR, marker=marker, markersize=3.5, label="perturbed")
+    labels = {"min": "target minimum / maximum", "max": "_nolegend_", "mean": "target mean"}
+    if not math.isfinite(target_f["min"]):
+        labels["max"] = labels["min"]
+    for stat, style in (("min", ":"), ("max", ":"), ("mean", "-.")):
+        value = target_f[stat]
+        if math.isfinite(value):
+            ax.axhline(value, color="0.35", linestyle=style, linewidth=1.1, label=labels[stat])
+    _legend(ax, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    ax.set_xlim(-0.5, max(original.size - 0.5, 0.5))
+
+    col_labels = ["minimum", "maximum", "mean", f"variance ({unit}²)"]
+    rows = [("original", orig_f), ("target", target_f), ("achieved", achieved_f)]
+    table = ax_table.table(
+        cellText=[[_fmt(block[s]) for s in GA_STATS] for _, block in rows],
+        rowLabels=[name for name, _ in rows],
+        colLabels=col_labels,
+        loc="center",
+        cellLoc="center",
+    )
+    table.auto_set_font_size(False)
+    table.set_fontsize(9.5)
+    table.scale(1.0, 1.35)
+    return _save(fig, out_path)
+
+
+# --------------------------------------------------------------------------------------------
+# linkage attack
+
+
+def _linkage_points(block: Mapping[str, Any] | None) -> pd.DataFrame:
+    block = block or {}
+    if isinstance(block.get("by_error"), Sequence):  # evaluate.linkage's own shape
+        items = [(row.get("error"), {"n": block.get("n"), **row}) for row in block["by_error"]]
+    else:
+        items = list(block.items())
+    rows = []
+    for key, values in items:
+        error = _float_or_nan(key)
+        if not math.isfinite(error) or not isinstance(values, Mapping):
+            continue
+        recon = values.get("reconstruction_error")
+        if isinstance(recon, Mapping):
+            recon = recon.get("overall")
+        rows.append(
+            {
+                "error": error,
+                "top1": _float_or_nan(values.get("top1")),
+                "top5": _float_or_nan(values.get("top5")),
+                "reconstruction_error": _float_or_nan(recon),
+                "n": _float_or_nan(values.get("n", values.get("n_targets"))),
+            }
+        )
+    df = pd.DataFrame(rows, columns=["error", "top1", "top5", "reconstruction_error", "n"])
+    return df.sort_values("error").reset_index(drop=True)
+
+
+def plot_linkage(linkage: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
+    """Linkage attack: re-identification rate and reconstruction error vs estimation error.
+
+    Left: top-1 (solid) and top-5 (dashed) re-identification rates (% of targets) against the
+    attacker's relative feature-estimation error (%), for the original data (green) and the
+    release (blue). Right: reconstruction error (Euclidean distance between the target's
+    original series and the linked released series: root-mean-square difference per compared
+    value, in the series' units) against the same x.
+
+    ``linkage`` is ``{"baseline": {"0.0": {"top1", "top5", "reconstruction_error", "n"}, ...},
+    "release": {...}}``; rates are fractions in [0, 1]. Each of the two blocks may instead be
+    the output of ``evaluate.linkage.aggregate_linkage`` (``{"n", "by_error": [{"error",
+    "top1", "top5", "reconstruction_error", ...}]}``).
+    """
+    parts = [
+        ("original", ORIGINAL_COLOR, _linkage_points(linkage.get("baseline"))),
+        ("de-identified", RELEASE_COLOR, _linkage_points(linkage.get("release"))),
+    ]
+    fig = _new_figure(11.5, 4.6)
+    ax_rate, ax_recon = fig.subplots(1, 2)
+    counts = sorted({int(v) for _, _, df in parts for v in df["n"] if math.isfinite(v)})
+    fig.suptitle(
+        "Linkage attack on the features"
+        + (f" ({', '.join(map(str, counts))} targets)" if counts else "")
+    )
+    ax_rate.set_title("Re-identification rate")
+    ax_rate.set_xlabel("relative feature-estimation error (%)")
+    ax_rate.set_ylabel("targets re-identified (%)")
+    ax_recon.set_title("Reconstruction error of the linked series")
+    ax_recon.set_xlabel("relative feature-estimation error (%)")
+    ax_recon.set_ylabel("reconstruction error (RMS per value, series units)")
+    if all(df.empty for _, _, df in parts):
+        _no_data(ax_rate)
+        _no_data(ax_recon)
+        return _save(fig, out_path)
+
+    for who, color, df in parts:
+        if df.empty:
+            continue
+        x = 100.0 * df["error"].to_numpy()
+        ax_rate.plot(x, 100.0 * df["top1"], color=color, marker="o", label=f"top-1, {who}")
+        ax_rate.plot(
+            x,
+            100.0 * df["top5"],
+            color=color,
+            marker="s",
+            linestyle="--",
+            label=f"top-5, {who}",
+        )
+        ax_recon.plot(x, df["reconstruction_error"], color=color, marker="o", label=who)
+    # headroom above 100 % keeps the two-column legend clear of the curves
+    ax_rate.set_ylim(-3, 128)
+    ax_rate.set_yticks(np.arange(0, 101, 20))
+    ax_recon.set_ylim(bottom=0)
+    _legend(ax_rate, loc="upper center", ncol=2)
+    _legend(ax_recon, loc="best")
+    return _save(fig, out_path)
+
+
+# --------------------------------------------------------------------------------------------
+# trust settings (seed Tables 6.3 / 6.4 as a figure)
+
+
+def plot_trust_settings(utility: pd.DataFrame, out_path: str | os.PathLike) -> FigureInfo:
+    """ROC-AUC and PR-AUC per trust setting with bootstrap 95 % intervals, train and test.
+
+    x = trust setting (training data / test data: orig. or de-id.); y = area under the curve
+    (unitless, 0-1) with error bars from ``*_lo`` / ``*_hi``. Circles: evaluated on the
+    training split; squares: on the test split. Reference lines: 0.5 (chance ROC-AUC) and the
+    share of positives of each split (chance PR-AUC), when ``positives`` and ``n`` are given.
+    """
+    if len(utility):
+        require_columns(utility, UTILITY_FIGURE_COLUMNS, "utility (trust settings)")
+    fig = _new_figure(11.5, 4.6)
+    ax_roc, ax_pr = fig.subplots(1, 2)
+    fig.suptitle("In-hospital mortality prediction under the four trust settings")
+    x_label = "training data / test data"
+    for ax, name in ((ax_roc, "ROC-AUC"), (ax_pr, "PR-AUC")):
+        ax.set_title(name)
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(f"{name} (unitless, 95 % bootstrap CI)")
+        ax.set_xticks(range(len(SETTINGS)), [SETTING_LABELS[s] for s in SETTINGS])
+    if len(utility) == 0:
+        _no_data(ax_roc)
+        _no_data(ax_pr)
+        return _save(fig, out_path)
+
+    splits = [s for s in ("train", "test") if s in set(utility["split"].astype(str))]
+    splits += sorted(set(utility["split"].astype(str)) - set(splits))
+    markers = {"train": "o", "test": "s"}
+    colors = {"train": "tab:gray", "test": "tab:purple"}
+    offsets = np.linspace(-0.18, 0.18, len(splits)) if len(splits) > 1 else np.zeros(1)
+    for ax, metric in ((ax_roc, "roc_auc"), (ax_pr, "pr_auc")):
+        for split, offset in zip(splits, offsets, strict=True):
+            rows = utility[utility["split"].astype(str) == split].set_index("setting")
+            xs, ys, lo, hi = [], [], [], []
+            for i, setting in enumerate(SETTINGS):
+                if setting not in rows.index:
+                    continue
+                row = rows.loc[setting]
+                if isinstance(row, pd.DataFrame):
+                    row = row.iloc[0]
+                v = _float_or_nan(row[metric])
+                if not math.isfinite(v):
+                    continue
+                low = _float_or_nan(row.get(f"{metric}_lo"))
+                high = _float_or_nan(row.get(f"{metric}_hi"))
+                xs.append(i + offset)
+                ys.append(v)
+                lo.append(v - low if math.isfinite(low) else 0.0)
+                hi.append(high - v if math.isfinite(high) else 0.0)
+            if not xs:
+                continue
+            color = colors.get(split, "tab:olive")
+            ax.errorbar(
+                xs,
+                ys,
+                yerr=[np.maximum(lo, 0), np.maximum(hi, 0)],
+                fmt=markers.get(split, "^"),
+                color=color,
+                capsize=4,
+                markersize=6,
+                linestyle="none",
+                label=f"evaluated on {split}",
+            )
+            for xv, yv in zip(xs, ys, strict=True):
+                ax.annotate(
+                    f"{yv:.2f}",
+                    (xv, yv),
+                    textcoords="offset points",
+                    xytext=(-7, -3) if offset < 0 else (7, -3),
+                    ha="right" if offset < 0 else "left",
+                    fontsize=8,
+                    color=color,
+                )
+            if metric == "pr_auc" and {"positives", "n"} <= set(rows.columns):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    prevalence = float(
+                        np.nanmean(
+                            pd.to_numeric(rows["positives"], errors="coerce")
+                            / pd.to_numeric(rows["n"], errors="coerce")
+                        )
+                    )
+                if math.isfinite(prevalence):
+                    ax.axhline(
+                        prevalence,
+                        color=color,
+                        linestyle=":",
+                        linewidth=1,
+                        label=f"share of positives, {split} ({prevalence:.2f})",
+                    )
+    ax_roc.axhline(0.5, color="0.5", linestyle=":", linewidth=1, label="chance (0.5)")
+    for ax in (ax_roc, ax_pr):
+        ax.set_xlim(-0.5, len(SETTINGS) - 0.5)
+        ax.set_ylim(0, 1.02)
+    # usual empty corners: below the ROC points (all above chance), above the PR points
+    _legend(ax_roc, loc="lower left")
+    _legend(ax_pr, loc="upper right")
+    return _save(fig, out_path)

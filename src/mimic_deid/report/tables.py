@@ -1,0 +1,272 @@
+"""Tables of the report: trust settings (seed Tables 6.3/6.4), optimiser (6.1/6.2), sweep.
+
+Every function takes already-loaded objects and returns a ``DataFrame`` ready to print;
+``to_markdown`` renders one as a GitHub-style pipe table without extra dependencies and
+``write_table`` writes the CSV and Markdown copies atomically.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.atomic import write_text
+from mimic_deid.errors import InputDataError
+
+#: Trust settings in the seed's column order, with their printed labels (training / test).
+SETTINGS: tuple[str, ...] = ("orig/orig", "deid/deid", "orig/deid", "deid/orig")
+SETTING_LABELS: dict[str, str] = {
+    "orig/orig": "orig. / orig.",
+    "deid/deid": "de-id. / de-id.",
+    "orig/deid": "orig. / de-id.",
+    "deid/orig": "de-id. / orig.",
+}
+#: Metric column prefix -> printed row label.
+METRICS: dict[str, str] = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
+UTILITY_COLUMNS = ("setting", "split", "roc_auc", "roc_auc_lo", "roc_auc_hi")
+NOT_AVAILABLE = "n/a"
+
+OPTIMISER_LABELS: dict[str, str] = {
+    "duration": "Duration",
+    "unfeasibility": "Avg. cum. unfeasibility",
+    "distortion": "Avg. cum. distortion",
+    "iterations": "Avg. iterations",
+}
+ALL_CLASSES = "All classes"
+SWEEP_KEYS = ("release", "dk", "fk", "heuristic", "optimiser", "optimizer", "opt")
+
+
+def require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """Raise ``InputDataError`` naming ``what`` and the missing columns, if any are missing."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputDataError(
+            f"{what}: missing column(s) {missing}; expected at least {list(columns)}, "
+            f"got {list(df.columns)}"
+        )
+
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a float, or None when missing / not finite / not a number."""
+    if value is None:
+        return None
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def format_ci(value: Any, lo: Any = None, hi: Any = None, digits: int = 2) -> str:
+    """``"0.85 [0.83, 0.87]"``; ``"0.85"`` without an interval; ``"n/a"`` without a value."""
+    v = _finite(value)
+    if v is None:
+        return NOT_AVAILABLE
+    low, high = _finite(lo), _finite(hi)
+    if low is None or high is None:
+        return f"{v:.{digits}f}"
+    return f"{v:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def trust_settings_table(utility: pd.DataFrame, split: str, digits: int = 2) -> pd.DataFrame:
+    """Seed Table 6.3 (``split="train"``) or 6.4 (``split="test"``) from the utility frame.
+
+    Parameters
+    ----------
+    utility : DataFrame
+        One row per (setting, split) with ``roc_auc``, ``pr_auc`` and their ``_lo`` / ``_hi``
+        bootstrap 95 % bounds. ``split`` is the split the model was evaluated on.
+    split : str
+        The evaluated split to tabulate.
+
+    Returns
+    -------
+    DataFrame
+        Index ``["ROC-AUC", "PR-AUC"]`` named ``"Training / test"``; columns the four settings
+        labelled as in the seed (``"orig. / orig."`` ...); cells ``"0.85 [0.83, 0.87]"``, or
+        ``"n/a"`` for a setting absent from ``utility``.
+
+    Raises
+    ------
+    InputDataError
+        A required column is missing, or a (setting, split) appears twice.
+    """
+    require_columns(utility, ["setting", "split"], "utility (trust settings)")
+    rows = utility[utility["split"].astype(str) == split]
+    dup = rows["setting"][rows["setting"].duplicated()]
+    if len(dup):
+        raise InputDataError(
+            f"utility (trust settings): setting {dup.iloc[0]!r} appears more than once for "
+            f"split {split!r}; expected one row per (setting, split)"
+        )
+    by_setting = {str(r["setting"]): r for _, r in rows.iterrows()}
+    data: dict[str, list[str]] = {}
+    for setting in SETTINGS:
+        row = by_setting.get(setting)
+        cells = []
+        for metric in METRICS:
+            if row is None or metric not in row.index:
+                cells.append(NOT_AVAILABLE)
+            else:
+                cells.append(
+                    format_ci(row[metric], row.get(f"{metric}_lo"), row.get(f"{metric}_hi"), digits)
+                )
+        data[SETTING_LABELS[setting]] = cells
+    table = pd.DataFrame(data, index=pd.Index(list(METRICS.values()), name="Training / test"))
+    table.columns.name = None
+    return table
+
+
+def summarise_optimiser(per_series: pd.DataFrame) -> pd.DataFrame:
+    """Aggregate per-series optimiser results into the seed's Table 6.1/6.2 shape (numbers).
+
+    ``per_series`` has columns ``class_length``, ``unfeasibility``, ``distortion`` and
+    optionally ``iterations`` (one row per series, e.g. ``optimiser.parquet``). Returns columns
+    ``duration``, ``unfeasibility``, ``distortion`` (and ``iterations``): the mean per class
+    length, then an ``"All classes"`` row averaged over all series (not over class means).
+    Suppressed series (``class_length == 0``) are left out.
+    """
+    require_columns(
+        per_series, ["class_length", "unfeasibility", "distortion"], "optimiser results"
+    )
+    metrics = [c for c in ("unfeasibility", "distortion", "iterations") if c in per_series]
+    kept = per_series[per_series["class_length"] > 0]
+    grouped = kept.groupby("class_length", sort=True)[metrics].mean().reset_index()
+    grouped = grouped.rename(columns={"class_length": "duration"})
+    grouped["duration"] = grouped["duration"].astype(object)
+    if len(kept):
+        total = {"duration": ALL_CLASSES, **{m: float(kept[m].mean()) for m in metrics}}
+        grouped = pd.concat([grouped, pd.DataFrame([total])], ignore_index=True)
+    return grouped
+
+
+def optimiser_table(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
+    """Seed Tables 6.1 / 6.2: format an optimiser summary for printing.
+
+    ``summary`` has columns ``duration`` (int, or ``"All classes"``), ``unfeasibility``,
+    ``distortion`` and optionally ``iterations``. Rows are sorted by duration with
+    ``"All classes"`` last; numbers become strings with ``digits`` decimals. Columns are
+    ``Duration``, ``Avg. cum. unfeasibility``, ``Avg. cum. distortion`` (, ``Avg. iterations``).
+    """
+    require_columns(summary, ["duration", "unfeasibility", "distortion"], "optimiser table")
+    cols = [c for c in OPTIMISER_LABELS if c in summary.columns]
+    df = summary[cols].copy()
+    is_all = df["duration"].astype(str) == ALL_CLASSES
+    numeric = pd.to_numeric(df["duration"].where(~is_all), errors="coerce")
+    order = np.lexsort((numeric.fillna(np.inf).to_numpy(), is_all.to_numpy()))
+    df = df.iloc[order].reset_index(drop=True)
+    out = pd.DataFrame(
+        {OPTIMISER_LABELS["duration"]: [_format_duration(v) for v in df["duration"]]}
+    )
+    for c in cols[1:]:
+        out[OPTIMISER_LABELS[c]] = [
+            NOT_AVAILABLE if _finite(v) is None else f"{float(v):.{digits}f}" for v in df[c]
+        ]
+    return out
+
+
+def _format_duration(value: Any) -> str:
+    if isinstance(value, Integral):
+        return str(int(value))
+    if isinstance(value, Real) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
+    """One row per sweep point, key columns first and rows sorted by them.
+
+    Key columns are whichever of ``release, dk, fk, heuristic, optimiser`` (or ``optimizer`` /
+    ``opt``) are present; metric columns keep their order. Values are left as numbers: format
+    them with ``to_markdown(..., float_format=...)``.
+    """
+    keys = [c for c in SWEEP_KEYS if c in sweep.columns]
+    others = [c for c in sweep.columns if c not in keys]
+    df = sweep[keys + others]
+    if keys:
+        df = df.sort_values(keys, kind="stable")
+    return df.reset_index(drop=True)
+
+
+def _cell(value: Any, float_format: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return NOT_AVAILABLE
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    if isinstance(value, Integral):
+        return str(int(value))
+    if isinstance(value, Real):
+        v = float(value)
+        return NOT_AVAILABLE if math.isnan(v) else float_format.format(v)
+    if value is pd.NA or value is pd.NaT:
+        return NOT_AVAILABLE
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def _is_number_column(col: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+
+
+def _use_index(df: pd.DataFrame, index: bool | None) -> bool:
+    if index is not None:
+        return index
+    return not (isinstance(df.index, pd.RangeIndex) and df.index.name is None)
+
+
+def to_markdown(df: pd.DataFrame, index: bool | None = None, float_format: str = "{:.2f}") -> str:
+    """Render ``df`` as a pipe table (GitHub-flavoured Markdown).
+
+    Parameters
+    ----------
+    index : bool or None
+        Include the index as the first column; None (default) includes it unless it is a plain
+        unnamed ``RangeIndex``. The index name is its header.
+    float_format : str
+        ``str.format`` pattern for float cells. Missing values print as ``n/a``; ``|`` and
+        newlines in text are escaped.
+
+    Numeric columns are right-aligned. Ends with a newline.
+    """
+    use_index = _use_index(df, index)
+    headers = [str(c) for c in df.columns]
+    columns = [df.iloc[:, i] for i in range(df.shape[1])]
+    rows = [[_cell(v, float_format) for v in col] for col in columns]
+    right = [_is_number_column(col) for col in columns]
+    if use_index:
+        headers = ["" if df.index.name is None else str(df.index.name), *headers]
+        rows = [[_cell(v, float_format) for v in df.index], *rows]
+        right = [False, *right]
+    headers = [_cell(h, float_format) for h in headers]
+    n_rows = len(df)
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---:" if r else "---" for r in right) + "|",
+    ]
+    for i in range(n_rows):
+        lines.append("| " + " | ".join(col[i] for col in rows) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv_text(df: pd.DataFrame, index: bool | None = None) -> str:
+    """CSV text of ``df`` (``\\n`` line ends; index included as in ``to_markdown``)."""
+    return df.to_csv(index=_use_index(df, index), lineterminator="\n")
+
+
+def write_table(
+    df: pd.DataFrame,
+    csv_path: str | os.PathLike,
+    md_path: str | os.PathLike | None = None,
+    index: bool | None = None,
+    float_format: str = "{:.2f}",
+) -> None:
+    """Write ``df`` as CSV (full precision) and, if ``md_path`` is given, as Markdown; atomic."""
+    write_text(to_csv_text(df, index), csv_path)
+    if md_path is not None:
+        write_text(to_markdown(df, index=index, float_format=float_format), md_path)

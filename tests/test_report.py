@@ -1,0 +1,502 @@
+"""Report figures, tables and index page: every function writes its output and labels it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mimic_deid.errors import InputDataError
+from mimic_deid.report import figures, html, tables
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+STATS = ("min", "mean", "max", "q10", "q25", "q50", "q75", "q90")
+
+
+# --------------------------------------------------------------------------------------------
+# realistic fake inputs (also used to review the figures by eye)
+
+
+def fake_lengths(n: int, seed: int = 0) -> np.ndarray:
+    """ICU stay lengths in hours: log-normal, median ~40 h, long tail."""
+    rng = np.random.default_rng(seed)
+    return np.clip(np.round(rng.lognormal(3.7, 0.9, n)), 1, 3000).astype(np.int64)
+
+
+def fake_classes(lengths: np.ndarray, dk: int) -> np.ndarray:
+    """A simple duration k-classing: pool from the longest down, cut when the pool reaches dk."""
+    out = np.zeros_like(lengths)
+    pool: list[np.ndarray] = []
+    size = 0
+    for length in np.unique(lengths)[::-1]:
+        idx = np.flatnonzero(lengths == length)
+        pool.append(idx)
+        size += idx.size
+        if size >= dk:
+            out[np.concatenate(pool)] = length
+            pool, size = [], 0
+    return out  # what is left in the pool at the shortest lengths stays 0 (suppressed)
+
+
+def _curves(f_orig, f_rel, x_orig, x_rel):
+    d_f = np.sqrt(((f_orig[:, None, :] - f_rel[None, :, :]) ** 2).sum(-1))
+    d_s = np.sqrt(((x_orig[:, None, :] - x_rel[None, :, :]) ** 2).sum(-1)) / x_orig.shape[1]
+    order = np.argsort(d_f, axis=1, kind="stable")
+    sorted_s = np.take_along_axis(d_s, order, axis=1)
+    return np.cumsum(sorted_s, axis=1) / np.arange(1, d_s.shape[1] + 1)
+
+
+def _feat(x: np.ndarray) -> np.ndarray:
+    return np.stack([x.mean(1), x.var(1), x.min(1), x.max(1)], axis=1)
+
+
+def fake_disagreement(n: int = 60, length: int = 30, seed: int = 0):
+    """(baseline summary, release summary, baseline series, release series) for two classes."""
+    rng = np.random.default_rng(seed)
+    summaries: dict[str, list[pd.DataFrame]] = {"baseline": [], "release": []}
+    per_series: dict[str, list[pd.DataFrame]] = {"baseline": [], "release": []}
+    for cl in (length, 9):
+        x = 80 + rng.normal(0, 8, (n, 1)) + np.cumsum(rng.normal(0, 2, (n, cl)), axis=1)
+        f = _feat(x)
+        groups = np.argsort(np.argsort(f[:, 0])) // 10  # 10-anonymous classes on the mean
+        target = np.stack([f[groups == g].mean(0) for g in groups])
+        xr = target[:, [0]] + (x - x.mean(1, keepdims=True)) * np.sqrt(
+            target[:, [1]] / np.maximum(x.var(1, keepdims=True), 1e-9)
+        )
+        xr += rng.normal(0, 0.5, xr.shape)
+        for who, rel in (("baseline", x), ("release", xr)):
+            curves = _curves(f, _feat(rel), x, rel)
+            inclusion = np.arange(1, n + 1) / n
+            rows = []
+            for stat in STATS:
+                fn = {"min": np.min, "mean": np.mean, "max": np.max}.get(stat)
+                val = fn(curves, 0) if fn else np.quantile(curves, int(stat[1:]) / 100, axis=0)
+                for inc, v in zip(inclusion, val, strict=True):
+                    rows.append((cl, inc, stat, v, v / val[-1] if val[-1] else math.nan))
+            summaries[who].append(
+                pd.DataFrame(
+                    rows, columns=["class_length", "inclusion", "stat", "value", "normalised"]
+                )
+            )
+            per_series[who].append(
+                pd.DataFrame(
+                    {
+                        "class_length": cl,
+                        "auc": curves.mean(1),
+                        "first_threshold": rng.uniform(0, 2, n) * (who == "release"),
+                        "first_disagreement": curves[:, 0],
+                    }
+                )
+            )
+    cat = {k: pd.concat(v, ignore_index=True) for k, v in summaries.items()}
+    ser = {k: pd.concat(v, ignore_index=True) for k, v in per_series.items()}
+    return cat["baseline"], cat["release"], ser["baseline"], ser["release"]
+
+
+def fake_linkage() -> dict:
+    errors = ("0.0", "0.05", "0.1", "0.2")
+    base = dict(
+        zip(
+            errors,
+            [(1.0, 1.0, 0.0), (0.82, 0.97, 3.1), (0.55, 0.86, 6.8), (0.27, 0.61, 11.5)],
+            strict=True,
+        )
+    )
+    rel = dict(
+        zip(
+            errors,
+            [(0.12, 0.41, 28.0), (0.1, 0.37, 28.9), (0.08, 0.3, 29.7), (0.05, 0.22, 31.2)],
+            strict=True,
+        )
+    )
+    return {
+        who: {
+            e: {"top1": a, "top5": b, "reconstruction_error": c, "n": 4000}
+            for e, (a, b, c) in d.items()
+        }
+        for who, d in (("baseline", base), ("release", rel))
+    }
+
+
+def fake_utility() -> pd.DataFrame:
+    rows = []
+    values = {
+        "train": {
+            "orig/orig": (0.87, 0.54),
+            "deid/deid": (0.87, 0.54),
+            "orig/deid": (0.86, 0.51),
+            "deid/orig": (0.64, 0.22),
+        },
+        "test": {
+            "orig/orig": (0.85, 0.49),
+            "deid/deid": (0.83, 0.45),
+            "orig/deid": (0.82, 0.40),
+            "deid/orig": (0.64, 0.22),
+        },
+    }
+    for split, by in values.items():
+        n, pos = (12000, 1600) if split == "train" else (2600, 350)
+        width = 0.01 if split == "train" else 0.025
+        for setting, (roc, pr) in by.items():
+            rows.append(
+                {
+                    "setting": setting,
+                    "split": split,
+                    "roc_auc": roc,
+                    "roc_auc_lo": roc - width,
+                    "roc_auc_hi": roc + width,
+                    "pr_auc": pr,
+                    "pr_auc_lo": pr - 2 * width,
+                    "pr_auc_hi": pr + 2 * width,
+                    "n": n,
+                    "positives": pos,
+                    "C": 0.1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def fake_ga_example(seed: int = 3):
+    """Seed Fig. 6.2: heart rate 78-88 bpm pushed to targets (77.75, 106.19, 90.20, 41.52)."""
+    rng = np.random.default_rng(seed)
+    x = np.clip(np.round(83 + np.cumsum(rng.normal(0, 1.0, 30))), 78, 88)
+    x[[4, 5]] = np.nan
+    target = {"min": 77.75, "max": 106.19, "mean": 90.20, "var": 41.52}
+    ok = np.isfinite(x)
+    z = (x - np.nanmean(x)) / max(np.nanstd(x), 1e-9)
+    p = target["mean"] + z * math.sqrt(target["var"])
+    p[ok] = np.clip(p[ok], target["min"], target["max"])
+    achieved = {
+        "min": float(np.nanmin(p)),
+        "max": float(np.nanmax(p)),
+        "mean": float(np.nanmean(p)),
+        "var": float(np.nanvar(p)),
+    }
+    orig = {"min": np.nanmin(x), "max": np.nanmax(x), "mean": np.nanmean(x), "var": np.nanvar(x)}
+    return x, p, {"original": orig, "target": target, "achieved": achieved}
+
+
+def fake_optimiser(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    cl = np.repeat([5, 25, 50, 75, 100], 20)
+    return pd.DataFrame(
+        {
+            "icustay_id": np.arange(cl.size),
+            "class_length": cl,
+            "unfeasibility": rng.gamma(2, 0.3, cl.size) * 5 / cl,
+            "distortion": rng.normal(9.5, 1, cl.size),
+            "iterations": rng.integers(1000, 2500, cl.size),
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _png_ok(path: Path) -> None:
+    assert path.is_file()
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC
+    assert len(data) > 5000
+    assert not list(path.parent.glob(f".{path.name}.*")), "temporary file left behind"
+
+
+def _labels_ok(info: dict, n_axes: int) -> None:
+    assert len(info["axes"]) == n_axes
+    for ax in info["axes"]:
+        assert ax["xlabel"], ax
+        assert ax["ylabel"], ax
+        assert ax["title"] or info["title"]
+
+
+@pytest.fixture(scope="module")
+def disagreement():
+    return fake_disagreement()
+
+
+# --------------------------------------------------------------------------------------------
+# figures
+
+
+def test_duration_classes(tmp_path):
+    lengths = fake_lengths(3000)
+    classes = fake_classes(lengths, 50)
+    info = figures.plot_duration_classes(lengths, classes, tmp_path / "d.png")
+    _png_ok(tmp_path / "d.png")
+    _labels_ok(info, 2)
+    assert "days" in info["axes"][0]["xlabel"]
+    assert info["axes"][1]["xscale"] == "log" and info["axes"][1]["yscale"] == "log"
+    assert any("smallest released class: " in t for t in info["axes"][1]["legend"])
+
+
+def test_records_lost(tmp_path):
+    lengths = fake_lengths(2000, seed=1)
+    classes = fake_classes(lengths, 50)
+    info = figures.plot_records_lost(lengths, classes, tmp_path / "r.png")
+    _png_ok(tmp_path / "r.png")
+    _labels_ok(info, 2)
+    lost = figures.records_lost(lengths, classes)
+    assert f"mean {lost.mean():.2f} h" in info["title"]
+    assert "hours" in info["axes"][0]["xlabel"]
+
+
+def test_records_lost_counts_suppressed_as_lost():
+    lost = figures.records_lost(np.array([10, 7, 3]), np.array([8, 7, 0]))
+    assert lost.tolist() == [2, 0, 3]
+
+
+def test_duration_inputs_rejected():
+    with pytest.raises(InputDataError, match="same number"):
+        figures.records_lost(np.array([1, 2]), np.array([1]))
+    with pytest.raises(InputDataError, match="shortened"):
+        figures.records_lost(np.array([5]), np.array([6]))
+
+
+@pytest.mark.parametrize("normalised", [False, True])
+def test_summary_disagreement(tmp_path, disagreement, normalised):
+    base, rel, _, _ = disagreement
+    out = tmp_path / "s.png"
+    info = figures.plot_summary_disagreement(base, rel, 30, out, normalised=normalised)
+    _png_ok(out)
+    _labels_ok(info, 1)
+    ax = info["axes"][0]
+    assert ax["xscale"] == "log"
+    assert "inclusion percentage (%" in ax["xlabel"]
+    assert ("100 %" in ax["ylabel"]) == normalised
+    assert len(ax["legend"]) == 6
+    assert "mean, de-identified" in ax["legend"]
+
+
+def test_summary_disagreement_no_data_and_baseline_only(tmp_path, disagreement):
+    base, rel, _, _ = disagreement
+    info = figures.plot_summary_disagreement(base, rel, 12345, tmp_path / "e.png")
+    _png_ok(tmp_path / "e.png")
+    assert info["axes"][0]["ylabel"]
+    info = figures.plot_summary_disagreement(base, None, 9, tmp_path / "b.png", stats=("mean",))
+    assert info["axes"][0]["legend"] == ["mean, original"]
+    with pytest.raises(InputDataError, match="stat"):
+        figures.plot_summary_disagreement(base, rel, 9, tmp_path / "x.png", stats=("median",))
+    with pytest.raises(InputDataError, match="normalised"):
+        figures.plot_summary_disagreement(
+            base.drop(columns="normalised"), rel, 9, tmp_path / "x.png"
+        )
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("class_length", [30, None, 777])
+def test_first_disagreement_cdf(tmp_path, disagreement, class_length):
+    _, _, base_s, rel_s = disagreement
+    out = tmp_path / "c.png"
+    info = figures.plot_first_disagreement_cdf(base_s, rel_s, class_length, out)
+    _png_ok(out)
+    _labels_ok(info, 1)
+    ax = info["axes"][0]
+    assert ax["xscale"] == "log"
+    assert "(%)" in ax["ylabel"]
+    if class_length == 777:
+        assert ax["legend"] == []
+    else:
+        assert len(ax["legend"]) == 2
+
+
+def test_first_disagreement_cdf_all_zero_or_empty(tmp_path):
+    df = pd.DataFrame({"class_length": [5] * 4, "first_disagreement": [0.0, 0.0, 0.0, np.nan]})
+    info = figures.plot_first_disagreement_cdf(df, df, 5, tmp_path / "z.png")
+    _png_ok(tmp_path / "z.png")
+    assert "1 undefined" in info["axes"][0]["legend"][0]
+    assert "zero values drawn at" in info["axes"][0]["title"]
+    figures.plot_first_disagreement_cdf(pd.DataFrame(), None, None, tmp_path / "e.png")
+    _png_ok(tmp_path / "e.png")
+
+
+def test_ga_example(tmp_path):
+    x, p, feats = fake_ga_example()
+    info = figures.plot_ga_example(x, p, feats, tmp_path / "g.png", "Heart rate", "bpm")
+    _png_ok(tmp_path / "g.png")
+    _labels_ok(info, 1)
+    ax = info["axes"][0]
+    assert ax["ylabel"] == "Heart rate (bpm)"
+    assert "hour" in ax["xlabel"]
+    assert {"original", "perturbed", "target mean"} <= set(ax["legend"])
+    assert "unfeasibility" in ax["title"]
+    # all-null series: a "no data" figure, not a crash
+    nan = np.full(5, np.nan)
+    figures.plot_ga_example(nan, nan, {}, tmp_path / "n.png", "Glucose", "mg/dL")
+    _png_ok(tmp_path / "n.png")
+
+
+def test_linkage(tmp_path):
+    info = figures.plot_linkage(fake_linkage(), tmp_path / "l.png")
+    _png_ok(tmp_path / "l.png")
+    _labels_ok(info, 2)
+    assert "(%)" in info["axes"][0]["xlabel"] and "(%)" in info["axes"][0]["ylabel"]
+    assert "top-1, de-identified" in info["axes"][0]["legend"]
+    info = figures.plot_linkage({}, tmp_path / "l0.png")
+    _png_ok(tmp_path / "l0.png")
+    # the shape evaluate.linkage.aggregate_linkage returns
+    agg = {
+        "n": 100,
+        "top": [1, 5],
+        "by_error": [
+            {"error": e, "n_targets": 100, "top1": 1 - e, "top5": 1.0, "reconstruction_error": e}
+            for e in (0.0, 0.1, 0.2)
+        ],
+    }
+    info = figures.plot_linkage({"baseline": agg, "release": agg}, tmp_path / "l1.png")
+    _png_ok(tmp_path / "l1.png")
+    assert "100 targets" in info["title"] and len(info["axes"][0]["legend"]) == 4
+
+
+def test_trust_settings(tmp_path):
+    info = figures.plot_trust_settings(fake_utility(), tmp_path / "t.png")
+    _png_ok(tmp_path / "t.png")
+    _labels_ok(info, 2)
+    assert info["axes"][0]["ylabel"].startswith("ROC-AUC")
+    assert "evaluated on test" in info["axes"][1]["legend"]
+    for i, empty in enumerate([fake_utility().iloc[:0], pd.DataFrame()]):
+        figures.plot_trust_settings(empty, tmp_path / f"t{i}.png")
+        _png_ok(tmp_path / f"t{i}.png")
+
+
+def test_png_is_deterministic(tmp_path):
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    figures.plot_linkage(fake_linkage(), a)
+    figures.plot_linkage(fake_linkage(), b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_empty_duration(tmp_path):
+    info = figures.plot_duration_classes(np.array([], int), np.array([], int), tmp_path / "e.png")
+    _png_ok(tmp_path / "e.png")
+    assert all(ax["xlabel"] for ax in info["axes"])
+    figures.plot_records_lost(np.array([], int), np.array([], int), tmp_path / "e2.png")
+    _png_ok(tmp_path / "e2.png")
+
+
+# --------------------------------------------------------------------------------------------
+# tables
+
+
+def test_trust_settings_table():
+    util = fake_utility()
+    t = tables.trust_settings_table(util, "test")
+    assert t.shape == (2, 4)
+    assert list(t.index) == ["ROC-AUC", "PR-AUC"]
+    assert list(t.columns) == [
+        "orig. / orig.",
+        "de-id. / de-id.",
+        "orig. / de-id.",
+        "de-id. / orig.",
+    ]
+    assert t.loc["ROC-AUC", "orig. / orig."] == "0.85 [0.82, 0.88]"
+    assert t.loc["PR-AUC", "de-id. / orig."] == "0.22 [0.17, 0.27]"
+    # a missing setting and a missing interval
+    part = util[util["setting"] != "deid/orig"].copy()
+    part.loc[part["setting"] == "orig/orig", "roc_auc_lo"] = np.nan
+    t = tables.trust_settings_table(part, "train")
+    assert t.loc["ROC-AUC", "de-id. / orig."] == "n/a"
+    assert t.loc["ROC-AUC", "orig. / orig."] == "0.87"
+    with pytest.raises(InputDataError, match="more than once"):
+        tables.trust_settings_table(pd.concat([util, util]), "test")
+
+
+def test_to_markdown_and_write_table(tmp_path):
+    t = tables.trust_settings_table(fake_utility(), "train")
+    md = tables.to_markdown(t)
+    lines = md.strip().splitlines()
+    assert (
+        lines[0]
+        == "| Training / test | orig. / orig. | de-id. / de-id. | orig. / de-id. | de-id. / orig. |"
+    )
+    assert lines[1] == "|---|---|---|---|---|"
+    assert lines[2].startswith("| ROC-AUC | 0.87 [0.86, 0.88] |")
+    df = pd.DataFrame({"a": [1, 2], "b": [0.5, np.nan], "c": ["x|y", "z"]})
+    md = tables.to_markdown(df)
+    assert md.splitlines()[1] == "|---:|---:|---|"
+    assert "| 1 | 0.50 | x\\|y |" in md and "| 2 | n/a | z |" in md
+    tables.write_table(t, tmp_path / "t.csv", tmp_path / "t.md")
+    back = pd.read_csv(tmp_path / "t.csv", index_col=0)
+    assert back.shape == (2, 4)
+    assert (tmp_path / "t.md").read_text() == tables.to_markdown(t)
+
+
+def test_optimiser_tables():
+    summary = tables.summarise_optimiser(fake_optimiser())
+    assert summary["duration"].tolist() == [5, 25, 50, 75, 100, "All classes"]
+    shuffled = summary.iloc[[5, 3, 0, 1, 4, 2]]
+    t = tables.optimiser_table(shuffled)
+    assert list(t.columns) == [
+        "Duration",
+        "Avg. cum. unfeasibility",
+        "Avg. cum. distortion",
+        "Avg. iterations",
+    ]
+    assert t["Duration"].tolist() == ["5", "25", "50", "75", "100", "All classes"]
+    assert all(len(v.split(".")[1]) == 2 for v in t["Avg. cum. distortion"])
+    adhoc = tables.optimiser_table(summary.drop(columns="iterations"))
+    assert adhoc.shape == (6, 3)
+
+
+def test_sweep_table():
+    df = pd.DataFrame(
+        {"roc": [0.8, 0.7], "fk": [10, 5], "dk": [50, 50], "heuristic": ["range"] * 2}
+    )
+    t = tables.sweep_table(df)
+    assert list(t.columns[:3]) == ["dk", "fk", "heuristic"]
+    assert t["fk"].tolist() == [5, 10]
+
+
+# --------------------------------------------------------------------------------------------
+# index page
+
+
+def test_write_index(tmp_path):
+    (tmp_path / "figures").mkdir()
+    figures.plot_linkage(fake_linkage(), tmp_path / "figures" / "linkage.png")
+    t = tables.trust_settings_table(fake_utility(), "test")
+    tables.write_table(t, tmp_path / "tables" / "test.csv", tmp_path / "tables" / "test.md")
+    sections = [
+        {
+            "title": "Privacy <linkage> & more",
+            "text": "Attack with error e < 20 %.\n\nSecond paragraph.",
+            "items": [
+                {
+                    "kind": "figure",
+                    "path": "figures/linkage.png",
+                    "caption": "Top-1 <b>rate</b>",
+                    "title": "Linkage",
+                },
+                {"kind": "figure", "path": "figures/missing.png", "caption": "gone"},
+            ],
+        },
+        {
+            "title": "Utility",
+            "items": [
+                {"kind": "table", "path": "tables/test.csv", "caption": "Test split"},
+                {"kind": "table", "markdown": tables.to_markdown(t), "caption": "from md"},
+                {"kind": "table", "data": t, "caption": "from frame"},
+            ],
+        },
+        {"title": "Empty section"},
+    ]
+    out = tmp_path / "index.html"
+    text = html.write_index(out, "Report <run>", sections)
+    assert out.read_text() == text
+    for title in ("Privacy &lt;linkage&gt; &amp; more", "Utility", "Empty section"):
+        assert text.count(title) == 2  # table of contents and heading
+    assert "<linkage>" not in text and "<b>rate</b>" not in text and "<run>" not in text
+    assert "e &lt; 20 %" in text
+    assert 'src="figures/linkage.png"' in text
+    assert "figure not found: figures/missing.png" in text
+    assert text.count("<table") == 3
+    assert text.count("0.85 [0.82, 0.88]") == 3
+    assert "http://" not in text and "https://" not in text and "<script" not in text
+    embedded = html.write_index(tmp_path / "embedded.html", "R", sections[:1], embed_images=True)
+    assert "data:image/png;base64," in embedded
+    with pytest.raises(InputDataError, match="kind"):
+        html.write_index(tmp_path / "bad.html", "R", [{"title": "x", "items": [{"kind": "video"}]}])
+    assert not (tmp_path / "bad.html").exists()
