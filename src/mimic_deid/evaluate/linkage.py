@@ -1,0 +1,192 @@
+"""Linkage (re-identification) attack on one duration class (DESIGN §6, seed §7.2).
+
+Threat model. The attacker knows the duration class of a target (so the attack runs per
+class) and the target's ORIGINAL features up to a relative estimation error ``e``: it holds
+``f * (1 + e * z)`` with ``z ~ N(0, 1)`` independent per (target, feature); null features stay
+null. It links the target to the released series whose released features are nearest to its
+knowledge (masked Euclidean distance over features non-null in both; by default every feature
+is divided by its class-wide std over the original values so that no feature dominates by
+variance). The attack succeeds at top-k if the target is among the k nearest.
+
+Ties. Distances within ``TIE_TOL`` (1e-9) of each other are ties, and ties are shared: a target
+with ``b`` candidates strictly nearer and ``t`` candidates tied with it (itself included) counts
+``clip((k - b) / t, 0, 1)`` successes at top-k, i.e. the expected success of an attacker who
+breaks ties uniformly at random. This is deterministic and independent of the row order; in a
+release whose classes of >= k series share identical released features, top-1 <= 1/k. A target
+whose own released series has no feature comparable with its knowledge is never found.
+
+Reconstruction error. The linked (top-1) series is the nearest one; on a tie, the error is
+averaged over the tied nearest candidates (again the expectation under random tie-breaking).
+Per target it is ``d_S(original target, linked released series) / sqrt(c)``, where ``c`` is the
+number of (record, dimension) values non-null in both: the root-mean-square difference per
+compared value, in the series' own units (mmHg, bpm, ... mixed across dimensions; series are
+never standardised here). Targets with no compared value are left out of the mean.
+
+The same random draws ``z`` are used for every ``e`` (common random numbers), so rates change
+smoothly with ``e`` and the result is deterministic for a given ``rng`` seed.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from mimic_deid.evaluate.disagreement import TIE_TOL, check_class, class_std
+from mimic_deid.evaluate.distances import feature_distances, series_distances
+
+RECONSTRUCTION_UNIT = (
+    "root-mean-square difference per compared (record, dimension) value between the original "
+    "target and the linked released series, in the series' own units"
+)
+TIE_RULE = (
+    "distances within 1e-9 are ties; ties are shared (expected success under uniform random "
+    "tie-breaking)"
+)
+
+
+def linkage_attack(
+    F_orig: np.ndarray,
+    F_rel: np.ndarray,
+    X_orig: np.ndarray,
+    X_rel: np.ndarray,
+    errors: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2),
+    rng: np.random.Generator | int = 0,
+    standardise: bool = True,
+    top: tuple[int, ...] = (1, 5),
+) -> dict[str, Any]:
+    """Re-identification rates and reconstruction error of a nearest-feature linkage attack.
+
+    Parameters
+    ----------
+    F_orig : ndarray, shape (n, m)
+        Original features of the class (the attacker's knowledge before the error), NaN = null.
+    F_rel : ndarray, shape (n, m)
+        Released features; row ``i`` belongs to the same person as ``F_orig[i]``.
+    X_orig, X_rel : ndarray, shape (n, L, D)
+        Original and released series (NaN = null). Baseline: ``X_rel = X_orig``,
+        ``F_rel = F_orig``.
+    errors : tuple of float
+        Relative estimation errors ``e`` (0.1 = 10 %).
+    rng : numpy Generator or int seed
+        Source of the estimation noise.
+    standardise : bool
+        Divide features by their class-wide std over the original values (0 / undefined std:
+        unscaled) before matching.
+    top : tuple of int
+        Ranks ``k`` at which success is reported.
+
+    Returns
+    -------
+    dict
+        ``n`` (class size), ``standardise``, ``top``, ``tie_rule``, ``reconstruction_unit`` and
+        ``by_error``: one dict per ``e`` (in the given order) with ``error``, ``n_targets``,
+        ``unreachable`` (targets whose own release shares no feature with the knowledge),
+        for each ``k``: ``top{k}`` (rate in [0, 1]) and ``top{k}_hits`` (expected number of
+        successes, to aggregate over classes), and ``reconstruction_error`` (mean per-value
+        RMS, see module doc), ``reconstruction_sum`` and ``reconstruction_n`` (targets with a
+        defined error).
+    """
+    F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
+    top = tuple(int(k) for k in top)
+    if any(k < 1 for k in top):
+        raise ValueError(f"top: ranks must be >= 1, got {top}")
+    if any(not np.isfinite(e) or e < 0 for e in errors):
+        raise ValueError(f"errors: relative errors must be finite and >= 0, got {errors}")
+    gen = np.random.default_rng(rng)
+    n = F_o.shape[0]
+    scale = class_std(F_o, axis=0) if standardise else None
+    z = gen.standard_normal(F_o.shape)
+
+    d_s, counts = series_distances(X_o, X_r, return_counts=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = d_s / np.sqrt(counts)  # NaN where nothing compared
+
+    by_error = []
+    for e in errors:
+        known = F_o * (1.0 + float(e) * z)
+        d_f = feature_distances(known, F_r, scale)
+        by_error.append(_score(d_f, rms, float(e), top))
+    return {
+        "n": int(n),
+        "standardise": bool(standardise),
+        "top": list(top),
+        "tie_rule": TIE_RULE,
+        "reconstruction_unit": RECONSTRUCTION_UNIT,
+        "by_error": by_error,
+    }
+
+
+def _score(d_f: np.ndarray, rms: np.ndarray, e: float, top: tuple[int, ...]) -> dict[str, Any]:
+    """Rates and reconstruction error from feature distances ``d_f`` (n, n) and ``rms`` (n, n)."""
+    n = d_f.shape[0]
+    own = np.diag(d_f)[:, None]
+    reachable = ~np.isnan(own[:, 0])
+    better = (d_f < own - TIE_TOL).sum(axis=1)
+    tied = (np.abs(d_f - own) <= TIE_TOL).sum(axis=1)
+    out: dict[str, Any] = {"error": e, "n_targets": int(n), "unreachable": int((~reachable).sum())}
+    for k in top:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            succ = np.clip((k - better) / np.maximum(tied, 1), 0.0, 1.0)
+        hits = float(np.where(reachable, succ, 0.0).sum())
+        out[f"top{k}"] = hits / n if n else float("nan")
+        out[f"top{k}_hits"] = hits
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        nearest = np.nanmin(d_f, axis=1)[:, None]
+        cand = np.abs(d_f - nearest) <= TIE_TOL
+        per_target = np.nanmean(np.where(cand, rms, np.nan), axis=1)
+    ok = ~np.isnan(per_target)
+    total = float(per_target[ok].sum())
+    out["reconstruction_sum"] = total
+    out["reconstruction_n"] = int(ok.sum())
+    out["reconstruction_error"] = total / ok.sum() if ok.any() else float("nan")
+    return out
+
+
+def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Combine per-class ``linkage_attack`` results (same ``errors`` and ``top``) over classes.
+
+    Rates are total expected hits over total targets (i.e. class means weighted by class
+    size); the reconstruction error is the mean over all targets with a defined error.
+
+    Returns
+    -------
+    dict
+        ``n``, ``classes``, ``top`` and ``by_error`` with the same fields as
+        :func:`linkage_attack`.
+    """
+    if not results:
+        return {"n": 0, "classes": 0, "top": [], "by_error": []}
+    top = results[0]["top"]
+    n_errors = len(results[0]["by_error"])
+    for r in results:
+        if r["top"] != top or len(r["by_error"]) != n_errors:
+            raise ValueError("aggregate_linkage: results differ in 'top' or 'errors'")
+    by_error = []
+    for i in range(n_errors):
+        rows = [r["by_error"][i] for r in results]
+        n_t = sum(row["n_targets"] for row in rows)
+        agg: dict[str, Any] = {
+            "error": rows[0]["error"],
+            "n_targets": n_t,
+            "unreachable": sum(row["unreachable"] for row in rows),
+        }
+        for k in top:
+            hits = sum(row[f"top{k}_hits"] for row in rows)
+            agg[f"top{k}"] = hits / n_t if n_t else float("nan")
+            agg[f"top{k}_hits"] = hits
+        rec_sum = sum(row["reconstruction_sum"] for row in rows)
+        rec_n = sum(row["reconstruction_n"] for row in rows)
+        agg["reconstruction_sum"] = rec_sum
+        agg["reconstruction_n"] = rec_n
+        agg["reconstruction_error"] = rec_sum / rec_n if rec_n else float("nan")
+        by_error.append(agg)
+    return {
+        "n": sum(r["n"] for r in results),
+        "classes": len(results),
+        "top": top,
+        "by_error": by_error,
+    }
