@@ -125,16 +125,16 @@ def fake_utility() -> pd.DataFrame:
     rows = []
     values = {
         "train": {
-            "orig/orig": (0.87, 0.54),
-            "deid/deid": (0.87, 0.54),
-            "orig/deid": (0.86, 0.51),
-            "deid/orig": (0.64, 0.22),
+            "orig. / orig.": (0.87, 0.54),
+            "de-id. / de-id.": (0.87, 0.54),
+            "orig. / de-id.": (0.86, 0.51),
+            "de-id. / orig.": (0.64, 0.22),
         },
         "test": {
-            "orig/orig": (0.85, 0.49),
-            "deid/deid": (0.83, 0.45),
-            "orig/deid": (0.82, 0.40),
-            "deid/orig": (0.64, 0.22),
+            "orig. / orig.": (0.85, 0.49),
+            "de-id. / de-id.": (0.83, 0.45),
+            "orig. / de-id.": (0.82, 0.40),
+            "de-id. / orig.": (0.64, 0.22),
         },
     }
     for split, by in values.items():
@@ -395,8 +395,8 @@ def test_trust_settings_table():
     assert t.loc["ROC-AUC", "orig. / orig."] == "0.85 [0.82, 0.88]"
     assert t.loc["PR-AUC", "de-id. / orig."] == "0.22 [0.17, 0.27]"
     # a missing setting and a missing interval
-    part = util[util["setting"] != "deid/orig"].copy()
-    part.loc[part["setting"] == "orig/orig", "roc_auc_lo"] = np.nan
+    part = util[util["setting"] != "de-id. / orig."].copy()
+    part.loc[part["setting"] == "orig. / orig.", "roc_auc_lo"] = np.nan
     t = tables.trust_settings_table(part, "train")
     assert t.loc["ROC-AUC", "de-id. / orig."] == "n/a"
     assert t.loc["ROC-AUC", "orig. / orig."] == "0.87"

@@ -13,7 +13,6 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.utility import (
     METRIC_COLUMNS,
-    SETTINGS,
     _bootstrap,
     _weighted_auc_ap,
     benchmark_features,
@@ -23,9 +22,6 @@ from mimic_deid.evaluate.utility import (
     features_from_long,
     fit_mortality_model,
     subsequence_bounds,
-    trust_settings,
-    utility_markdown,
-    utility_table,
 )
 
 SUBS = ["all", "first10", "first25", "first50", "last10", "last25", "last50"]
@@ -298,57 +294,3 @@ def test_c_selection_ties_go_to_smaller_c() -> None:
 
 
 # ------------------------------------------------------------------------------ trust settings
-
-
-def test_trust_settings_and_tables() -> None:
-    orig = _synthetic_cohort(700, seed=21)
-    # "de-identified" copy: perturbed features and fewer series (suppression)
-    rng = np.random.default_rng(4)
-    deid = {}
-    for s, (F, y) in orig.items():
-        keep = rng.random(len(y)) < 0.9
-        Fd = F[keep] + rng.normal(0, 0.3, size=F[keep].shape) * np.nanstd(F, axis=0)
-        deid[s] = (Fd, y[keep])
-    df = trust_settings(orig, deid, Cs=[0.01, 0.1], seed=0, n_bootstrap=100)
-    assert len(df) == 8
-    assert df["setting"].tolist() == [label for label, _, _ in SETTINGS for _ in range(2)]
-    assert df["split"].tolist() == ["train", "test"] * 4
-    assert list(df.columns) == [
-        "setting", "train_data", "test_data", "split", "C", "validation_roc_auc",
-        *METRIC_COLUMNS,
-    ]  # fmt: skip
-    # the model evaluated on the test side: orig/deid scores on de-identified data
-    od = df[(df["setting"] == "orig. / de-id.") & (df["split"] == "test")].iloc[0]
-    assert od["n"] == len(deid["test"][1])
-    # same training side -> same chosen C
-    c = df.groupby("train_data")["C"].nunique()
-    assert (c == 1).all()
-    assert (df["roc_auc"] > 0.6).all()
-
-    again = trust_settings(orig, deid, Cs=[0.01, 0.1], seed=0, n_bootstrap=100)
-    pd.testing.assert_frame_equal(df, again)
-
-    table = utility_table(df, "test")
-    assert table.index.tolist() == ["ROC-AUC", "PR-AUC"]
-    assert table.columns.tolist() == [
-        "orig. / orig.",
-        "de-id. / de-id.",
-        "orig. / de-id.",
-        "de-id. / orig.",
-    ]
-    row = df.iloc[1]
-    assert table.iloc[0, 0] == (
-        f"{row['roc_auc']:.2f} [{row['roc_auc_lo']:.2f}, {row['roc_auc_hi']:.2f}]"
-    )
-    md = utility_markdown(df)
-    assert md.count("| ROC-AUC |") == 2 and "| Training / test | orig. / orig." in md
-
-    # raw arrays + lengths are accepted too
-    n, L = 30, 6
-    Xr = np.random.default_rng(0).normal(size=(n, L, 1))
-    yr = np.tile([0, 1], n // 2)
-    raw = {s: (Xr, np.full(n, L), yr) for s in ("train", "validation", "test")}
-    out = trust_settings(raw, raw, Cs=[1.0], n_bootstrap=0)
-    assert len(out) == 8
-    with pytest.raises(InputDataError, match="missing split"):
-        trust_settings({"train": orig["train"]}, deid, Cs=[1.0])

@@ -51,8 +51,6 @@ __all__ = [
     "fit_mortality_model",
     "subsequence_bounds",
     "trust_settings",
-    "utility_markdown",
-    "utility_table",
 ]
 
 log = get_logger(__name__)
@@ -383,67 +381,3 @@ def trust_settings(
 
 # --------------------------------------------------------------------------------------------
 # tables
-
-
-def _fmt(value: float, lo: float, hi: float, digits: int) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    text = f"{value:.{digits}f}"
-    if math.isfinite(lo) and math.isfinite(hi):
-        text += f" [{lo:.{digits}f}, {hi:.{digits}f}]"
-    return text
-
-
-def utility_table(df: pd.DataFrame, split: str = "test", digits: int = 2) -> pd.DataFrame:
-    """Seed Table 6.3 (``split='train'``) or 6.4 (``split='test'``) from :func:`trust_settings`.
-
-    Returns
-    -------
-    DataFrame of str, index ``ROC-AUC``, ``PR-AUC`` (named ``Training / test``), columns
-    ``orig. / orig.``, ``de-id. / de-id.``, ``orig. / de-id.``, ``de-id. / orig.``; cells like
-    ``0.85 [0.83, 0.87]`` (value [95 % bootstrap interval]), ``n/a`` if undefined.
-    """
-    sub = df[df["split"] == split].set_index("setting")
-    labels = [label for label, _, _ in SETTINGS]
-    missing = [label for label in labels if label not in sub.index]
-    if missing:
-        raise InputDataError(f"utility results: split '{split}' lacks setting(s) {missing}")
-    table = pd.DataFrame(
-        {
-            label: [
-                _fmt(*(float(sub.at[label, c]) for c in (m, f"{m}_lo", f"{m}_hi")), digits)
-                for m in ("roc_auc", "pr_auc")
-            ]
-            for label in labels
-        },
-        index=pd.Index(["ROC-AUC", "PR-AUC"], name="Training / test"),
-    )
-    table.columns.name = None
-    return table
-
-
-def _markdown(table: pd.DataFrame) -> str:
-    header = [str(table.index.name or ""), *map(str, table.columns)]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
-    for name, row in table.iterrows():
-        lines.append("| " + " | ".join([str(name), *map(str, row.tolist())]) + " |")
-    return "\n".join(lines)
-
-
-def utility_markdown(df: pd.DataFrame, digits: int = 2) -> str:
-    """Markdown of both tables (training split, then test split) with captions."""
-    parts = []
-    captions = {
-        "train": "In-hospital mortality prediction on the training split, by trust setting "
-        "(training / test data); 95 % bootstrap intervals in brackets.",
-        "test": "In-hospital mortality prediction on the test split, by trust setting "
-        "(training / test data); 95 % bootstrap intervals in brackets.",
-    }
-    chosen = df.drop_duplicates("train_data").set_index("train_data")["C"]
-    names = {"orig": "original", "deid": "de-identified"}
-    cs = "; ".join(f"{names.get(str(k), k)} training data {float(c):g}" for k, c in chosen.items())
-    for split in ("train", "test"):
-        parts.append(
-            f"{_markdown(utility_table(df, split, digits))}\n\n{captions[split]} Chosen C: {cs}."
-        )
-    return "\n\n".join(parts) + "\n"

@@ -18,15 +18,12 @@ import pandas as pd
 
 from mimic_deid.atomic import write_text
 from mimic_deid.errors import InputDataError
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
-#: Trust settings in the seed's column order, with their printed labels (training / test).
-SETTINGS: tuple[str, ...] = ("orig/orig", "deid/deid", "orig/deid", "deid/orig")
-SETTING_LABELS: dict[str, str] = {
-    "orig/orig": "orig. / orig.",
-    "deid/deid": "de-id. / de-id.",
-    "orig/deid": "orig. / de-id.",
-    "deid/orig": "de-id. / orig.",
-}
+#: Trust settings in the seed's column order: the labels ``evaluate.utility.trust_settings``
+#: writes in its ``setting`` column (training data / test data), printed as they are.
+SETTINGS: tuple[str, ...] = tuple(label for label, _, _ in UTILITY_SETTINGS)
+SETTING_LABELS: dict[str, str] = {label: label for label in SETTINGS}
 #: Metric column prefix -> printed row label.
 METRICS: dict[str, str] = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
 UTILITY_COLUMNS = ("setting", "split", "roc_auc", "roc_auc_lo", "roc_auc_hi")

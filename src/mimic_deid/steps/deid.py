@@ -293,3 +293,45 @@ def check_step(
     )
     logger.info("release check passed: %s", ", ".join(sorted(result)))
     write_json({"passed": True, "dk": dk, "fk": fk, "checks": result}, check_out)
+
+
+def tuning_step(
+    series_path: str,
+    classes_path: str,
+    features: dict[str, list[str]],
+    optimizer: str,
+    seed: int,
+    table_out: str,
+) -> None:
+    """The seed's Tables 6.1/6.2: an optimiser on 20 complete series of 5 duration classes.
+
+    Mondrian (k=5, range heuristic) runs on each whole class with the features of seed 6.2
+    (height and weight excluded); the table has one row per class length and "All classes".
+    """
+    from mimic_deid.atomic import atomic_path
+    from mimic_deid.deid.tuning import (
+        optimiser_table,
+        run_tuning,
+        select_tuning_series,
+        tuning_spec,
+    )
+
+    trimmed, dims = load_classes(series_path, classes_path)
+    spec = tuning_spec(feature_spec(features, dims))
+    classes = {cls.length: cls.X for cls in iter_class_arrays(trimmed, dims)}
+    selection = select_tuning_series(classes, spec, rng=class_rng(seed, "tuning"))
+
+    def optimise(X: np.ndarray, T: np.ndarray, s: FeatureSpec):
+        return run_optimiser(optimizer, X, T, s, class_rng(seed, optimizer, "tuning", X.shape[1]))
+
+    table = optimiser_table(run_tuning(selection, optimise), iterations=True)
+    table = table.rename(
+        columns={
+            "avg_cum_unfeasibility": "unfeasibility",
+            "avg_cum_distortion": "distortion",
+            "avg_iterations": "iterations",
+        }
+    )
+    with atomic_path(table_out, ".csv") as tmp:
+        table.to_csv(tmp, index=False, float_format="%.6g")
+    logger.info("tuning table for %s: %d class lengths", optimizer, len(table) - 1)

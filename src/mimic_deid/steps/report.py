@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.atomic import atomic_path, read_json, write_text
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.logs import get_logger
 
 logger = get_logger(__name__)
-
-SETTINGS = ("orig/orig", "deid/deid", "orig/deid", "deid/orig")
 
 
 def _disagreement_stats(per_series: pd.DataFrame, prefix: str) -> dict[str, float]:
@@ -57,9 +56,9 @@ def sweep_row(
             row[f"{side}_top1_e{tag}"] = stats["top1"]
             row[f"{side}_top5_e{tag}"] = stats["top5"]
     test = utility[utility["split"] == "test"].set_index("setting")
-    for setting in SETTINGS:
+    for setting, train_side, test_side in UTILITY_SETTINGS:
         if setting in test.index:
-            name = setting.replace("/", "_")
+            name = f"{train_side}_{test_side}"
             row[f"test_roc_auc_{name}"] = float(test.loc[setting, "roc_auc"])
             row[f"test_pr_auc_{name}"] = float(test.loc[setting, "pr_auc"])
     return row
