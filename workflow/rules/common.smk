@@ -106,6 +106,7 @@ def report_input(wildcards):
         "linkage": f"results/stays/{POINT.format(**p)}/privacy/linkage.json",
         "utility": f"results/ihm48/{POINT.format(**p)}/utility/trust_settings.csv",
         "sweep": "results/report/sweep_summary.csv",
+        "variables": config["variables"],
     }
     for kind in ("adhoc", "genetic"):
         opt = first_opt(kind)

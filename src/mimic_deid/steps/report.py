@@ -209,6 +209,9 @@ def report_step(
     utility = pd.read_csv(inputs["utility"])
     fig.plot_trust_settings(utility, figure["trust_settings"])
 
+    from mimic_deid.variables import load_variables
+
+    units = {v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])}
     examples = ga_examples(inputs, features) or []
     for name, example in zip(
         ("ga_example_high", "ga_example_low"), examples + [None, None], strict=False
@@ -223,8 +226,7 @@ def report_step(
             example["perturbed"],
             example["features"],
             figure[name],
-            example["variable"].replace("_", " "),
-            "",
+            *units.get(example["variable"], (example["variable"], "")),
         )
 
     for kind in ("adhoc", "genetic"):
