@@ -1,0 +1,616 @@
+"""Genetic constraint optimisation (seed §4.2, fitness variants of §6.2).
+
+A *chromosome* is an additive perturbation of the non-null records ("genes") of the feature
+dimensions of one series; records of a dimension without any non-null target for that series
+are not genes and are never changed. Every generation:
+
+1. **elitism**: the fittest chromosome is kept unchanged;
+2. **tournament selection**: for each of the other ``population - 1`` slots, ``tournament``
+   chromosomes are drawn without replacement and the ``parents`` fittest of them mate;
+3. **crossover**: ``parents - 1`` distinct cut points are drawn among the series' genes (so
+   that, when the series has enough genes, every parent gives at least one gene); the child
+   takes the segments between cuts from the parents in turn (in the order they were drawn);
+4. **mutation**: each gene of the child independently (probability ``mutation_prob``) gets
+   Gaussian noise of sd ``mutation_sd``.
+
+The initial population is Gaussian with sd ``init_sd``. Fitness (higher is better), with
+``|objective| = sum |perturbation|`` and ``infeasibility = sum_j w_j |f_j(x + p) - target_j|``
+(``w_j = 1``, or ``1 / class-wide sd of the original feature j`` when ``normalise_features``):
+
+- ``annealed`` (eq. 4.2-4.4): ``-|objective| * exp(infeasibility * sqrt(m))`` at generation
+  ``m``; it overflows in floating point for large ``m`` (seed §6.2), so chromosomes are
+  ranked by the equivalent key ``-(log|objective| + infeasibility * sqrt(m))``, which is
+  finite for any ``m``;
+- ``DF``: as annealed with ``infeasibility / 100``;
+- ``CI``: as annealed with ``m`` capped at 300;
+- ``NA``: ``-(100 * infeasibility + |objective|)``.
+
+A series stops after ``patience`` consecutive generations in which no child beat the elite
+(under the current generation's fitness; for ``NA`` this means the best fitness did not
+increase), or after ``max_iterations`` generations; its best chromosome is then frozen.
+
+Implementation: all series of a chunk and all their chromosomes are processed at once, on
+gene-major arrays ``(n_genes, population, n_series)`` (per-chromosome sums, minima and maxima
+are then fast reductions over the leading axis). Genes are *packed*: per feature dimension,
+the non-null records of each series are moved to the front (time order kept) and padded to the
+longest in the chunk, so sparse dimensions (glucose, height, weight) cost little; padding genes
+are kept at 0. The search runs in float32 on values centred per series and dimension (the
+returned series are ``x + p`` in float64; the reported metrics are recomputed in float64).
+Mutation positions come from geometric gaps, so their cost is proportional to the mutated
+genes. Series that stopped are dropped from the working arrays. Chunks hold ~10^6 child genes
+(cache friendly) and stay within ~1 GB of memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from mimic_deid.config import FITNESS_VARIANTS, OPTIMIZER_PARAMS
+from mimic_deid.deid.features import FeatureSpec, compute_features
+from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
+from mimic_deid.errors import ConfigError
+from mimic_deid.logs import Progress, get_logger
+
+log = get_logger(__name__)
+
+_DTYPE = np.float32  # gene / population arithmetic
+_TINY = 1e-300  # floor of |objective| in the log-space annealed key
+_SENTINEL = np.iinfo(np.int64).max // 4
+_CHUNK_ELEMENTS = 1_000_000  # child genes per chunk: ~4 MB float32 arrays, fast in cache
+_MEMORY_BUDGET = 1_000_000_000  # bytes
+_BYTES_PER_ELEMENT = 4 * 8  # float32 x ~8 live arrays of the children's size
+
+
+@dataclass(frozen=True)
+class GeneticParams:
+    """Parameters of the genetic optimiser (names as in ``mimic_deid.config``).
+
+    Attributes
+    ----------
+    fitness : {"annealed", "DF", "CI", "NA"}
+    population : int
+        Chromosomes per series (>= 2).
+    tournament : int
+        Chromosomes drawn per tournament (``parents <= tournament <= population``).
+    parents : int
+        Parents per child (>= 1; 1 disables crossover).
+    mutation_sd : float
+        Sd of the mutation noise, in the unit of each dimension (>= 0).
+    mutation_prob : float
+        Probability that a gene mutates, in [0, 1].
+    init_sd : float
+        Sd of the initial population (>= 0).
+    patience : int
+        Generations without improvement before a series stops (>= 1).
+    max_iterations : int
+        Maximum number of generations (>= 1).
+    normalise_features : bool
+        Divide each feature error by the class-wide sd of the original feature.
+    """
+
+    fitness: str = "NA"
+    population: int = 24
+    tournament: int = 5
+    parents: int = 2
+    mutation_sd: float = 3.0
+    mutation_prob: float = 0.2
+    init_sd: float = 1.0
+    patience: int = 100
+    max_iterations: int = 600
+    normalise_features: bool = False
+
+    def __post_init__(self) -> None:
+        def bad(name: str, expected: str) -> ConfigError:
+            return ConfigError(
+                f"genetic optimiser parameter '{name}': expected {expected}, "
+                f"got {getattr(self, name)!r}"
+            )
+
+        if self.fitness not in FITNESS_VARIANTS:
+            raise bad("fitness", f"one of {FITNESS_VARIANTS}")
+        for name in ("population", "tournament", "parents", "patience", "max_iterations"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise bad(name, "an integer >= 1")
+        if self.population < 2:
+            raise bad("population", "an integer >= 2")
+        if not self.parents <= self.tournament <= self.population:
+            raise bad("tournament", f"an integer in [parents={self.parents}, population]")
+        for name in ("mutation_sd", "init_sd"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise bad(name, "a finite number >= 0")
+        p = self.mutation_prob
+        if not isinstance(p, int | float) or not 0 <= p <= 1:
+            raise bad("mutation_prob", "a probability in [0, 1]")
+        if not isinstance(self.normalise_features, bool | np.bool_):
+            raise bad("normalise_features", "a boolean")
+
+    @classmethod
+    def from_dict(cls, params: Mapping[str, Any]) -> GeneticParams:
+        """Build from a mapping such as ``parse_optimizer_label(label)[1]``.
+
+        Missing keys take the defaults; unknown keys raise ``ConfigError``. Values are cast to
+        the types of ``mimic_deid.config.OPTIMIZER_PARAMS["genetic"]``.
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ConfigError(
+                f"genetic optimiser: unknown parameter(s) {unknown}, expected some of "
+                f"{sorted(known)}"
+            )
+        kwargs: dict[str, Any] = {}
+        if "fitness" in params:
+            kwargs["fitness"] = str(params["fitness"])
+        for name, _, typ in OPTIMIZER_PARAMS["genetic"]:
+            if name not in params:
+                continue
+            raw = params[name]
+            try:
+                if typ is bool:
+                    if isinstance(raw, str):
+                        raise ValueError(raw)
+                    if raw not in (0, 1):
+                        raise ValueError(raw)
+                    value: Any = bool(raw)
+                elif typ is int:
+                    if isinstance(raw, bool) or float(raw) != int(raw):
+                        raise ValueError(raw)
+                    value = int(raw)
+                else:
+                    value = float(raw)
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"genetic optimiser parameter '{name}': expected {typ.__name__}, got {raw!r}"
+                ) from None
+            kwargs[name] = value
+        return cls(**kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# random helpers
+
+
+def sample_distinct(
+    rng: np.random.Generator, n: int | np.ndarray, k: int, shape: tuple[int, ...]
+) -> np.ndarray:
+    """``k`` distinct integers in ``[0, n)`` per cell of ``shape``, in random (draw) order.
+
+    ``n`` may be an array broadcastable to ``shape``. Where ``n < k`` the draws beyond the
+    first ``n`` are set to a large sentinel (> any valid value). Draw ``j`` is uniform over the
+    ``n - j`` values not drawn yet (exact sampling without replacement); O(k^2) passes over
+    ``shape``, meant for small ``k``.
+    """
+    n_arr = np.asarray(n, dtype=np.int64)
+    out = np.empty((*shape, k), dtype=np.int64)
+    srt = np.empty((*shape, k), dtype=np.int64)  # draws so far, sorted ascending
+    for j in range(k):
+        avail = n_arr - j
+        r = (rng.random(shape) * np.maximum(avail, 1)).astype(np.int64)
+        np.minimum(r, np.maximum(avail - 1, 0), out=r)
+        for col in range(j):  # the r-th value not drawn yet
+            r += r >= srt[..., col]
+        r = np.where(avail > 0, r, _SENTINEL)
+        out[..., j] = r
+        srt[..., j] = r
+        for col in range(j, 0, -1):  # insertion step keeps srt sorted
+            lo = np.minimum(srt[..., col - 1], srt[..., col])
+            srt[..., col] = np.maximum(srt[..., col - 1], srt[..., col])
+            srt[..., col - 1] = lo
+    return out
+
+
+def bernoulli_positions(rng: np.random.Generator, size: int, p: float) -> np.ndarray:
+    """Sorted indices in ``[0, size)`` of the successes of ``size`` Bernoulli(``p``) trials.
+
+    Exact in distribution, via geometric gaps (from exponential draws): cost proportional to the ``size * p``
+    successes instead of ``size`` uniform draws.
+    """
+    if size <= 0 or p <= 0:
+        return np.empty(0, dtype=np.int64)
+    if p >= 1:
+        return np.arange(size, dtype=np.int64)
+    # Geometric(p) gaps (support 1, 2, ...) as floor(E / -log(1 - p)) + 1 with E ~ Exp(1).
+    rate = 1.0 / -math.log1p(-p)
+    mean = size * p
+    batch = int(mean + 5.0 * math.sqrt(mean * (1 - p)) + 16)
+
+    def positions(k: int, start: int) -> np.ndarray:
+        g = rng.standard_exponential(k)
+        g *= rate
+        np.floor(g, out=g)
+        g += 1.0
+        np.cumsum(g, out=g)  # exact: integers < 2**53
+        return g.astype(np.int64) + start
+
+    pos = positions(batch, -1)
+    parts = [pos]
+    last = int(pos[-1])
+    while last < size - 1:
+        parts.append(positions(batch // 4 + 16, last))
+        last = int(parts[-1][-1])
+    pos = np.concatenate(parts) if len(parts) > 1 else pos
+    return pos[: np.searchsorted(pos, size)]
+
+
+# --------------------------------------------------------------------------------------------
+# fitness
+
+
+def fitness_key(
+    abs_objective: np.ndarray, infeasibility: np.ndarray, m: int, fitness: str
+) -> np.ndarray:
+    """Ranking key (higher = fitter) of chromosomes at generation ``m``.
+
+    Monotone in the seed's fitness for every variant; finite for any ``m`` (log space for the
+    annealed variants). ``abs_objective = sum |perturbation|``, ``infeasibility`` as in the
+    module docstring; any shape.
+    """
+    if fitness == "NA":
+        return -(100.0 * infeasibility + abs_objective)
+    if fitness not in ("annealed", "DF", "CI"):
+        raise ConfigError(f"unknown fitness '{fitness}', expected one of {FITNESS_VARIANTS}")
+    inf = infeasibility / 100.0 if fitness == "DF" else infeasibility
+    mm = min(m, 300) if fitness == "CI" else m
+    return -(np.log(np.maximum(abs_objective, _TINY)) + inf * math.sqrt(mm))
+
+
+# --------------------------------------------------------------------------------------------
+# packed, gene-major layout of a chunk of series
+#
+# Arrays are (genes, ..., series): the per-chromosome reductions (sum, min, max over genes)
+# then run over the leading axis, which numpy does as fast element-wise passes, and a block of
+# genes is a contiguous slice.
+
+
+@dataclass
+class _Block:
+    """Genes of one feature dimension: rows ``off:off+width`` of the packed layout."""
+
+    dim: int  # series dimension
+    off: int
+    width: int
+    time: np.ndarray  # (width, n) time index of each gene (0 at padding)
+    stats: frozenset[str]
+
+
+class _Workspace:
+    """Reusable scratch arrays, so that the generation loop does not reallocate."""
+
+    def __init__(self) -> None:
+        self._bufs: dict[tuple[str, str], np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A contiguous (uninitialised) array of ``shape``, reusing the storage of ``name``."""
+        size = math.prod(shape)
+        key = (name, np.dtype(dtype).str)
+        buf = self._bufs.get(key)
+        if buf is None or buf.size < size:
+            buf = np.empty(size, dtype=dtype)
+            self._bufs[key] = buf
+        return buf[:size].reshape(shape)
+
+
+class _Problem:
+    """Per-series constants of a chunk in the packed gene-major layout.
+
+    Genes of feature dimension ``d`` are the series' non-null records of ``d`` (when ``d`` has a
+    non-null target), moved to the front in time order and padded to the chunk's longest.
+    ``valid`` (G, n) marks real genes; padding genes stay 0 in every chromosome. Values are
+    centred per series and dimension on the original mean (``base``) for accuracy in float32.
+    """
+
+    def __init__(
+        self, X: np.ndarray, targets: np.ndarray, spec: FeatureSpec, weights: np.ndarray
+    ) -> None:
+        n = X.shape[0]
+        constrained = ~np.isnan(targets)
+        blocks: list[_Block] = []
+        valid_parts, base_parts, cnt_cols, centre_cols = [], [], [], []
+        off = 0
+        for d in spec.feature_dims.tolist():
+            cols = np.flatnonzero(spec.dims == d)
+            vals = X[:, :, d]
+            ok = ~np.isnan(vals) & constrained[:, cols].any(axis=1)[:, None]
+            cnt = ok.sum(axis=1)
+            width = int(cnt.max()) if n else 0
+            if width == 0:
+                continue
+            order = np.argsort(~ok, axis=1, kind="stable")[:, :width]
+            valid = np.arange(width)[None, :] < cnt[:, None]
+            packed = np.take_along_axis(vals, order, axis=1)
+            centre = np.where(valid, packed, 0.0).sum(axis=1) / np.maximum(cnt, 1)
+            base = np.where(valid, packed - centre[:, None], 0.0)
+            stats = frozenset(spec.stats[j] for j in cols)
+            blocks.append(_Block(d, off, width, np.where(valid, order, 0).T.copy(), stats))
+            valid_parts.append(valid.T)
+            base_parts.append(base.T)
+            cnt_cols.append(cnt)
+            centre_cols.append(centre)
+            off += width
+        self.blocks = blocks
+        self.n_genes = off
+        if blocks:
+            valid_all = np.concatenate(valid_parts, axis=0)
+            base_all = np.concatenate(base_parts, axis=0)
+            centre_all = np.stack(centre_cols, axis=0)  # (n_blocks, n)
+            self.cnt = np.stack(cnt_cols, axis=0).astype(np.float64)
+        else:
+            valid_all = np.zeros((0, n), dtype=bool)
+            base_all = np.zeros((0, n))
+            centre_all = np.zeros((0, n))
+            self.cnt = np.zeros((0, n))
+        self.valid = valid_all  # (G, n)
+        self.valid_f = valid_all.astype(_DTYPE)
+        self.base = base_all.astype(_DTYPE)
+        self.base_min = np.where(valid_all, base_all, np.inf).astype(_DTYPE)
+        self.base_max = np.where(valid_all, base_all, -np.inf).astype(_DTYPE)
+        self.rank = (np.cumsum(valid_all, axis=0) - 1).astype(np.int32)  # (G, n)
+        self.n_valid = valid_all.sum(axis=0)  # (n,)
+        # feature terms j: statistic of a block, centred target and weight, each (J, n)
+        block_of = {b.dim: k for k, b in enumerate(blocks)}
+        self.term_cols: dict[tuple[int, str], list[int]] = {}
+        tgt_rows, w_rows = [], []
+        for j, (d, stat) in enumerate(zip(spec.dims.tolist(), spec.stats, strict=True)):
+            if d not in block_of:
+                continue
+            k = block_of[d]
+            t = targets[:, j]
+            usable = ~np.isnan(t) & (self.cnt[k] > 0)
+            shift = 0.0 if stat == "var" else centre_all[k]
+            self.term_cols.setdefault((k, stat), []).append(len(tgt_rows))
+            tgt_rows.append(np.where(usable, t - shift, 0.0))
+            w_rows.append(np.where(usable, weights[j], 0.0))
+        self.n_terms = len(tgt_rows)
+        self.tgt = np.stack(tgt_rows) if tgt_rows else np.zeros((0, n))
+        self.w = np.stack(w_rows) if w_rows else np.zeros((0, n))
+
+    def take(self, cols: np.ndarray) -> None:
+        """Keep only the series ``cols`` (compaction after some series stopped)."""
+        for name in ("valid", "valid_f", "base", "base_min", "base_max", "rank", "cnt", "tgt", "w"):
+            setattr(self, name, np.ascontiguousarray(getattr(self, name)[:, cols]))
+        self.n_valid = self.n_valid[cols]
+
+    def evaluate(self, pop: np.ndarray, ws: _Workspace) -> tuple[np.ndarray, np.ndarray]:
+        """``(|objective|, infeasibility)`` of chromosomes ``pop`` (G, q, n); each (q, n)."""
+        _, q, n = pop.shape
+        scratch = ws.get("eval", pop.shape, pop.dtype)
+        abs_obj = np.abs(pop, out=scratch).sum(axis=0, dtype=np.float64)
+        stats = ws.get("stats", (self.n_terms, q, n), np.float64)
+        for k, blk in enumerate(self.blocks):
+            sl = slice(blk.off, blk.off + blk.width)
+            p = pop[sl]
+            v = scratch[sl]
+            cnt = np.maximum(self.cnt[k], 1.0)
+            if blk.stats & {"mean", "var"}:
+                np.add(p, self.base[sl, None, :], out=v)
+                mean = v.sum(axis=0, dtype=np.float64) / cnt
+                for j in self.term_cols.get((k, "mean"), ()):
+                    stats[j] = mean
+                if "var" in blk.stats:
+                    sq = np.square(v, out=v).sum(axis=0, dtype=np.float64) / cnt
+                    for j in self.term_cols[k, "var"]:
+                        stats[j] = sq - mean * mean
+            if "min" in blk.stats:
+                lo = np.add(p, self.base_min[sl, None, :], out=v).min(axis=0)
+                for j in self.term_cols[k, "min"]:
+                    stats[j] = lo
+            if "max" in blk.stats:
+                hi = np.add(p, self.base_max[sl, None, :], out=v).max(axis=0)
+                for j in self.term_cols[k, "max"]:
+                    stats[j] = hi
+        with np.errstate(invalid="ignore"):
+            err = np.abs(stats - self.tgt[:, None, :])
+            err *= self.w[:, None, :]
+        err[np.isnan(err)] = 0.0  # weight 0 on an all-padding block (inf * 0)
+        return abs_obj, err.sum(axis=0)
+
+
+# --------------------------------------------------------------------------------------------
+# the optimiser
+
+
+def _feature_weights(X: np.ndarray, spec: FeatureSpec, normalise: bool) -> np.ndarray:
+    """``w_j``: 1, or 1 / class-wide sd of the original feature j (1 if that sd is 0/null)."""
+    if not normalise or X.shape[0] == 0:
+        return np.ones(spec.n_features)
+    F = compute_features(X, spec)
+    valid = ~np.isnan(F)
+    cnt = np.maximum(valid.sum(axis=0), 1)
+    mean = np.where(valid, F, 0.0).sum(axis=0) / cnt
+    sd = np.sqrt(np.where(valid, (F - mean) ** 2, 0.0).sum(axis=0) / cnt)
+    return np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 1.0)
+
+
+def _swap(name: str) -> str:
+    return "pop1" if name == "pop0" else "pop0"
+
+
+def _run_chunk(
+    X: np.ndarray,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    weights: np.ndarray,
+    params: GeneticParams,
+    rng: np.random.Generator,
+    series_index: np.ndarray,
+    callback: Callable[[int, np.ndarray, np.ndarray], None] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Optimise one chunk of series; returns ``(X_out (n, L, D), iterations (n,))``."""
+    n = X.shape[0]
+    prob = _Problem(X, targets, spec, weights)
+    G = prob.n_genes
+    P, T, K = params.population, params.tournament, params.parents
+    fit = params.fitness
+    ws = _Workspace()
+    best_out = np.zeros((G, n), dtype=_DTYPE)
+    iters_out = np.zeros(n, dtype=np.int64)
+    valid0 = prob.valid
+    active = np.flatnonzero(prob.n_valid > 0)  # chunk rows still running
+    prob.take(active)
+    na = len(active)
+
+    pop = ws.get("pop0", (G, P, na), _DTYPE)  # gene-major population
+    pop[...] = rng.standard_normal((G, P, na), dtype=_DTYPE)
+    pop *= prob.valid[:, None, :]
+    pop *= params.init_sd
+    abs_obj, infeas = prob.evaluate(pop, ws)  # (P, na)
+    since = np.zeros(na, dtype=np.int64)
+    spare = "pop1"
+    m = 0
+    while na:
+        m += 1
+        cols = np.arange(na)
+        keys = fitness_key(abs_obj, infeas, m, fit)
+        best = np.argmax(keys, axis=0)
+        elite_key = keys[best, cols]
+
+        # tournament selection: T distinct contenders, the K fittest mate (in draw order)
+        contenders = sample_distinct(rng, P, T, (P - 1, na))  # (P-1, na, T)
+        ckeys = keys[contenders, cols[None, :, None]]
+        top = np.empty((P - 1, na, K), dtype=np.int64)
+        for s in range(K):  # the K fittest contenders (ties: earlier draw first) ...
+            top[..., s] = np.argmax(ckeys, axis=-1)
+            np.put_along_axis(ckeys, top[..., s, None], -np.inf, axis=-1)
+        top.sort(axis=-1)  # ... mate in draw order
+        mates = np.take_along_axis(contenders, top, axis=-1)  # (P-1, na, K)
+        mates *= na
+        mates += cols[None, :, None]  # column index into pop.reshape(G, P * na)
+
+        # crossover: K-1 distinct cut points among the series' genes
+        pop2 = pop.reshape(G, P * na)
+        child = ws.get("child", (G, P - 1, na), _DTYPE)
+        np.take(pop2, mates[..., 0].reshape(-1), axis=1, out=child.reshape(G, -1))
+        if K > 1:
+            cuts = sample_distinct(rng, (prob.n_valid - 1)[None, :], K - 1, (P - 1, na))
+            cuts = np.sort(cuts, axis=-1) + 1
+            cuts = np.minimum(cuts, G + 1).astype(np.int32)
+            other = ws.get("other", (G, P - 1, na), _DTYPE)
+            take = ws.get("take", (G, P - 1, na), _DTYPE)
+            for s in range(1, K):
+                np.greater_equal(prob.rank[:, None, :], cuts[None, :, :, s - 1], out=take)
+                np.take(pop2, mates[..., s].reshape(-1), axis=1, out=other.reshape(G, -1))
+                other -= child  # child += take * (other - child)
+                other *= take
+                child += other
+
+        # mutation of the valid genes
+        if params.mutation_prob > 0 and params.mutation_sd > 0:
+            flat = child.reshape(-1)
+            pos = bernoulli_positions(rng, flat.size, params.mutation_prob)
+            noise = rng.standard_normal(pos.size, dtype=_DTYPE)
+            noise *= params.mutation_sd
+            np.add.at(flat, pos, noise)
+            child *= prob.valid_f[:, None, :]  # padding genes back to 0
+
+        c_obj, c_inf = prob.evaluate(child, ws)
+        c_keys = fitness_key(c_obj, c_inf, m, fit)
+        improved = c_keys.max(axis=0) > elite_key
+
+        new = ws.get(spare, (G, P, na), _DTYPE)
+        new[:, 0, :] = pop[:, best, cols]
+        new[:, 1:, :] = child
+        spare = _swap(spare)
+        pop = new
+        abs_obj = np.concatenate([abs_obj[best, cols][None, :], c_obj], axis=0)
+        infeas = np.concatenate([infeas[best, cols][None, :], c_inf], axis=0)
+        since = np.where(improved, 0, since + 1)
+        iters_out[active] = m
+        if callback is not None:
+            callback(m, series_index[active], np.maximum(elite_key, c_keys.max(axis=0)))
+
+        done = (since >= params.patience) | (m >= params.max_iterations)
+        if done.any():
+            fin = np.flatnonzero(done)
+            pick = np.argmax(fitness_key(abs_obj[:, fin], infeas[:, fin], m, fit), axis=0)
+            best_out[:, active[fin]] = pop[:, pick, fin]
+            keep = np.flatnonzero(~done)
+            active = active[keep]
+            na = len(keep)
+            compact = ws.get(spare, (G, P, na), _DTYPE)
+            np.take(pop, keep, axis=2, out=compact)
+            spare = _swap(spare)
+            pop = compact
+            abs_obj, infeas, since = abs_obj[:, keep], infeas[:, keep], since[keep]
+            prob.take(keep)
+
+    # write the best perturbations back into the series (float64: x + p)
+    out = X.copy()
+    for blk in prob.blocks:
+        g, r = np.nonzero(valid0[blk.off : blk.off + blk.width])
+        t = blk.time[g, r]
+        out[r, t, blk.dim] = X[r, t, blk.dim] + best_out[blk.off + g, r].astype(np.float64)
+    return out, iters_out
+
+
+def chunk_size(n: int, n_genes: int, population: int) -> int:
+    """Series per chunk: cache friendly (~1e6 child genes) and within ~1 GB of memory."""
+    per_series = max(1, (population - 1) * max(n_genes, 1))
+    by_cache = _CHUNK_ELEMENTS // per_series
+    by_memory = _MEMORY_BUDGET // (_BYTES_PER_ELEMENT * per_series)
+    return int(max(1, min(n, max(by_cache, 8), by_memory)))
+
+
+def optimise_genetic(
+    X: np.ndarray,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    params: GeneticParams,
+    rng: np.random.Generator,
+    *,
+    chunk_series: int | None = None,
+    callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+) -> OptimiseResult:
+    """Perturb the feature dimensions of one duration class with the genetic algorithm.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, L, D)
+        Series of one duration class, NaN = null.
+    targets : ndarray of float64, shape (n, m)
+        Feature targets in ``spec`` column order, NaN = unconstrained.
+    spec : FeatureSpec
+    params : GeneticParams
+    rng : numpy.random.Generator
+        The only source of randomness: same generator state, inputs and ``chunk_series`` give
+        the same output.
+    chunk_series : int, optional
+        Series optimised together; default from :func:`chunk_size`. Changing it changes the
+        random stream (not the algorithm).
+    callback : callable, optional
+        ``callback(m, series, best_key)`` after every generation ``m`` with the class row
+        indices of the still-running series and their best :func:`fitness_key` (diagnostics).
+
+    Returns
+    -------
+    OptimiseResult
+        ``iterations`` = generations run per series (0 for a series without any gene).
+    """
+    if not isinstance(params, GeneticParams):
+        raise ConfigError(f"genetic optimiser: params must be GeneticParams, got {type(params)}")
+    X, targets = check_inputs(X, targets, spec)
+    n, length, _ = X.shape
+    weights = _feature_weights(X, spec, bool(params.normalise_features))
+    n_genes = len(spec.feature_dims) * length
+    if chunk_series is not None and (isinstance(chunk_series, bool) or chunk_series < 1):
+        raise ConfigError(f"genetic optimiser: chunk_series must be >= 1, got {chunk_series!r}")
+    size = int(chunk_series) if chunk_series else chunk_size(n, n_genes, params.population)
+    out = np.empty_like(X)
+    iters = np.zeros(n, dtype=np.int64)
+    progress = Progress(f"genetic L={length}", n, log)
+    for start in range(0, n, size):
+        sl = slice(start, min(start + size, n))
+        idx = np.arange(sl.start, sl.stop)
+        out[sl], iters[sl] = _run_chunk(
+            X[sl], targets[sl], spec, weights, params, rng, idx, callback
+        )
+        progress.update(sl.stop - sl.start)
+    if n:
+        progress.close()
+    return evaluate(X, out, targets, spec, iters)

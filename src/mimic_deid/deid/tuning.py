@@ -1,0 +1,259 @@
+"""Tuning runs of the constraint optimisers: the seed's Tables 6.1 (ad-hoc) and 6.2 (genetic).
+
+Seed §6.2: 20 series are drawn from each of 5 duration classes (lengths 5, 25, 50, 75, 100),
+among the series without any missing value in the feature dimensions; Mondrian (k = 5, range
+heuristic) is run on the *whole* class, on the features of §5.1 without height and weight; the
+optimiser then moves the drawn series towards their Mondrian targets. Per duration class and
+over all classes the tables report
+
+- average cumulative unfeasibility: per series and feature dimension, the sum over that
+  dimension's features of ``|target - achieved|``, averaged over series and dimensions;
+- average cumulative distortion: per series ``sum |perturbation| / length``, averaged;
+- (genetic only) average iterations.
+
+Library functions only: nothing is written here. Typical use::
+
+    tspec = tuning_spec(spec)                      # drop height and weight
+    sel = select_tuning_series(classes, tspec, rng=rng)
+    runs = run_tuning(sel, lambda X, T, s: optimise_adhoc(X, T, s, 50, 0.01, rng))
+    table = optimiser_table(runs)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.deid.features import FeatureSpec, compute_features
+from mimic_deid.deid.optimise import OptimiseResult, dimension_unfeasibility
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.logs import get_logger
+
+log = get_logger(__name__)
+
+SEED_LENGTHS = (5, 25, 50, 75, 100)
+ALL_CLASSES = "All classes"
+COLUMNS = ("duration", "avg_cum_unfeasibility", "avg_cum_distortion", "avg_iterations")
+
+Partition = Callable[..., np.ndarray]  # (F, k, heuristic, X) -> labels
+Targets = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (F, labels) -> targets
+
+
+@dataclass(frozen=True)
+class TuningClass:
+    """The series drawn from one duration class and their Mondrian targets.
+
+    Attributes
+    ----------
+    requested_length : int
+        The length asked for (e.g. 25).
+    length : int
+        The class length used (the nearest available one when ``requested_length`` is missing).
+    rows : ndarray of int64, shape (n_sel,)
+        Drawn series, as row indices into that class array (sorted).
+    X : ndarray of float64, shape (n_sel, length, D)
+    targets : ndarray of float64, shape (n_sel, m)
+        Mondrian class means computed on the whole class.
+    spec : FeatureSpec
+        The features used (height and weight excluded).
+    n_complete : int
+        Eligible series of the class without missing values in the feature dimensions.
+    """
+
+    requested_length: int
+    length: int
+    rows: np.ndarray
+    X: np.ndarray
+    targets: np.ndarray
+    spec: FeatureSpec
+    n_complete: int
+
+
+@dataclass(frozen=True)
+class TuningRun:
+    """An optimiser's result on one :class:`TuningClass`."""
+
+    tuning: TuningClass
+    result: OptimiseResult
+
+
+def tuning_spec(spec: FeatureSpec, exclude: Iterable[str] = ("height", "weight")) -> FeatureSpec:
+    """``spec`` without the features of the variables in ``exclude`` (seed §6.2)."""
+    exclude = set(exclude)
+    keep = [
+        j
+        for j, (name, stat) in enumerate(zip(spec.names, spec.stats, strict=True))
+        if name.removesuffix(f"_{stat}") not in exclude
+    ]
+    return FeatureSpec(
+        spec.dims[keep],
+        tuple(spec.stats[j] for j in keep),
+        tuple(spec.names[j] for j in keep),
+    )
+
+
+def complete_series(X: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """``(n,)`` bool: series with no null record in the dimensions ``dims``."""
+    if X.shape[1] == 0:
+        return np.zeros(X.shape[0], dtype=bool)
+    return ~np.isnan(X[:, :, dims]).any(axis=(1, 2))
+
+
+def _choose_lengths(
+    requested: Iterable[int], available: Mapping[int, int], n_per_class: int
+) -> list[tuple[int, int]]:
+    """``[(requested, used)]``: the nearest unused class (ties: shorter), preferring classes
+    with at least ``n_per_class`` complete series; ``available`` = {length: complete count}."""
+    used: set[int] = set()
+    out = []
+    for req in requested:
+        free = [L for L, c in available.items() if c > 0 and L not in used]
+        if not free:
+            log.warning("tuning: no class left for requested length %d", req)
+            continue
+        full = [L for L in free if available[L] >= n_per_class]
+        pool = full or free
+        best = min(pool, key=lambda L: (abs(L - req), L))
+        if best != req:
+            log.info("tuning: length %d not available, using class length %d", req, best)
+        used.add(best)
+        out.append((int(req), int(best)))
+    return out
+
+
+def select_tuning_series(
+    classes: Mapping[int, np.ndarray],
+    spec: FeatureSpec,
+    n_per_class: int = 20,
+    lengths: Iterable[int] = SEED_LENGTHS,
+    rng: np.random.Generator | None = None,
+    *,
+    k: int = 5,
+    heuristic: str = "range",
+    eligible: Mapping[int, np.ndarray] | None = None,
+    partition: Partition | None = None,
+    targets_of: Targets | None = None,
+) -> dict[int, TuningClass]:
+    """Draw the tuning series and compute their Mondrian targets (seed §6.2).
+
+    Parameters
+    ----------
+    classes : mapping {class length: X (n, length, D)}
+        Every series of each duration class (one split group).
+    spec : FeatureSpec
+        The tuning features, already without height and weight (see :func:`tuning_spec`).
+        Completeness is checked on ``spec.feature_dims``.
+    n_per_class : int
+        Series drawn per class (fewer if a class has fewer complete series).
+    lengths : iterable of int
+        Requested class lengths; a missing one is replaced by the nearest unused class length
+        (ties: the shorter), preferring classes with >= ``n_per_class`` complete series.
+    rng : numpy.random.Generator
+        Draws the series (without replacement).
+    k, heuristic : Mondrian parameters (seed: 5, ``"range"``), run on the whole class.
+    eligible : mapping {class length: (n,) bool}, optional
+        Restricts the draw (e.g. to validation series); Mondrian still sees the whole class.
+    partition, targets_of : callables, optional
+        Replace ``mondrian_partition(F, k, heuristic, X)`` and ``class_targets(F, labels)``
+        (tests); by default imported from :mod:`mimic_deid.deid.mondrian`.
+
+    Returns
+    -------
+    dict {used class length: TuningClass}, in the order of ``lengths``.
+    """
+    if isinstance(n_per_class, bool) or not isinstance(n_per_class, int) or n_per_class < 1:
+        raise ConfigError(f"tuning: n_per_class must be an integer >= 1, got {n_per_class!r}")
+    if rng is None:
+        raise ConfigError("tuning: a numpy Generator 'rng' is required to draw the series")
+    if partition is None or targets_of is None:
+        from mimic_deid.deid.mondrian import class_targets, mondrian_partition
+
+        partition = partition or mondrian_partition
+        targets_of = targets_of or class_targets
+    dims = spec.feature_dims
+    complete: dict[int, np.ndarray] = {}
+    for L, X in classes.items():
+        X = np.asarray(X)
+        if X.ndim != 3 or X.shape[1] != L:
+            raise InputDataError(
+                f"tuning: class {L} must be an array (n, {L}, dims), got shape {X.shape}"
+            )
+        ok = complete_series(X, dims)
+        if eligible is not None and L in eligible:
+            ok &= np.asarray(eligible[L], dtype=bool)
+        complete[int(L)] = ok
+    plan = _choose_lengths(lengths, {L: int(c.sum()) for L, c in complete.items()}, n_per_class)
+    out: dict[int, TuningClass] = {}
+    for req, L in plan:
+        X = np.asarray(classes[L], dtype=np.float64)
+        cand = np.flatnonzero(complete[L])
+        rows = np.sort(rng.choice(cand, size=min(n_per_class, cand.size), replace=False))
+        F = compute_features(X, spec)
+        labels = partition(F, k, heuristic, X)
+        T = np.asarray(targets_of(F, labels), dtype=np.float64)
+        out[L] = TuningClass(req, L, rows.astype(np.int64), X[rows], T[rows], spec, cand.size)
+        log.info(
+            "tuning: class %d (requested %d): %d of %d complete series drawn",
+            L,
+            req,
+            rows.size,
+            cand.size,
+        )
+    return out
+
+
+def run_tuning(
+    selection: Mapping[int, TuningClass],
+    optimiser: Callable[[np.ndarray, np.ndarray, FeatureSpec], OptimiseResult],
+) -> dict[int, TuningRun]:
+    """Apply ``optimiser(X, targets, spec)`` to every tuning class; same keys and order."""
+    return {L: TuningRun(tc, optimiser(tc.X, tc.targets, tc.spec)) for L, tc in selection.items()}
+
+
+def _row(duration: str, unf: np.ndarray, dist: np.ndarray, iters: np.ndarray) -> dict:
+    with np.errstate(invalid="ignore"):
+        finite = unf[~np.isnan(unf)]
+        return {
+            "duration": duration,
+            "avg_cum_unfeasibility": float(finite.mean()) if finite.size else float("nan"),
+            "avg_cum_distortion": float(dist.mean()) if dist.size else float("nan"),
+            "avg_iterations": float(iters.mean()) if iters.size else float("nan"),
+        }
+
+
+def optimiser_table(
+    results_by_length: Mapping[int, TuningRun], iterations: bool = False
+) -> pd.DataFrame:
+    """The seed's Table 6.1 (``iterations=False``) or 6.2 (``iterations=True``).
+
+    Parameters
+    ----------
+    results_by_length : mapping {class length: TuningRun}
+        As returned by :func:`run_tuning`; rows follow its order.
+    iterations : bool
+        Add the ``avg_iterations`` column (genetic optimiser).
+
+    Returns
+    -------
+    DataFrame
+        One row per class length then an ``"All classes"`` row (pooled over all series);
+        columns ``duration`` (str: the class length, or "All classes"),
+        ``avg_cum_unfeasibility`` (mean over series and constrained feature dimensions of the
+        per-dimension sum of ``|target - achieved|``), ``avg_cum_distortion`` (mean over series
+        of ``sum |perturbation| / length``) and, if asked, ``avg_iterations``.
+    """
+    rows, pooled = [], ([], [], [])
+    for L, run in results_by_length.items():
+        tc, res = run.tuning, run.result
+        per_dim = dimension_unfeasibility(compute_features(res.X, tc.spec), tc.targets, tc.spec)
+        parts = (per_dim.ravel(), np.asarray(res.distortion), np.asarray(res.iterations))
+        rows.append(_row(str(L), *parts))
+        for acc, part in zip(pooled, parts, strict=True):
+            acc.append(part)
+    cat = [np.concatenate(p) if p else np.empty(0) for p in pooled]
+    rows.append(_row(ALL_CLASSES, *cat))
+    columns = list(COLUMNS if iterations else COLUMNS[:3])
+    return pd.DataFrame(rows)[columns]

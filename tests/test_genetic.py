@@ -1,0 +1,177 @@
+"""Genetic constraint optimiser (seed §4.2, fitness variants of §6.2)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_adhoc import DIMS, FEATURES, group_targets, make_class
+
+from mimic_deid.config import optimizer_label, parse_optimizer_label
+from mimic_deid.deid.features import compute_features, feature_spec
+from mimic_deid.deid.genetic import (
+    GeneticParams,
+    bernoulli_positions,
+    fitness_key,
+    optimise_genetic,
+    sample_distinct,
+)
+from mimic_deid.deid.optimise import unfeasibility
+from mimic_deid.errors import ConfigError
+
+FAST = GeneticParams(
+    fitness="NA",
+    population=12,
+    tournament=4,
+    parents=2,
+    mutation_sd=3.0,
+    mutation_prob=0.2,
+    init_sd=1.0,
+    patience=40,
+    max_iterations=150,
+    normalise_features=False,
+)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(11)
+    spec = feature_spec(FEATURES, DIMS)
+    X = make_class(rng, 60, 24)
+    X[0, :, DIMS.index("glucose")] = np.nan
+    F = compute_features(X, spec)
+    return X, group_targets(F, 5), spec
+
+
+def with_(params: GeneticParams, **changes) -> GeneticParams:
+    return GeneticParams(**{**params.__dict__, **changes})
+
+
+def test_params_from_label_and_validation():
+    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0"
+    name, raw = parse_optimizer_label(label)
+    params = GeneticParams.from_dict(raw)
+    assert params == GeneticParams()  # the defaults are the config defaults
+    assert optimizer_label(name, params.__dict__) == label
+    assert GeneticParams.from_dict({"normalise_features": 1}).normalise_features is True
+    with pytest.raises(ConfigError, match="unknown parameter"):
+        GeneticParams.from_dict({"popsize": 3})
+    with pytest.raises(ConfigError, match="population"):
+        GeneticParams.from_dict({"population": 2.5})
+    with pytest.raises(ConfigError, match="fitness"):
+        GeneticParams(fitness="XX")
+    with pytest.raises(ConfigError, match="tournament"):
+        GeneticParams(population=4, tournament=5)
+    with pytest.raises(ConfigError, match="mutation_prob"):
+        GeneticParams(mutation_prob=1.5)
+
+
+def test_deterministic_and_reduces_unfeasibility(problem):
+    X, T, spec = problem
+    a = optimise_genetic(X, T, spec, FAST, np.random.default_rng(5))
+    b = optimise_genetic(X, T, spec, FAST, np.random.default_rng(5))
+    assert a.X.tobytes() == b.X.tobytes()
+    np.testing.assert_array_equal(a.iterations, b.iterations)
+    before = unfeasibility(compute_features(X, spec), T)  # p = 0
+    assert a.unfeasibility.mean() < 0.5 * before.mean()
+    assert np.all((a.iterations >= FAST.patience) & (a.iterations <= FAST.max_iterations))
+    # metrics are those of the returned series
+    F = compute_features(a.X, spec)
+    np.testing.assert_allclose(a.unfeasibility, np.nansum(np.abs(F - T), axis=1))
+    np.testing.assert_allclose(a.distortion, np.nansum(np.abs(a.X - X), axis=(1, 2)) / X.shape[1])
+
+
+def test_only_non_null_feature_records_change(problem):
+    X, T, spec = problem
+    T = T.copy()
+    T[4] = np.nan  # no target at all: the series must not change
+    T[5, spec.dims == DIMS.index("heart_rate")] = np.nan  # heart rate unconstrained
+    params = with_(FAST, max_iterations=20, normalise_features=True)
+    res = optimise_genetic(X, T, spec, params, np.random.default_rng(1), chunk_series=16)
+    np.testing.assert_array_equal(np.isnan(res.X), np.isnan(X))
+    ph = DIMS.index("ph")
+    assert res.X[:, :, ph].tobytes() == X[:, :, ph].tobytes()
+    assert res.X[4].tobytes() == X[4].tobytes() and res.iterations[4] == 0
+    hr = DIMS.index("heart_rate")
+    assert res.X[5, :, hr].tobytes() == X[5, :, hr].tobytes()
+    changed = ~np.isnan(X[6, :, hr]) & (res.X[6, :, hr] != X[6, :, hr])
+    assert changed.any()
+
+
+def test_elite_never_gets_worse(problem):
+    X, T, spec = problem
+    history: dict[int, list[float]] = {}
+
+    def record(m, series, best_key):
+        for i, k in zip(series.tolist(), best_key.tolist(), strict=True):
+            history.setdefault(i, []).append(k)
+
+    optimise_genetic(X[:20], T[:20], spec, FAST, np.random.default_rng(2), callback=record)
+    assert len(history) == 20
+    for keys in history.values():
+        assert np.all(np.diff(keys) >= 0)
+        assert keys[-1] > keys[0]  # and it does improve
+
+
+@pytest.mark.parametrize("fitness", ["annealed", "DF", "CI"])
+def test_annealed_variants_never_overflow(problem, fitness):
+    X, T, spec = problem
+    Xs = X[:3, :8]
+    T_far = compute_features(Xs, spec) + 1000.0  # huge infeasibility for every feature
+    iters = 2000 if fitness == "annealed" else 300
+    params = with_(FAST, fitness=fitness, patience=10**6, max_iterations=iters)
+    seen = []
+    res = optimise_genetic(
+        Xs, T_far, spec, params, np.random.default_rng(0), callback=lambda m, s, k: seen.append(k)
+    )
+    assert np.all(res.iterations == iters)
+    assert np.isfinite(res.X[~np.isnan(Xs)]).all()
+    assert np.isfinite(res.unfeasibility).all() and np.isfinite(res.distortion).all()
+    keys = np.concatenate(seen)
+    assert np.isfinite(keys).all()
+    # the seed's fitness itself overflows here: -|obj| * exp(inf * sqrt(m)) = -inf
+    with np.errstate(over="ignore"):
+        assert np.isinf(-1.0 * np.exp(1000.0 * math.sqrt(iters)))
+
+
+def test_fitness_key_orders_like_the_seed_formulas():
+    rng = np.random.default_rng(0)
+    obj, inf = rng.uniform(0.1, 5, 200), rng.uniform(0, 0.5, 200)
+    for m in (1, 50, 400):
+        seed_fitness = {
+            "annealed": -obj * np.exp(inf * np.sqrt(m)),
+            "DF": -obj * np.exp(inf / 100 * np.sqrt(m)),
+            "CI": -obj * np.exp(inf * np.sqrt(min(m, 300))),
+            "NA": -(100 * inf + obj),
+        }
+        for name, fit in seed_fitness.items():
+            key = fitness_key(obj, inf, m, name)
+            np.testing.assert_array_equal(
+                np.argsort(key, kind="stable"), np.argsort(fit, kind="stable")
+            )
+
+
+def test_sampling_helpers():
+    rng = np.random.default_rng(0)
+    s = sample_distinct(rng, 6, 4, (5000,))
+    assert s.min() >= 0 and s.max() < 6
+    assert all(len(set(row)) == 4 for row in s[:200].tolist())
+    counts = np.bincount(s[:, 2], minlength=6)  # every draw is uniform over 0..5
+    assert counts.min() > 700 and counts.max() < 970
+    short = sample_distinct(rng, np.array([1, 3]), 2, (2,))
+    assert short[0, 0] == 0 and short[0, 1] > 10**9  # n < k -> sentinel
+    pos = bernoulli_positions(rng, 200_000, 0.2)
+    assert np.all(np.diff(pos) > 0) and pos.max() < 200_000
+    assert abs(len(pos) / 200_000 - 0.2) < 0.005
+    assert len(bernoulli_positions(rng, 10, 0.0)) == 0
+    assert len(bernoulli_positions(rng, 10, 1.0)) == 10
+
+
+def test_more_parents_and_chunks(problem):
+    X, T, spec = problem
+    params = with_(FAST, parents=3, tournament=5, max_iterations=30)
+    res = optimise_genetic(X[:10], T[:10], spec, params, np.random.default_rng(4), chunk_series=3)
+    assert res.X.shape == X[:10].shape
+    before = unfeasibility(compute_features(X[:10], spec), T[:10])
+    assert res.unfeasibility.mean() < before.mean()
