@@ -1,0 +1,421 @@
+"""Item catalogue of the synthetic MIMIC-III: chart, output and lab items, labels and units.
+
+The item ids of the 17 benchmark variables are copied from ``config/variables.yaml`` (a test
+checks the copy), so the generator depends on no configuration file: it simulates the database,
+not the project's reading of it. Every item written to CHARTEVENTS / OUTPUTEVENTS is listed in
+D_ITEMS and every LABEVENTS item in D_LABITEMS.
+
+Units are the raw MIMIC-III spellings, including the mangled degree sign (``?F``, ``?C``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CAREVUE_MAX_ITEMID = 220000  # CareVue item ids are below this, MetaVision ids at or above
+
+
+@dataclass(frozen=True)
+class ChartItem:
+    """One row of D_ITEMS. ``uom`` is the VALUEUOM written with every event of the item."""
+
+    itemid: int
+    label: str
+    uom: str | None = None
+    param_type: str = "Numeric"  # MetaVision PARAM_TYPE ('Numeric' or 'Text')
+    category: str | None = None  # MetaVision CATEGORY
+    abbreviation: str | None = None  # MetaVision ABBREVIATION
+    linksto: str = "chartevents"
+
+    @property
+    def dbsource(self) -> str:
+        return "carevue" if self.itemid < CAREVUE_MAX_ITEMID else "metavision"
+
+
+@dataclass(frozen=True)
+class LabItem:
+    """One row of D_LABITEMS plus the value model of the synthetic lab (plain units).
+
+    ``mean``/``sd`` describe values of items without a physiological link (a per-row normal);
+    ``ref`` is the reference range that sets FLAG = 'abnormal'.
+    """
+
+    itemid: int
+    label: str
+    fluid: str
+    category: str
+    loinc: str | None
+    uom: str | None
+    mean: float = 0.0
+    sd: float = 0.0
+    decimals: int = 1
+    ref: tuple[float, float] = (float("-inf"), float("inf"))
+    low: float = 0.0
+
+
+# Item ids of the benchmark variables, as in config/variables.yaml.
+VARIABLE_ITEMIDS: dict[str, dict[str, tuple[int, ...]]] = {
+    "capillary_refill_rate": {"carevue": (3348, 115, 8377), "metavision": (223951, 224308)},
+    "diastolic_blood_pressure": {
+        "carevue": (8368, 8441, 8555, 8440, 8503, 8504, 8506, 8507, 8502),
+        "metavision": (220051, 220180, 225310, 224643, 227242),
+    },
+    "fraction_inspired_oxygen": {
+        "carevue": (3420, 3422, 189, 190, 727),
+        "metavision": (223835,),
+        "labevents": (50816,),
+    },
+    "gcs_eye_opening": {"carevue": (184,), "metavision": (220739,)},
+    "gcs_motor_response": {"carevue": (454,), "metavision": (223901,)},
+    "gcs_total": {"carevue": (198,), "metavision": ()},
+    "gcs_verbal_response": {"carevue": (723,), "metavision": (223900,)},
+    "glucose": {
+        "carevue": (807, 811, 1529, 3744, 3745),
+        "metavision": (220621, 225664, 226537),
+        "labevents": (50809, 50931),
+    },
+    "heart_rate": {"carevue": (211,), "metavision": (220045,)},
+    "height": {"carevue": (920, 1394), "metavision": (226707, 226730)},
+    "mean_blood_pressure": {
+        "carevue": (52, 443, 456, 3312, 3314, 3316, 3320, 3322, 6702),
+        "metavision": (220052, 220181, 225312, 224322),
+    },
+    "oxygen_saturation": {
+        "carevue": (646, 834, 8498),
+        "metavision": (220227, 220277),
+        "labevents": (50817,),
+    },
+    "respiratory_rate": {
+        "carevue": (618, 614, 615, 651, 3603, 8113),
+        "metavision": (220210, 224422, 224689, 224690),
+    },
+    "systolic_blood_pressure": {
+        "carevue": (51, 442, 455, 6701, 3313, 3315, 3317, 3321, 3323),
+        "metavision": (220050, 220179, 225309, 224167, 227243),
+    },
+    "temperature": {"carevue": (676, 677, 678, 679), "metavision": (223761, 223762)},
+    "weight": {
+        "carevue": (762, 763, 3723, 3580, 3581, 3582),
+        "metavision": (224639, 226512, 226531),
+    },
+    "ph": {
+        "carevue": (780, 860, 1126, 1673, 3839, 4202, 4753, 6003),
+        "metavision": (220274, 220734, 223830, 228243),
+        "labevents": (50820, 50831),
+    },
+}
+
+_VS = "Routine Vital Signs"
+_RESP = "Respiratory"
+_NEURO = "Neurological"
+_LABS = "Labs"
+
+# D_ITEMS rows of the benchmark variables (labels as in MIMIC-III where known).
+_VARIABLE_CHART_ITEMS: tuple[ChartItem, ...] = (
+    # capillary refill
+    ChartItem(3348, "Capillary Refill", None, "Text"),
+    ChartItem(115, "Capillary refill [Right]", None, "Text"),
+    ChartItem(8377, "Capillary refill [Left]", None, "Text"),
+    ChartItem(
+        223951, "Capillary Refill R", None, "Text", "Skin - Assessment", "Capillary Refill R"
+    ),
+    ChartItem(
+        224308, "Capillary Refill L", None, "Text", "Skin - Assessment", "Capillary Refill L"
+    ),
+    # diastolic BP
+    ChartItem(8368, "Arterial BP [Diastolic]", "mmHg"),
+    ChartItem(8441, "NBP [Diastolic]", "mmHg"),
+    ChartItem(8555, "Arterial BP #2 [Diastolic]", "mmHg"),
+    ChartItem(8440, "Manual BP [Diastolic]", "mmHg"),
+    ChartItem(8503, "Femoral ABP [Diastolic]", "mmHg"),
+    ChartItem(8504, "BP Cuff [Diastolic]", "mmHg"),
+    ChartItem(8506, "BP Left Arm [Diastolic]", "mmHg"),
+    ChartItem(8507, "BP Right Arm [Diastolic]", "mmHg"),
+    ChartItem(8502, "BP Cone [Diastolic]", "mmHg"),
+    ChartItem(220051, "Arterial Blood Pressure diastolic", "mmHg", "Numeric", _VS, "ABPd"),
+    ChartItem(220180, "Non Invasive Blood Pressure diastolic", "mmHg", "Numeric", _VS, "NBPd"),
+    ChartItem(225310, "ART BP Diastolic", "mmHg", "Numeric", _VS, "ART BP Diastolic"),
+    ChartItem(
+        224643, "Manual Blood Pressure Diastolic Left", "mmHg", "Numeric", _VS, "Manual BPd L"
+    ),
+    ChartItem(
+        227242, "Manual Blood Pressure Diastolic Right", "mmHg", "Numeric", _VS, "Manual BPd R"
+    ),
+    # FiO2
+    ChartItem(3420, "FiO2", "%"),
+    ChartItem(3422, "FiO2 [Meas]", "%"),
+    ChartItem(189, "FiO2 (Analyzed)", None),
+    ChartItem(190, "FiO2 Set", None),
+    ChartItem(727, "Vision FiO2", None),
+    ChartItem(223835, "Inspired O2 Fraction", None, "Numeric", _RESP, "FiO2"),
+    # GCS
+    ChartItem(184, "Eye Opening", None, "Text"),
+    ChartItem(220739, "GCS - Eye Opening", None, "Text", _NEURO, "GCS - Eye Opening"),
+    ChartItem(454, "Motor Response", None, "Text"),
+    ChartItem(223901, "GCS - Motor Response", None, "Text", _NEURO, "GCS - Motor Response"),
+    ChartItem(198, "GCS Total", None),
+    ChartItem(723, "Verbal Response", None, "Text"),
+    ChartItem(223900, "GCS - Verbal Response", None, "Text", _NEURO, "GCS - Verbal Response"),
+    # glucose
+    ChartItem(807, "Fingerstick Glucose", None),
+    ChartItem(811, "Glucose (70-105)", None),
+    ChartItem(1529, "Glucose", "mg/dL"),
+    ChartItem(3744, "Blood Glucose", None),
+    ChartItem(3745, "BloodGlucose", None),
+    ChartItem(220621, "Glucose (serum)", "mg/dL", "Numeric", _LABS, "Glucose (serum)"),
+    ChartItem(225664, "Glucose finger stick", None, "Numeric", _LABS, "Glucose FS"),
+    ChartItem(226537, "Glucose (whole blood)", "mg/dL", "Numeric", _LABS, "Glucose (whole blood)"),
+    # heart rate
+    ChartItem(211, "Heart Rate", "BPM"),
+    ChartItem(220045, "Heart Rate", "bpm", "Numeric", _VS, "HR"),
+    # height
+    ChartItem(920, "Admit Ht", "inches"),
+    ChartItem(1394, "Height Inches", "inches"),
+    ChartItem(226707, "Height", "Inch", "Numeric", "General", "Height"),
+    ChartItem(226730, "Height (cm)", "cm", "Numeric", "General", "Height (cm)"),
+    # mean BP
+    ChartItem(52, "Arterial BP Mean", "mmHg"),
+    ChartItem(443, "Manual BP Mean(calc)", "mmHg"),
+    ChartItem(456, "NBP Mean", "mmHg"),
+    ChartItem(3312, "BP Cone [Mean]", "mmHg"),
+    ChartItem(3314, "BP Cuff [Mean]", "mmHg"),
+    ChartItem(3316, "BP Left Arm [Mean]", "mmHg"),
+    ChartItem(3320, "BP Right Arm [Mean]", "mmHg"),
+    ChartItem(3322, "BP UAC [Mean]", "mmHg"),
+    ChartItem(6702, "Arterial BP Mean #2", "mmHg"),
+    ChartItem(220052, "Arterial Blood Pressure mean", "mmHg", "Numeric", _VS, "ABPm"),
+    ChartItem(220181, "Non Invasive Blood Pressure mean", "mmHg", "Numeric", _VS, "NBPm"),
+    ChartItem(225312, "ART BP mean", "mmHg", "Numeric", _VS, "ART BP mean"),
+    ChartItem(224322, "IABP Mean", "mmHg", "Numeric", _VS, "IABP Mean"),
+    # oxygen saturation
+    ChartItem(646, "SpO2", "%"),
+    ChartItem(834, "SaO2", "%"),
+    ChartItem(8498, "SaO2 [Calc]", "%"),
+    ChartItem(220227, "Arterial O2 Saturation", "%", "Numeric", _LABS, "Arterial O2 Sat"),
+    ChartItem(220277, "O2 saturation pulseoxymetry", "%", "Numeric", _RESP, "SpO2"),
+    # respiratory rate
+    ChartItem(618, "Respiratory Rate", "BPM"),
+    ChartItem(614, "Resp Rate (Spont)", "BPM"),
+    ChartItem(615, "Resp Rate (Total)", "BPM"),
+    ChartItem(651, "Spon RR (Mech.)", "BPM"),
+    ChartItem(3603, "Resp Rate", "BPM"),
+    ChartItem(8113, "Resp Rate [Vent]", "BPM"),
+    ChartItem(220210, "Respiratory Rate", "insp/min", "Numeric", _RESP, "RR"),
+    ChartItem(224422, "Spont RR", "insp/min", "Numeric", _RESP, "Spont RR"),
+    ChartItem(224689, "Respiratory Rate (spontaneous)", "insp/min", "Numeric", _RESP, "RR spont"),
+    ChartItem(224690, "Respiratory Rate (Total)", "insp/min", "Numeric", _RESP, "RR total"),
+    # systolic BP
+    ChartItem(51, "Arterial BP [Systolic]", "mmHg"),
+    ChartItem(442, "Manual BP [Systolic]", "mmHg"),
+    ChartItem(455, "NBP [Systolic]", "mmHg"),
+    ChartItem(6701, "Arterial BP #2 [Systolic]", "mmHg"),
+    ChartItem(3313, "BP Cone [Systolic]", "mmHg"),
+    ChartItem(3315, "BP Cuff [Systolic]", "mmHg"),
+    ChartItem(3317, "BP Left Arm [Systolic]", "mmHg"),
+    ChartItem(3321, "BP Right Arm [Systolic]", "mmHg"),
+    ChartItem(3323, "BP UAC [Systolic]", "mmHg"),
+    ChartItem(220050, "Arterial Blood Pressure systolic", "mmHg", "Numeric", _VS, "ABPs"),
+    ChartItem(220179, "Non Invasive Blood Pressure systolic", "mmHg", "Numeric", _VS, "NBPs"),
+    ChartItem(225309, "ART BP Systolic", "mmHg", "Numeric", _VS, "ART BP Systolic"),
+    ChartItem(
+        224167, "Manual Blood Pressure Systolic Left", "mmHg", "Numeric", _VS, "Manual BPs L"
+    ),
+    ChartItem(
+        227243, "Manual Blood Pressure Systolic Right", "mmHg", "Numeric", _VS, "Manual BPs R"
+    ),
+    # temperature
+    ChartItem(676, "Temperature C", "?C"),
+    ChartItem(677, "Temperature C (calc)", "?C"),
+    ChartItem(678, "Temperature F", "?F"),
+    ChartItem(679, "Temperature F (calc)", "?F"),
+    ChartItem(223761, "Temperature Fahrenheit", "?F", "Numeric", _VS, "Temperature F"),
+    ChartItem(223762, "Temperature Celsius", "?C", "Numeric", _VS, "Temperature C"),
+    # weight
+    ChartItem(762, "Admit Wt", "kg"),
+    ChartItem(763, "Daily Weight", "kg"),
+    ChartItem(3723, "Birthweight", "kg"),
+    ChartItem(3580, "Present Weight (kg)", "kg"),
+    ChartItem(3581, "Present Weight (lb)", "lb"),
+    ChartItem(3582, "Present Weight (oz)", "oz"),
+    ChartItem(224639, "Daily Weight", "kg", "Numeric", "General", "Daily Weight"),
+    ChartItem(226512, "Admission Weight (Kg)", "kg", "Numeric", "General", "Admission Weight (Kg)"),
+    ChartItem(
+        226531, "Admission Weight (lbs.)", "lbs", "Numeric", "General", "Admission Wgt (lbs)"
+    ),
+    # pH
+    ChartItem(780, "Arterial PH", None),
+    ChartItem(860, "PH (Art)", None),
+    ChartItem(1126, "Art.pH", None),
+    ChartItem(1673, "PH", None),
+    ChartItem(3839, "ph (other)", None),
+    ChartItem(4202, "PH (dipstick)", None),
+    ChartItem(4753, "PH (Art)", None),
+    ChartItem(6003, "pH", None),
+    ChartItem(220274, "PH (Venous)", "units", "Numeric", _LABS, "PH (Venous)"),
+    ChartItem(220734, "PH (dipstick)", None, "Numeric", _LABS, "PH (dipstick)"),
+    ChartItem(223830, "PH (Arterial)", "units", "Numeric", _LABS, "PH (Arterial)"),
+    ChartItem(228243, "PH (SVO2)", "units", "Numeric", _LABS, "PH (SVO2)"),
+)
+
+
+@dataclass(frozen=True)
+class Distractor:
+    """A chart item outside the benchmark variables, charted to dilute the configured rows.
+
+    Numeric items draw ``mean + sd * N(0, 1)`` rounded to ``decimals``; text items pick one of
+    ``texts``. ``every_h`` is the charting interval and ``p_stay`` the share of stays that
+    chart the item at all.
+    """
+
+    itemid: int
+    every_h: float
+    p_stay: float
+    mean: float = 0.0
+    sd: float = 0.0
+    decimals: int = 0
+    texts: tuple[str, ...] = ()
+
+
+_DISTRACTOR_ITEMS: tuple[ChartItem, ...] = (
+    ChartItem(113, "CVP", "mmHg"),
+    ChartItem(31, "Activity", None, "Text"),
+    ChartItem(80, "Bowel Sounds", None, "Text"),
+    ChartItem(467, "O2 Delivery Device", None, "Text"),
+    ChartItem(470, "O2 Flow (lpm)", "LPM"),
+    ChartItem(1337, "Riker-SAS Scale", None, "Text"),
+    ChartItem(220074, "Central Venous Pressure", "mmHg", "Numeric", _VS, "CVP"),
+    ChartItem(220046, "Heart rate Alarm - High", "bpm", "Numeric", "Alarms", "HR Alarm - High"),
+    ChartItem(220047, "Heart Rate Alarm - Low", "bpm", "Numeric", "Alarms", "HR Alarm - Low"),
+    ChartItem(223834, "O2 Flow", "L/min", "Numeric", _RESP, "O2 Flow"),
+    ChartItem(226253, "SpO2 Desat Limit", "%", "Numeric", "Alarms", "SpO2 Desat Limit"),
+    ChartItem(224641, "Alarms On", None, "Text", "Alarms", "Alarms On"),
+)
+
+DISTRACTORS: dict[str, tuple[Distractor, ...]] = {
+    "carevue": (
+        Distractor(113, 1.0, 0.35, mean=10, sd=4),
+        Distractor(31, 4.0, 0.9, texts=("Bedrest", "Chair", "Dangle", "Ambulate")),
+        Distractor(80, 8.0, 0.8, texts=("Present/Normal", "Hypoactive", "Absent")),
+        Distractor(467, 4.0, 0.8, texts=("Nasal Cannula", "Face Tent", "Ventilator", "None")),
+        Distractor(470, 4.0, 0.5, mean=3, sd=1.5),
+        Distractor(1337, 6.0, 0.5, texts=("Calm/Cooperative", "Sedated", "Agitated")),
+    ),
+    "metavision": (
+        Distractor(220074, 1.0, 0.35, mean=10, sd=4),
+        Distractor(220046, 8.0, 0.95, mean=120, sd=5),
+        Distractor(220047, 8.0, 0.95, mean=50, sd=5),
+        Distractor(223834, 4.0, 0.5, mean=3, sd=1.5),
+        Distractor(226253, 8.0, 0.9, mean=88, sd=2),
+        Distractor(224641, 6.0, 0.9, texts=("Yes", "No")),
+    ),
+}
+
+OUTPUT_ITEMS: tuple[ChartItem, ...] = (
+    ChartItem(40055, "Urine Out Foley", "ml", linksto="outputevents"),
+    ChartItem(226559, "Foley", "mL", "Numeric", "Output", "Foley", linksto="outputevents"),
+)
+URINE_ITEMID = {"carevue": 40055, "metavision": 226559}
+
+CHART_ITEMS: tuple[ChartItem, ...] = _VARIABLE_CHART_ITEMS + _DISTRACTOR_ITEMS
+D_ITEMS: tuple[ChartItem, ...] = tuple(
+    sorted(CHART_ITEMS + OUTPUT_ITEMS, key=lambda it: (it.itemid >= CAREVUE_MAX_ITEMID, it.itemid))
+)
+
+# Lab items. Items linked to the physiology (glucose, pH, SpO2, FiO2) take their values from
+# the latent state (see physiology.py); the others draw from (mean, sd) independently.
+LAB_ITEMS: tuple[LabItem, ...] = (
+    LabItem(50809, "Glucose", "Blood", "Blood Gas", "2339-0", "mg/dL", decimals=0, ref=(70, 105)),
+    LabItem(50816, "Oxygen", "Blood", "Blood Gas", "19994-3", "%", decimals=0),
+    LabItem(
+        50817, "Oxygen Saturation", "Blood", "Blood Gas", "20564-1", "%", decimals=0, ref=(95, 100)
+    ),
+    LabItem(50818, "pCO2", "Blood", "Blood Gas", "11557-6", "mm Hg", 41, 8, 0, (35, 45), 10),
+    LabItem(50820, "pH", "Blood", "Blood Gas", "11558-4", "units", decimals=2, ref=(7.35, 7.45)),
+    LabItem(50821, "pO2", "Blood", "Blood Gas", "11556-8", "mm Hg", 110, 40, 0, (85, 105), 20),
+    LabItem(50831, "pH", "Other Body Fluid", "Blood Gas", None, "units", decimals=2),
+    LabItem(50882, "Bicarbonate", "Blood", "Chemistry", "1963-8", "mEq/L", 24, 4, 0, (22, 32), 5),
+    LabItem(50902, "Chloride", "Blood", "Chemistry", "2075-0", "mEq/L", 104, 5, 0, (96, 108), 70),
+    LabItem(
+        50912, "Creatinine", "Blood", "Chemistry", "2160-0", "mg/dL", 1.2, 0.8, 1, (0.5, 1.2), 0.2
+    ),
+    LabItem(50931, "Glucose", "Blood", "Chemistry", "2345-7", "mg/dL", decimals=0, ref=(70, 105)),
+    LabItem(
+        50971, "Potassium", "Blood", "Chemistry", "2823-3", "mEq/L", 4.1, 0.5, 1, (3.3, 5.1), 2
+    ),
+    LabItem(50983, "Sodium", "Blood", "Chemistry", "2951-2", "mEq/L", 139, 4, 0, (133, 145), 110),
+    LabItem(51221, "Hematocrit", "Blood", "Hematology", "4544-3", "%", 31, 5, 1, (36, 48), 12),
+    LabItem(51222, "Hemoglobin", "Blood", "Hematology", "718-7", "g/dL", 10.5, 1.8, 1, (12, 16), 4),
+    LabItem(
+        51301, "White Blood Cells", "Blood", "Hematology", "804-5", "K/uL", 11, 5, 1, (4, 11), 0.5
+    ),
+)
+LAB_BY_ID: dict[int, LabItem] = {it.itemid: it for it in LAB_ITEMS}
+CHEMISTRY_PANEL = (50931, 50882, 50902, 50912, 50971, 50983)
+BLOOD_COUNT_PANEL = (51221, 51222, 51301)
+
+# Text values. Index = score; CareVue spells the score first, MetaVision the words only.
+GCS_TEXT: dict[str, dict[str, tuple[str | None, ...]]] = {
+    "eye": {
+        "carevue": (None, "1 No Response", "2 To pain", "3 To speech", "4 Spontaneously"),
+        "metavision": (None, "No Response", "To Pain", "To Speech", "Spontaneously"),
+    },
+    "verbal": {
+        "carevue": (
+            None,
+            "1 No Response",
+            "2 Incomp sounds",
+            "3 Inapprop words",
+            "4 Confused",
+            "5 Oriented",
+        ),
+        "metavision": (
+            None,
+            "No Response",
+            "Incomprehensible sounds",
+            "Inappropriate Words",
+            "Confused",
+            "Oriented",
+        ),
+    },
+    "motor": {
+        "carevue": (
+            None,
+            "1 No Response",
+            "2 Abnorm extensn",
+            "3 Abnorm flexion",
+            "4 Flex-withdraws",
+            "5 Localizes Pain",
+            "6 Obeys Commands",
+        ),
+        "metavision": (
+            None,
+            "No response",
+            "Abnormal extension",
+            "Abnormal Flexion",
+            "Flex-withdraws",
+            "Localizes Pain",
+            "Obeys Commands",
+        ),
+    },
+}
+GCS_VERBAL_INTUBATED = {"carevue": "1.0 ET/Trach", "metavision": "No Response-ETT"}
+GCS_ITEMID = {
+    "eye": {"carevue": 184, "metavision": 220739},
+    "verbal": {"carevue": 723, "metavision": 223900},
+    "motor": {"carevue": 454, "metavision": 223901},
+}
+GCS_TOTAL_ITEMID = 198  # CareVue only
+# Capillary refill: (normal, abnormal) wording by item.
+CAPILLARY_TEXT: dict[int, tuple[str, str]] = {
+    3348: ("Normal <3 secs", "Abnormal >3 secs"),
+    115: ("Brisk", "Delayed"),
+    8377: ("Brisk", "Delayed"),
+    223951: ("Normal <3 secs", "Abnormal >3 secs"),
+    224308: ("Brisk", "Delayed"),
+}
+
+
+def uom_lookup() -> tuple[list[int], list[str | None]]:
+    """Sorted chart/output item ids and their VALUEUOM (None = empty), for vectorised lookup."""
+    items = sorted(CHART_ITEMS + OUTPUT_ITEMS, key=lambda it: it.itemid)
+    return [it.itemid for it in items], [it.uom for it in items]
