@@ -53,12 +53,17 @@ def test_classes_are_separated_by_group_and_length():
             "class_length": [2, 2, 2, 1],
         }
     )
-    got = [(c.group, c.length, c.keys.tolist()) for c in iter_class_arrays(trim_to_classes(series, classes), ["hr"])]
+    got = [
+        (c.group, c.length, c.keys.tolist())
+        for c in iter_class_arrays(trim_to_classes(series, classes), ["hr"])
+    ]
     assert got == [("test", 2, [1]), ("train", 1, [4]), ("train", 2, [2, 3])]
 
 
 def test_missing_hours_are_reported():
     series = long_table({1: 3}).iloc[[0, 2]]
-    classes = pd.DataFrame({"icustay_id": [1], "group": ["all"], "length": [3], "class_length": [3]})
+    classes = pd.DataFrame(
+        {"icustay_id": [1], "group": ["all"], "length": [3], "class_length": [3]}
+    )
     with pytest.raises(InputDataError, match="one row per hour"):
         list(iter_class_arrays(trim_to_classes(series, classes), ["hr"]))

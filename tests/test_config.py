@@ -72,9 +72,9 @@ def test_optimizer_labels_expand_the_product_and_round_trip(config):
         for key, value in params.items():
             if key != "fitness":
                 assert value in grid[name][key]
-    assert parse_optimizer_label("genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1")[1][
-        "normalise_features"
-    ]
+    assert parse_optimizer_label("genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1")[
+        1
+    ]["normalise_features"]
 
 
 @pytest.mark.parametrize("label", ["bogus-it5", "adhoc-it5", "adhoc-itx-ns0.1", "genetic-XX-pop2"])

@@ -48,7 +48,10 @@ def test_duplicate_itemid_is_reported(tmp_path):
         ("{label: A, unit: u, itemids: {chartevents: [1]}, range: [0, 1]}", "'itemids' must map"),
         ("{label: A, unit: u, itemids: {carevue: [1]}, range: [2, 1]}", "low <= high"),
         ("{label: A, unit: u, itemids: {carevue: [1]}, range: [0, 1], parse: guess}", "'parse'"),
-        ("{label: A, unit: u, itemids: {carevue: [1]}, range: [0, 1], parse: text_map}", "text_map"),
+        (
+            "{label: A, unit: u, itemids: {carevue: [1]}, range: [0, 1], parse: text_map}",
+            "text_map",
+        ),
         (
             "{label: A, unit: u, itemids: {carevue: [1]}, range: [0, 1], conversions: [{multiply: 2}]}",
             "needs a condition",
