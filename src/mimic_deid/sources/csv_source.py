@@ -1,0 +1,394 @@
+"""Stream the official MIMIC-III CSV(.gz) files into typed Arrow batches.
+
+The parsing here (:func:`parse_csv_stream`) is shared with the PostgreSQL source, which feeds it
+the output of ``COPY (SELECT ...) TO STDOUT WITH CSV HEADER``, so that both sources give exactly
+the same Arrow types and values.
+
+CSV conventions handled: ``.csv`` or ``.csv.gz`` (gzip detected by its magic bytes; ``.csv.gz``
+preferred when both exist), header case and quoting ignored (the full database has upper-case,
+double-quoted headers; the public demo has lower-case ones), an empty field is null (quoted or
+not), the literal strings ``NULL``/``NA`` are kept as text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import os
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from mimic_deid.errors import InputDataError
+from mimic_deid.logs import get_logger
+from mimic_deid.sources import tables
+
+log = get_logger(__name__)
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_HEADER_BYTES = 1 << 20
+SAMPLE_BYTES = 1 << 18
+MIN_BLOCK_BYTES = 1 << 16
+MAX_BLOCK_BYTES = 1 << 24  # larger blocks parse slower (cache, less read-ahead overlap)
+DEFAULT_ROW_BYTES = 150
+
+
+# --------------------------------------------------------------------------- file discovery
+
+
+def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
+    """Return ``STEM.csv.gz`` or ``STEM.csv`` in ``directory`` (name case ignored, .gz first).
+
+    Raises ``InputDataError`` naming the names looked for and the directory.
+    """
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise InputDataError(
+            f"CSV source directory {folder} does not exist or is not a directory "
+            f"(expected the MIMIC-III v1.4 files, e.g. {stem}.csv.gz)"
+        )
+    entries = {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
+    wanted = [f"{stem}.csv.gz", f"{stem}.csv"]
+    for name in wanted:
+        if name.lower() in entries:
+            return entries[name.lower()]
+    raise InputDataError(
+        f"{folder}: MIMIC-III table file not found: looked for {' or '.join(wanted)} "
+        f"(file name case ignored) in directory {folder}"
+    )
+
+
+def is_gzip(path: str | os.PathLike) -> bool:
+    """True when the file starts with the gzip magic bytes."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
+
+
+def open_input(path: str | os.PathLike) -> pa.NativeFile:
+    """Open a (possibly gzip-compressed) file as an Arrow input stream."""
+    return pa.input_stream(str(path), compression="gzip" if is_gzip(path) else None)
+
+
+# --------------------------------------------------------------------------- header
+
+
+def _decompress_error(label: str, exc: BaseException) -> InputDataError:
+    return InputDataError(
+        f"{label}: cannot decompress the gzip file, it is truncated or corrupt ({exc}); "
+        "re-download or re-compress it"
+    )
+
+
+def _is_decompress_error(exc: BaseException) -> bool:
+    msg = str(exc).lower()
+    return any(s in msg for s in ("compressed stream", "zlib", "gzip", "inflate", "decompress"))
+
+
+def read_head(path: str | os.PathLike, label: str) -> tuple[list[str], int]:
+    """Read the header line and estimate the mean row length.
+
+    Returns ``(header names as written, mean bytes per data row)``. Raises ``InputDataError``
+    for an empty file, an undecodable gzip, a header that is not UTF-8, or a header that parses
+    to a single column containing ``;`` or a tab (wrong delimiter).
+    """
+    try:
+        with open_input(path) as stream:
+            buf = b""
+            while b"\n" not in buf and len(buf) < MAX_HEADER_BYTES:
+                chunk = stream.read(1 << 16)
+                if not chunk:
+                    break
+                buf += chunk
+            sample = stream.read(SAMPLE_BYTES)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise _decompress_error(label, exc) from None
+    line, _, rest = buf.partition(b"\n")
+    if not line.strip():
+        raise InputDataError(f"{label}: empty file, expected a CSV header line")
+    try:
+        text = line.decode("utf-8-sig").rstrip("\r")
+    except UnicodeDecodeError:
+        raise InputDataError(f"{label}: the header line is not UTF-8 text") from None
+    names = next(csv.reader([text]))
+    check_delimiter(names, label)
+    body = rest + sample
+    n_lines = body.count(b"\n")
+    row_bytes = len(body) // n_lines if n_lines else DEFAULT_ROW_BYTES
+    return names, max(row_bytes, 16)
+
+
+def check_delimiter(names: list[str], label: str) -> None:
+    """Raise ``InputDataError`` when a header parsed to one column holding ';' or a tab."""
+    if len(names) != 1:
+        return
+    for sep, desc in ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")):
+        if sep in names[0]:
+            shown = names[0][:60].replace("\t", "\\t")
+            raise InputDataError(
+                f"{label}: the header parses to a single column '{shown}...': the file looks "
+                f"{desc}-separated; expected comma-separated values as in the official MIMIC-III "
+                "release"
+            )
+
+
+def map_columns(
+    header: list[str], spec: tables.TableSpec, label: str
+) -> tuple[list[str], dict[str, str]]:
+    """Map a header onto ``spec`` case-insensitively.
+
+    Returns ``(column names to give the parser, {spec column: header name as written})`` for the
+    spec columns present. Raises ``InputDataError`` naming a required column that is missing.
+    """
+    parser_names: list[str] = []
+    present: dict[str, str] = {}
+    for i, raw in enumerate(header):
+        key = raw.strip().lower()
+        if not key or key in present:
+            key = f"__ignored_{i}"
+        else:
+            present[key] = raw.strip()
+        parser_names.append(key)
+    for col in spec.columns:
+        if col.required and col.name not in present:
+            raise InputDataError(
+                f"{label}: missing column '{col.name.upper()}' (case ignored) needed from table "
+                f"{spec.file_stem}; the header has {len(header)} columns: "
+                f"{', '.join(h.strip() for h in header[:20])}{' ...' if len(header) > 20 else ''}"
+            )
+    wanted = {c.name for c in spec.columns}
+    return parser_names, {k: v for k, v in present.items() if k in wanted}
+
+
+# --------------------------------------------------------------------------- parsing
+
+_CONVERSION_RE = re.compile(
+    r"In CSV column #(?P<col>\d+): (?:Row #(?P<row>\d+): )?CSV conversion error to "
+    r"(?P<type>[^:]+): (?P<what>invalid value '(?P<value>.*)'|.*)",
+    re.S,
+)
+_TYPE_WORDS = {
+    "int64": "an integer",
+    "double": "a number",
+    "timestamp[s]": "a timestamp 'YYYY-MM-DD HH:MM:SS'",
+    "string": "UTF-8 text",
+}
+_PARSE_RE = re.compile(r"CSV parse error: (?:Row #(?P<row>\d+): )?(?P<what>[^:]*)")
+
+
+def _conversion_error(
+    exc: BaseException, label: str, parser_names: list[str], shown: dict[str, str]
+) -> InputDataError:
+    """Translate an Arrow CSV error into a message naming the source and column, no row data."""
+    msg = str(exc)
+    m = _CONVERSION_RE.search(msg)
+    if m:
+        idx = int(m.group("col"))
+        key = parser_names[idx] if idx < len(parser_names) else f"#{idx}"
+        name = shown.get(key, key).upper()
+        row = f" (data row {m.group('row')})" if m.group("row") else ""
+        if m.group("value") is not None:
+            value = m.group("value")
+            value = value if len(value) <= 40 else value[:40] + "..."
+            expected = _TYPE_WORDS.get(m.group("type"), m.group("type"))
+            what = f"cannot parse value '{value}' as {expected}"
+        else:
+            what = f"cannot convert to {m.group('type')}: {m.group('what')[:80]}"
+        return InputDataError(f"{label}: column '{name}'{row}: {what}")
+    m = _PARSE_RE.search(msg)
+    if m:
+        row = f" (data row {m.group('row')})" if m.group("row") else ""
+        return InputDataError(
+            f"{label}: malformed CSV{row}: {m.group('what').strip()} "
+            "(truncated file, wrong delimiter or a quoted value with a line break?)"
+        )
+    return InputDataError(f"{label}: cannot read the CSV data: {msg.splitlines()[0][:200]}")
+
+
+def parse_csv_stream(
+    stream: pa.NativeFile | BinaryIO,
+    *,
+    label: str,
+    parser_names: list[str],
+    shown: dict[str, str],
+    spec: tables.TableSpec,
+    block_size: int,
+    newlines_in_values: bool = False,
+    skip_rows: int = 1,
+) -> Iterator[pa.RecordBatch]:
+    """Parse a CSV byte stream into batches with ``spec.schema`` (absent optional cols null).
+
+    ``parser_names`` names every column of the stream (lower case); ``shown`` maps the spec
+    columns present to the names the user knows (for messages). ``block_size`` is in bytes.
+    Raises ``InputDataError`` for decompression, parse and conversion errors.
+    """
+    include = [c.name for c in spec.columns if c.name in shown]
+    types = {c.name: c.type for c in spec.columns if c.name in shown}
+    read_opts = pacsv.ReadOptions(
+        column_names=parser_names, skip_rows=skip_rows, block_size=int(block_size), use_threads=True
+    )
+    parse_opts = pacsv.ParseOptions(
+        delimiter=",", quote_char='"', double_quote=True, escape_char=False,
+        newlines_in_values=newlines_in_values, ignore_empty_lines=True,
+    )  # fmt: skip
+    convert_opts = pacsv.ConvertOptions(
+        include_columns=include, column_types=types, null_values=[""],
+        strings_can_be_null=True, quoted_strings_can_be_null=True, check_utf8=True,
+    )  # fmt: skip
+    reader = None
+    try:
+        reader = pacsv.open_csv(stream, read_opts, parse_opts, convert_opts)
+        for batch in reader:
+            yield _complete(batch, spec)
+    except (pa.ArrowInvalid, OSError) as exc:
+        if _is_decompress_error(exc) and "CSV" not in str(exc):
+            raise _decompress_error(label, exc) from None
+        raise _conversion_error(exc, label, parser_names, shown) from None
+    finally:
+        if reader is not None:
+            with contextlib.suppress(Exception):
+                reader.close()
+
+
+def _complete(batch: pa.RecordBatch, spec: tables.TableSpec) -> pa.RecordBatch:
+    """Put the spec columns in order, adding absent optional columns as nulls."""
+    if batch.schema.names == spec.column_names:
+        return batch
+    arrays = [
+        batch.column(c.name) if c.name in batch.schema.names else pa.nulls(batch.num_rows, c.type)
+        for c in spec.columns
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=spec.schema)
+
+
+def filter_itemids(batch: pa.RecordBatch, itemids: pa.Array) -> pa.RecordBatch:
+    """Keep the rows whose ``itemid`` is in ``itemids`` (an int64 Arrow array)."""
+    mask = pc.is_in(batch.column("itemid"), value_set=itemids)
+    return batch.filter(mask)
+
+
+def itemid_array(itemids: Iterable[int]) -> pa.Array:
+    """Sorted int64 Arrow array of item ids (raises ``TypeError`` for non-integers)."""
+    ids = sorted({int(i) for i in itemids})
+    return pa.array(np.asarray(ids, dtype=np.int64), type=pa.int64())
+
+
+def to_pandas(table: pa.Table) -> pd.DataFrame:
+    """Arrow -> pandas: int64 columns with nulls become ``Int64``, others keep their type."""
+    df = table.to_pandas()
+    for field in table.schema:
+        if pa.types.is_integer(field.type) and table.column(field.name).null_count:
+            df[field.name] = pd.array(table.column(field.name).to_pylist(), dtype="Int64")
+    return df
+
+
+# --------------------------------------------------------------------------- the source
+
+
+class CsvSource:
+    """A directory of the official MIMIC-III v1.4 CSV or CSV.gz files.
+
+    Implements the reader protocol used by :func:`mimic_deid.sources.extract.extract_raw`:
+    ``read_table(name) -> DataFrame`` and ``iter_events(table, itemids, chunk_rows)``.
+
+    Parameters
+    ----------
+    path:
+        The directory holding e.g. ``CHARTEVENTS.csv.gz``.
+    newlines_in_values:
+        Allow line breaks inside quoted values (slower parsing; not needed for MIMIC-III's
+        CHARTEVENTS/LABEVENTS).
+    """
+
+    kind = "csv"
+
+    def __init__(self, path: str | os.PathLike, newlines_in_values: bool = False) -> None:
+        self.path = Path(path)
+        self.newlines_in_values = newlines_in_values
+
+    def __repr__(self) -> str:
+        return f"CsvSource({str(self.path)!r})"
+
+    def _open(self, spec: tables.TableSpec, chunk_rows: int | None) -> Iterator[pa.RecordBatch]:
+        path = find_table_file(self.path, spec.file_stem)
+        label = str(path)
+        log.info(f"{spec.file_stem}: reading {path}")
+        header, row_bytes = read_head(path, label)
+        parser_names, shown = map_columns(header, spec, label)
+        block = MAX_BLOCK_BYTES // 4 if chunk_rows is None else chunk_rows * row_bytes
+        block = int(min(max(block, MIN_BLOCK_BYTES), MAX_BLOCK_BYTES))
+        try:
+            stream = open_input(path)
+        except OSError as exc:
+            raise InputDataError(f"{label}: cannot open the file: {exc}") from None
+        with stream:
+            yield from parse_csv_stream(
+                stream,
+                label=label,
+                parser_names=parser_names,
+                shown=shown,
+                spec=spec,
+                block_size=block,
+                newlines_in_values=self.newlines_in_values,
+            )
+
+    def read_arrow(self, name: str) -> pa.Table:
+        """Read a small table (PATIENTS, ADMISSIONS, ICUSTAYS) whole, as typed Arrow."""
+        spec = tables.get_small_spec(name)
+        batches = list(self._open(spec, None))
+        return pa.Table.from_batches(batches, schema=spec.schema)
+
+    def read_table(self, name: str) -> pd.DataFrame:
+        """Read a small table whole: only the needed columns, typed (see ``sources.tables``).
+
+        Integer columns with nulls come back as pandas ``Int64``; timestamps as
+        ``datetime64[s]``.
+        """
+        return to_pandas(self.read_arrow(name))
+
+    def iter_events(
+        self,
+        table: str,
+        itemids: Iterable[int],
+        chunk_rows: int,
+        stats: dict | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream CHARTEVENTS or LABEVENTS, keeping only rows with an itemid in ``itemids``.
+
+        Reads about ``chunk_rows`` rows at a time (memory is bounded by the chunk size, not the
+        table). Yields batches with :data:`tables.SOURCE_EVENT_SCHEMA`. When ``stats`` is given,
+        ``stats["rows_read"]`` (rows parsed) and ``stats["dropped_other_itemid"]`` are kept up to
+        date while streaming.
+        """
+        spec = tables.get_event_spec(table)
+        ids = itemid_array(itemids)
+        if stats is not None:
+            stats.update(rows_read=0, dropped_other_itemid=0)
+        for batch in self._open(spec, int(chunk_rows)):
+            kept = filter_itemids(batch, ids)
+            if stats is not None:
+                stats["rows_read"] += batch.num_rows
+                stats["dropped_other_itemid"] += batch.num_rows - kept.num_rows
+            if kept.num_rows:
+                yield kept
+
+
+def header_of(path: str | os.PathLike) -> list[str]:
+    """The header names of a CSV(.gz) file, as written (for loaders and tests)."""
+    names, _ = read_head(path, str(path))
+    return names
+
+
+__all__ = [
+    "CsvSource",
+    "find_table_file",
+    "header_of",
+    "parse_csv_stream",
+    "read_head",
+]

@@ -1,0 +1,361 @@
+"""Stream a MIMIC-III PostgreSQL build (MIT-LCP/mimic-code) into typed Arrow batches.
+
+Data leave the server through ``COPY (SELECT ...) TO STDOUT WITH (FORMAT csv, HEADER)``: a
+thread runs ``cursor.copy_expert`` into one end of an ``os.pipe`` while the shared CSV parser
+(:func:`mimic_deid.sources.csv_source.parse_csv_stream`, the one the CSV source uses) reads
+the other end block by block, so memory stays bounded and both sources give identical Arrow
+types and values.
+
+Identifiers (schema, table, columns) are composed with ``psycopg2.sql.Identifier``; the itemid
+filter is a literal adapted by psycopg2 (``itemid = ANY(ARRAY[...])``, which lets PostgreSQL
+prune the ``PARTITION BY RANGE (itemid)`` partitions of CHARTEVENTS). Each session forces
+``DateStyle=ISO, YMD``, ``TimeZone=UTC`` and ``extra_float_digits=3`` so that neither the
+server's nor the user's settings change timestamps or round floats; timestamp columns are
+selected as ``col::timestamp`` (a no-op for mimic-code's ``timestamp without time zone``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pandas as pd
+import psycopg2
+import psycopg2.extensions
+from psycopg2 import sql
+
+from mimic_deid.errors import InputDataError, SourceConnectionError
+from mimic_deid.logs import get_logger
+from mimic_deid.sources import tables
+from mimic_deid.sources.csv_source import itemid_array, parse_csv_stream, to_pandas
+
+log = get_logger(__name__)
+
+PIPE_BUFFER = 1 << 20
+COPY_READ_SIZE = 1 << 18
+ROW_BYTES = 80  # approximate bytes per COPY output row of the event columns
+MIN_BLOCK_BYTES = 1 << 16
+MAX_BLOCK_BYTES = 1 << 24
+DEFAULT_CONNECT_TIMEOUT = 10  # seconds, unless the DSN or PGCONNECT_TIMEOUT says otherwise
+SESSION_SETTINGS = (
+    "SET DateStyle TO 'ISO, YMD'",
+    "SET TimeZone TO 'UTC'",
+    "SET extra_float_digits TO 3",
+    "SET client_encoding TO 'UTF8'",
+)
+
+# --------------------------------------------------------------------------- connection
+
+
+def _dsn_params(dsn: str) -> dict[str, str]:
+    """Parse a libpq DSN (key=value or URI). Never echoes the DSN (it may hold a password)."""
+    if not dsn:
+        return {}
+    try:
+        return psycopg2.extensions.parse_dsn(dsn)
+    except psycopg2.ProgrammingError:
+        raise SourceConnectionError(
+            "the PostgreSQL DSN cannot be parsed (expected 'key=value ...' or a "
+            "postgresql:// URI); it is not shown because it may contain a password"
+        ) from None
+
+
+def describe_target(dsn: str) -> dict[str, str]:
+    """host, port, dbname, user the DSN + PG* environment point at (no password)."""
+    params = _dsn_params(dsn)
+    env = os.environ
+    user = params.get("user") or env.get("PGUSER") or env.get("USER", "?")
+    return {
+        "host": params.get("host") or params.get("hostaddr") or env.get("PGHOST") or "local socket",
+        "port": params.get("port") or env.get("PGPORT") or "5432",
+        "dbname": params.get("dbname") or env.get("PGDATABASE") or user,
+        "user": user,
+    }
+
+
+def _target_text(dsn: str) -> str:
+    t = describe_target(dsn)
+    return f"host={t['host']} port={t['port']} dbname={t['dbname']} user={t['user']}"
+
+
+def _scrub(text: str, dsn: str) -> str:
+    """Remove any password (from the DSN or PGPASSWORD) from ``text``."""
+    secrets = [_dsn_params(dsn).get("password"), os.environ.get("PGPASSWORD")]
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def connect(dsn: str = "", readonly: bool = True) -> psycopg2.extensions.connection:
+    """Open a session with ISO dates, UTC and exact floats; map failures to
+    ``SourceConnectionError`` naming host/port/dbname (never the password).
+    """
+    params = _dsn_params(dsn)
+    kwargs: dict[str, Any] = {}
+    if "connect_timeout" not in params and "PGCONNECT_TIMEOUT" not in os.environ:
+        kwargs["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
+    try:
+        conn = psycopg2.connect(dsn, **kwargs)
+    except psycopg2.Error as exc:
+        reason = _scrub(" ".join(str(exc).split()), dsn)
+        raise SourceConnectionError(
+            f"cannot connect to PostgreSQL at {_target_text(dsn)}: {reason}"
+        ) from None
+    try:
+        conn.set_session(readonly=readonly)
+        with conn.cursor() as cur:
+            for stmt in SESSION_SETTINGS:
+                cur.execute(stmt)
+        conn.commit()  # the settings persist for the session
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+# --------------------------------------------------------------------------- COPY pump
+
+
+class CopyPump:
+    """Run ``COPY ... TO STDOUT`` in a thread, writing into a pipe; ``reader`` is the other end.
+
+    ``close()`` closes the read end (which stops the writer with EPIPE if the consumer gave up
+    early), joins the thread and returns the exception the COPY raised, if any.
+    """
+
+    def __init__(self, conn: psycopg2.extensions.connection, query: str) -> None:
+        rfd, wfd = os.pipe()
+        self.reader = os.fdopen(rfd, "rb", buffering=PIPE_BUFFER)
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(conn, query, wfd), name="pg-copy", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, conn: psycopg2.extensions.connection, query: str, wfd: int) -> None:
+        try:
+            with os.fdopen(wfd, "wb", buffering=PIPE_BUFFER) as out, conn.cursor() as cur:
+                cur.copy_expert(query, out, size=COPY_READ_SIZE)
+        except BaseException as exc:
+            self.error = exc
+
+    def close(self) -> BaseException | None:
+        self.reader.close()
+        self._thread.join()
+        return self.error
+
+
+# --------------------------------------------------------------------------- the source
+
+
+class PostgresSource:
+    """A mimic-code PostgreSQL database (lower-case tables and columns in ``schema``).
+
+    Implements the reader protocol of :func:`mimic_deid.sources.extract.extract_raw`.
+
+    Parameters
+    ----------
+    dsn:
+        libpq connection string or URI; empty: the PG* environment variables.
+    schema:
+        Schema holding the MIMIC-III tables (mimic-code: ``mimiciii``).
+    """
+
+    kind = "postgres"
+
+    def __init__(self, dsn: str = "", schema: str = "mimiciii") -> None:
+        self.dsn = dsn or ""
+        self.schema = schema
+        _dsn_params(self.dsn)  # fail early, without echoing it, if the DSN is malformed
+
+    def __repr__(self) -> str:
+        return f"PostgresSource({_target_text(self.dsn)} schema={self.schema})"
+
+    def check_connection(self) -> None:
+        """Connect once (raises ``SourceConnectionError`` when the server is unreachable)."""
+        connect(self.dsn).close()
+
+    # -- catalogue -------------------------------------------------------------------------
+
+    def _label(self, spec: tables.TableSpec) -> str:
+        return f"PostgreSQL table {self.schema}.{spec.name} ({_target_text(self.dsn)})"
+
+    def _table_columns(
+        self, conn: psycopg2.extensions.connection, spec: tables.TableSpec
+    ) -> tuple[str, dict[str, str]]:
+        """Return (actual table name, {lower-case column: actual column}); raise if absent."""
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
+            if cur.fetchone() is None:
+                raise InputDataError(
+                    f"{self._label(spec)}: missing table {self.schema}.{spec.name}: "
+                    f"schema '{self.schema}' does not exist (set source.postgres.schema)"
+                )
+            cur.execute(
+                """
+                SELECT c.relname, a.attname
+                FROM pg_class c
+                JOIN pg_namespace n ON n.oid = c.relnamespace
+                JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                WHERE n.nspname = %s AND lower(c.relname) = %s
+                  AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                ORDER BY c.relname = %s DESC, c.relname, a.attnum
+                """,
+                (self.schema, spec.name, spec.name),
+            )
+            rows = cur.fetchall()
+        if not rows:
+            raise InputDataError(
+                f"{self._label(spec)}: missing table {self.schema}.{spec.name} "
+                "(expected a MIMIC-III build made with MIT-LCP/mimic-code)"
+            )
+        relname = rows[0][0]
+        columns = {att.lower(): att for rel, att in rows if rel == relname}
+        for col in spec.columns:
+            if col.required and col.name not in columns:
+                raise InputDataError(
+                    f"{self._label(spec)}: missing column '{col.name}' in table "
+                    f"{self.schema}.{relname}; it has: {', '.join(sorted(columns))}"
+                )
+        return relname, columns
+
+    def _select(
+        self, relname: str, columns: dict[str, str], spec: tables.TableSpec
+    ) -> tuple[sql.Composed, list[str]]:
+        """``SELECT <spec columns present> FROM schema.table`` and the output column names."""
+        items, names = [], []
+        for col in spec.columns:
+            if col.name not in columns:
+                continue
+            ident = sql.Identifier(columns[col.name])
+            expr = sql.SQL("{}::timestamp") if col.name in spec.timestamp_columns else sql.SQL("{}")
+            items.append(sql.SQL("{} AS {}").format(expr.format(ident), sql.Identifier(col.name)))
+            names.append(col.name)
+        query = sql.SQL("SELECT {} FROM {}").format(
+            sql.SQL(", ").join(items), sql.Identifier(self.schema, relname)
+        )
+        return query, names
+
+    # -- streaming -------------------------------------------------------------------------
+
+    def _stream(
+        self,
+        spec: tables.TableSpec,
+        chunk_rows: int | None,
+        itemids: list[int] | None = None,
+    ) -> Iterator[Any]:
+        """Yield typed batches (``spec.schema``) of the table, optionally filtered by itemid."""
+        conn = connect(self.dsn)
+        label = self._label(spec)
+        try:
+            relname, columns = self._table_columns(conn, spec)
+            select, names = self._select(relname, columns, spec)
+            if itemids is not None:
+                # ARRAY[...] literal adapted by psycopg2 from Python ints (no string formatting,
+                # and no %-placeholders that a '%' in a schema name could confuse)
+                select = sql.SQL("{} WHERE {} = ANY({}::integer[])").format(
+                    select,
+                    sql.Identifier(columns["itemid"]),
+                    sql.Literal([int(i) for i in itemids]),
+                )
+            select_text = select.as_string(conn)
+            query = f"COPY ({select_text}) TO STDOUT WITH (FORMAT csv, HEADER true)"
+            log.info(
+                f"{spec.file_stem}: COPY from {self.schema}.{relname} ({_target_text(self.dsn)})"
+            )
+            rows = chunk_rows or (MAX_BLOCK_BYTES // ROW_BYTES)
+            block = min(max(rows * ROW_BYTES, MIN_BLOCK_BYTES), MAX_BLOCK_BYTES)
+            yield from self._parse_copy(conn, query, label, names, spec, block)
+        finally:
+            conn.close()
+
+    def _parse_copy(
+        self,
+        conn: psycopg2.extensions.connection,
+        query: str,
+        label: str,
+        names: list[str],
+        spec: tables.TableSpec,
+        block: int,
+    ) -> Iterator[Any]:
+        pump = CopyPump(conn, query)
+        completed = False
+        try:
+            yield from parse_csv_stream(
+                pump.reader,
+                label=label,
+                parser_names=names,
+                shown={n: n for n in names},
+                spec=spec,
+                block_size=block,
+                newlines_in_values=True,
+            )
+            completed = True
+        except InputDataError:
+            error = pump.close()
+            if error is not None:  # the parse failed because the COPY did
+                raise self._copy_error(error, label) from None
+            raise
+        finally:
+            error = pump.close()
+        if completed and error is not None:
+            raise self._copy_error(error, label)
+
+    def _copy_error(self, exc: BaseException, label: str) -> Exception:
+        if isinstance(exc, psycopg2.OperationalError | psycopg2.InterfaceError):
+            reason = _scrub(" ".join(str(exc).split()), self.dsn)
+            return SourceConnectionError(f"{label}: connection lost during COPY: {reason}")
+        if isinstance(exc, psycopg2.Error):
+            reason = _scrub(" ".join(str(exc).split()), self.dsn)
+            return InputDataError(f"{label}: the COPY query failed: {reason}")
+        return exc if isinstance(exc, Exception) else RuntimeError(repr(exc))
+
+    # -- reader protocol -------------------------------------------------------------------
+
+    def read_arrow(self, name: str) -> Any:
+        """Read a small table (PATIENTS, ADMISSIONS, ICUSTAYS) whole, as typed Arrow."""
+        import pyarrow as pa
+
+        spec = tables.get_small_spec(name)
+        return pa.Table.from_batches(list(self._stream(spec, None)), schema=spec.schema)
+
+    def read_table(self, name: str) -> pd.DataFrame:
+        """Read a small table whole (needed columns only, typed as the CSV source does)."""
+        return to_pandas(self.read_arrow(name))
+
+    def iter_events(
+        self,
+        table: str,
+        itemids: Iterable[int],
+        chunk_rows: int,
+        stats: dict | None = None,
+    ) -> Iterator[Any]:
+        """Stream CHARTEVENTS or LABEVENTS rows whose itemid is in ``itemids``.
+
+        The database does the itemid filtering (partition pruning), so ``stats`` gets
+        ``rows_read = None`` and ``dropped_other_itemid = None`` (not counted).
+        """
+        spec = tables.get_event_spec(table)
+        ids = itemid_array(itemids).to_pylist()
+        if stats is not None:
+            stats.update(rows_read=None, dropped_other_itemid=None, itemid_filter="database")
+        if not ids:
+            return
+        for batch in self._stream(spec, int(chunk_rows), ids):
+            if batch.num_rows:
+                yield batch
+
+
+@contextlib.contextmanager
+def session(dsn: str = "", readonly: bool = True) -> Iterator[psycopg2.extensions.connection]:
+    """A connection from :func:`connect`, committed on success and always closed."""
+    conn = connect(dsn, readonly=readonly)
+    try:
+        yield conn
+        conn.commit()
+    finally:
+        conn.close()

@@ -1,0 +1,216 @@
+"""The MIMIC-III v1.4 tables the extraction reads: their columns, Arrow types and output order.
+
+Column names are lower case here; sources map file headers / database columns onto these names
+case-insensitively. Every source (CSV, PostgreSQL) parses into exactly these Arrow types, so the
+raw artefacts are identical whatever the source.
+
+Small tables (PATIENTS, ADMISSIONS, ICUSTAYS) are read whole; event tables (CHARTEVENTS,
+LABEVENTS) are streamed. Event batches from a source carry :data:`SOURCE_EVENT_SCHEMA`
+(``error`` is null where the table has no ERROR column); the extraction writes
+:data:`EVENT_SCHEMA`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from mimic_deid.errors import ConfigError
+
+TIMESTAMP = pa.timestamp("s")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column read from a MIMIC-III table.
+
+    ``required=False`` means a file/table without it is accepted and the column is filled with
+    nulls (e.g. LABEVENTS has no ICUSTAY_ID and no ERROR).
+    """
+
+    name: str
+    type: pa.DataType
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A MIMIC-III table: its lower-case name, file stem and the columns read from it."""
+
+    name: str
+    columns: tuple[Column, ...]
+    sort_by: tuple[str, ...] = ()
+
+    @property
+    def file_stem(self) -> str:
+        """The official file name without extension, e.g. ``CHARTEVENTS``."""
+        return self.name.upper()
+
+    @property
+    def schema(self) -> pa.Schema:
+        """Arrow schema of the columns read, in spec order."""
+        return pa.schema([pa.field(c.name, c.type) for c in self.columns])
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def timestamp_columns(self) -> list[str]:
+        return [c.name for c in self.columns if pa.types.is_timestamp(c.type)]
+
+
+def _cols(*spec: tuple) -> tuple[Column, ...]:
+    return tuple(Column(*s) for s in spec)
+
+
+PATIENTS = TableSpec(
+    "patients",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("gender", pa.string()),
+        ("dob", TIMESTAMP),
+        ("dod", TIMESTAMP),
+    ),
+    sort_by=("subject_id",),
+)
+
+ADMISSIONS = TableSpec(
+    "admissions",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("admittime", TIMESTAMP),
+        ("dischtime", TIMESTAMP),
+        ("deathtime", TIMESTAMP),
+        ("hospital_expire_flag", pa.int64()),
+    ),
+    sort_by=("hadm_id", "subject_id"),
+)
+
+ICUSTAYS = TableSpec(
+    "icustays",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("icustay_id", pa.int64()),
+        ("dbsource", pa.string()),
+        ("first_careunit", pa.string()),
+        ("last_careunit", pa.string()),
+        ("first_wardid", pa.int64()),
+        ("last_wardid", pa.int64()),
+        ("intime", TIMESTAMP),
+        ("outtime", TIMESTAMP),
+        ("los", pa.float64()),
+    ),
+    sort_by=("icustay_id", "hadm_id", "subject_id"),
+)
+
+CHARTEVENTS = TableSpec(
+    "chartevents",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("icustay_id", pa.int64()),
+        ("itemid", pa.int64()),
+        ("charttime", TIMESTAMP),
+        ("value", pa.string()),
+        ("valuenum", pa.float64()),
+        ("valueuom", pa.string()),
+        ("error", pa.int64()),
+    ),
+)
+
+LABEVENTS = TableSpec(
+    "labevents",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("icustay_id", pa.int64(), False),  # absent in v1.4: always null
+        ("itemid", pa.int64()),
+        ("charttime", TIMESTAMP),
+        ("value", pa.string()),
+        ("valuenum", pa.float64()),
+        ("valueuom", pa.string()),
+        ("error", pa.int64(), False),  # absent in v1.4: always null
+    ),
+)
+
+SMALL_TABLES: dict[str, TableSpec] = {t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS)}
+EVENT_TABLES: dict[str, TableSpec] = {t.name: t for t in (CHARTEVENTS, LABEVENTS)}
+ALL_TABLES: dict[str, TableSpec] = {**SMALL_TABLES, **EVENT_TABLES}
+
+#: Columns of every event batch a source yields (both event tables normalised to this).
+SOURCE_EVENT_SCHEMA: pa.Schema = CHARTEVENTS.schema
+
+#: Columns of ``events/part-NNN.parquet``.
+EVENT_SCHEMA: pa.Schema = pa.schema(
+    [
+        pa.field("table", pa.string()),
+        pa.field("subject_id", pa.int64()),
+        pa.field("hadm_id", pa.int64()),
+        pa.field("icustay_id", pa.int64()),
+        pa.field("itemid", pa.int64()),
+        pa.field("charttime", TIMESTAMP),
+        pa.field("value", pa.string()),
+        pa.field("valuenum", pa.float64()),
+        pa.field("valueuom", pa.string()),
+    ]
+)
+
+#: Sort key of every events part (documented in docs/architecture.md); ``subject_id`` is a
+#: final tie-breaker so that the order is total.
+EVENT_SORT_KEYS: tuple[str, ...] = (
+    "hadm_id",
+    "charttime",
+    "itemid",
+    "table",
+    "icustay_id",
+    "value",
+    "valuenum",
+    "valueuom",
+    "subject_id",
+)
+
+
+def get_spec(name: str) -> TableSpec:
+    """Return the spec of table ``name`` (any case), or raise ``ConfigError``."""
+    key = str(name).strip().lower()
+    if key not in ALL_TABLES:
+        raise ConfigError(
+            f"unknown MIMIC-III table {name!r}; expected one of {sorted(t.upper() for t in ALL_TABLES)}"
+        )
+    return ALL_TABLES[key]
+
+
+def get_event_spec(name: str) -> TableSpec:
+    """Return the spec of event table ``name`` (CHARTEVENTS or LABEVENTS), or raise."""
+    spec = get_spec(name)
+    if spec.name not in EVENT_TABLES:
+        raise ConfigError(f"{name!r} is not an event table; expected CHARTEVENTS or LABEVENTS")
+    return spec
+
+
+def get_small_spec(name: str) -> TableSpec:
+    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise."""
+    spec = get_spec(name)
+    if spec.name not in SMALL_TABLES:
+        raise ConfigError(
+            f"{name!r} is not a small table; expected PATIENTS, ADMISSIONS or ICUSTAYS"
+        )
+    return spec
+
+
+def null_filled(table: pa.Table, spec: TableSpec) -> pa.Table:
+    """Return ``table`` with spec columns in spec order, absent optional columns as nulls.
+
+    ``table`` must already hold every required column with the spec type.
+    """
+    arrays = []
+    for col in spec.columns:
+        if col.name in table.column_names:
+            arrays.append(table.column(col.name))
+        else:
+            arrays.append(pa.nulls(table.num_rows, col.type))
+    return pa.Table.from_arrays(arrays, schema=spec.schema)

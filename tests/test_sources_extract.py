@@ -1,0 +1,172 @@
+"""The extraction driver: raw artefacts, counts, determinism, atomicity, parameters."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
+
+from mimic_deid.atomic import read_json
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.sources import tables
+from mimic_deid.sources.csv_source import CsvSource
+from mimic_deid.sources.extract import extract_raw
+from mimic_deid.variables import load_variables
+
+ROOT = Path(__file__).resolve().parents[1]
+ITEMIDS = {i for v in load_variables(ROOT / "config" / "variables.yaml") for i in v.all_itemids}
+TS = pa.timestamp("s")
+
+# docs/architecture.md, "Source (private)"
+RAW_SCHEMAS = {
+    "icustays.parquet": pa.schema(
+        [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("icustay_id", pa.int64()),
+         ("dbsource", pa.string()), ("first_careunit", pa.string()),
+         ("last_careunit", pa.string()), ("first_wardid", pa.int64()),
+         ("last_wardid", pa.int64()), ("intime", TS), ("outtime", TS), ("los", pa.float64())]
+    ),
+    "admissions.parquet": pa.schema(
+        [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("admittime", TS),
+         ("dischtime", TS), ("deathtime", TS), ("hospital_expire_flag", pa.int64())]
+    ),
+    "patients.parquet": pa.schema(
+        [("subject_id", pa.int64()), ("gender", pa.string()), ("dob", TS), ("dod", TS)]
+    ),
+    "events": pa.schema(
+        [("table", pa.string()), ("subject_id", pa.int64()), ("hadm_id", pa.int64()),
+         ("icustay_id", pa.int64()), ("itemid", pa.int64()), ("charttime", TS),
+         ("value", pa.string()), ("valuenum", pa.float64()), ("valueuom", pa.string())]
+    ),
+}  # fmt: skip
+
+
+def same_schema(got: pa.Schema, expected: pa.Schema) -> bool:
+    """Equal names and types; a timestamp may come back as [ms] (Parquet has no [s] unit)."""
+    if got.names != expected.names:
+        return False
+    for g, e in zip(got.types, expected.types, strict=True):
+        if pa.types.is_timestamp(e):
+            if not (pa.types.is_timestamp(g) and g.tz is None and g.unit in ("s", "ms")):
+                return False
+        elif g != e:
+            return False
+    return True
+
+
+def raw_files(folder: Path) -> dict[str, bytes]:
+    """Relative path -> bytes of every file of a raw directory."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_raw_artefacts_match_the_contract(tmp_path: Path) -> None:
+    out = tmp_path / "raw"
+    counts = extract_raw(CsvSource(write_mimic_dir(tmp_path / "m")), out, ITEMIDS, 4, 1000)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["admissions.parquet", "events", "extract.json", "icustays.parquet",
+                     "patients.parquet"]  # fmt: skip
+    for name in ("icustays.parquet", "admissions.parquet", "patients.parquet"):
+        assert same_schema(pq.read_schema(out / name), RAW_SCHEMAS[name]), name
+    parts = sorted((out / "events").iterdir())
+    assert [p.name for p in parts] == [f"part-{b:03d}.parquet" for b in range(4)]
+    total = 0
+    for b, part in enumerate(parts):
+        tab = pq.read_table(part)
+        assert same_schema(tab.schema, RAW_SCHEMAS["events"])
+        df = tab.to_pandas()
+        assert (df["hadm_id"] % 4 == b).all()
+        assert set(df["itemid"]) <= ITEMIDS
+        keys = list(tables.EVENT_SORT_KEYS)
+        resorted = df.sort_values(keys, na_position="last", kind="stable").reset_index(drop=True)
+        assert df.reset_index(drop=True).equals(resorted)
+        total += len(df)
+    assert total == EXPECTED["chartevents"]["kept"] + EXPECTED["labevents"]["kept"]
+    assert read_json(out / "extract.json") == counts
+    for table in ("chartevents", "labevents"):
+        got = {k: counts["tables"][table][k] for k in EXPECTED[table]}
+        assert got == EXPECTED[table], table
+    for table in ("icustays", "admissions", "patients"):
+        assert counts["tables"][table]["rows"] == EXPECTED[table]
+
+
+def test_error_rows_and_rows_without_hadm_are_dropped(tmp_path: Path) -> None:
+    out = tmp_path / "raw"
+    extract_raw(CsvSource(write_mimic_dir(tmp_path / "m")), out, ITEMIDS, 2, 1000)
+    ev = pq.read_table(out / "events").to_pandas()
+    assert not ((ev["itemid"] == 220045) & (ev["value"] == "999")).any()  # ERROR = 1
+    assert not ((ev["itemid"] == 220277) & (ev["subject_id"] == 30)).sum() > 1
+    assert ev["hadm_id"].notna().all()
+    lab = ev[ev["table"] == "labevents"]
+    assert lab["icustay_id"].isna().all() and len(lab) == EXPECTED["labevents"]["kept"]
+    assert ev.loc[ev["itemid"] == 646, "icustay_id"].isna().all()  # kept without ICUSTAY_ID
+
+
+def test_output_is_byte_identical_whatever_the_chunking_and_file_format(tmp_path: Path) -> None:
+    chart = random_events(6000, seed=11)
+    lab = random_events(2000, seed=12, table="LABEVENTS")
+    rows = {"CHARTEVENTS": chart, "LABEVENTS": lab}
+    a = write_mimic_dir(tmp_path / "a", rows=rows)
+    b = write_mimic_dir(tmp_path / "b", rows=rows, compress=False, header_case="lower",
+                        quote_text=False)  # fmt: skip
+    extract_raw(CsvSource(a), tmp_path / "ra", ITEMIDS, 3, 100_000)
+    extract_raw(CsvSource(b), tmp_path / "rb", ITEMIDS, 3, 1000)
+    fa, fb = raw_files(tmp_path / "ra"), raw_files(tmp_path / "rb")
+    assert fa.keys() == fb.keys()
+    for name in fa:
+        assert fa[name] == fb[name], name
+
+
+def test_failure_leaves_previous_output_untouched(tmp_path: Path) -> None:
+    folder = write_mimic_dir(tmp_path / "m")
+    out = tmp_path / "raw"
+    out.mkdir()
+    (out / "previous.txt").write_text("old")
+    data = (folder / "LABEVENTS.csv.gz").read_bytes()
+    (folder / "LABEVENTS.csv.gz").write_bytes(data[: len(data) // 2])  # truncated gzip
+    with pytest.raises(InputDataError, match="LABEVENTS"):
+        extract_raw(CsvSource(folder), out, ITEMIDS, 2, 1000)
+    assert [p.name for p in out.iterdir()] == ["previous.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "raw"]  # no temp dir left
+
+
+def test_progress_is_logged_with_rates(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("mimic_deid")
+    logger.addHandler(caplog.handler)
+    old = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        extract_raw(CsvSource(write_mimic_dir(tmp_path / "m")), tmp_path / "raw", ITEMIDS, 2, 1000)
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.setLevel(old)
+    text = caplog.text
+    assert "chartevents: 28 rows read" in text and "rows/s" in text
+
+
+@pytest.mark.parametrize(
+    ("itemids", "buckets", "chunk", "word"),
+    [(set(), 2, 1000, "itemids"), (ITEMIDS, 0, 1000, "event_buckets"),
+     (ITEMIDS, 2, 0, "chunk_rows"), ({"211"}, 2, 1000, "itemids")],
+)  # fmt: skip
+def test_bad_parameters(tmp_path: Path, itemids, buckets: int, chunk: int, word: str) -> None:
+    with pytest.raises(ConfigError, match=word):
+        extract_raw(CsvSource(tmp_path), tmp_path / "raw", itemids, buckets, chunk)
+    assert not (tmp_path / "raw").exists()
+
+
+def test_single_bucket_holds_every_row_sorted(tmp_path: Path) -> None:
+    folder = write_mimic_dir(tmp_path / "m")
+    extract_raw(CsvSource(folder), tmp_path / "r1", ITEMIDS, 1, 1000)
+    extract_raw(CsvSource(folder), tmp_path / "r4", ITEMIDS, 4, 1000)
+    one = pq.read_table(tmp_path / "r1" / "events" / "part-000.parquet")
+    four = pa.concat_tables(
+        pq.read_table(p) for p in sorted((tmp_path / "r4" / "events").iterdir())
+    )
+    keys = [(k, "ascending") for k in tables.EVENT_SORT_KEYS]
+    assert one.num_rows == four.num_rows
+    assert one.equals(four.sort_by(keys).combine_chunks())

@@ -1,0 +1,234 @@
+"""PostgreSQL source: equality with the CSV source, session settings, errors.
+
+Tests marked ``postgres`` load data into a uniquely named schema of the ``test`` database
+(``MIMIC_DEID_TEST_PG_DSN`` overrides the DSN) and drop it afterwards; they are skipped, with
+the reason, only when the server cannot be reached.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg2
+import pyarrow as pa
+import pytest
+from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
+
+from mimic_deid.errors import InputDataError, SourceConnectionError
+from mimic_deid.sources import loader, tables
+from mimic_deid.sources.csv_source import CsvSource
+from mimic_deid.sources.extract import extract_raw
+from mimic_deid.sources.postgres_source import PostgresSource
+from mimic_deid.variables import load_variables
+
+ROOT = Path(__file__).resolve().parents[1]
+ITEMIDS = {i for v in load_variables(ROOT / "config" / "variables.yaml") for i in v.all_itemids}
+DSN = os.environ.get("MIMIC_DEID_TEST_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres")
+# Session settings a user might have (PGOPTIONS): they must not change timestamps or floats.
+HOSTILE = "-c TimeZone=Pacific/Chatham -c DateStyle=SQL,DMY -c extra_float_digits=-3"
+
+
+def _server_error() -> str | None:
+    try:
+        psycopg2.connect(DSN, connect_timeout=3).close()
+    except psycopg2.Error as exc:
+        return " ".join(str(exc).split())
+    return None
+
+
+@pytest.fixture(scope="module")
+def pg_dsn() -> str:
+    reason = _server_error()
+    if reason:
+        pytest.skip(f"PostgreSQL test server not reachable ({DSN}): {reason}")
+    return DSN
+
+
+@pytest.fixture
+def schema(pg_dsn: str) -> Iterator[str]:
+    """A fresh schema name; the schema is dropped afterwards."""
+    name = f"mimiciii_test_{uuid.uuid4().hex[:12]}"
+    yield name
+    loader.drop_schema(pg_dsn, name)
+
+
+def raw_files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != "extract.json"
+    }
+
+
+def assert_same_raw(a: Path, b: Path) -> None:
+    """Every parquet byte-identical; extract.json equal except the source's read counts."""
+    fa, fb = raw_files(a), raw_files(b)
+    assert fa.keys() == fb.keys() and len(fa) > 3
+    for name in fa:
+        assert fa[name] == fb[name], f"{name} differs between the sources"
+
+
+def _counts_without_scan(counts: dict) -> dict:
+    out = {}
+    for table, c in counts["tables"].items():
+        out[table] = {
+            k: v
+            for k, v in c.items()
+            if k not in ("rows_read", "dropped_other_itemid", "itemid_filter")
+        }
+    return out
+
+
+# --------------------------------------------------------------------------- equality
+
+
+@pytest.mark.postgres
+def test_fixture_extraction_identical_through_csv_and_postgres(
+    tmp_path: Path, pg_dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {"CHARTEVENTS": random_events(3000, seed=5) + write_rows("CHARTEVENTS")}
+    folder = write_mimic_dir(tmp_path / "m", rows=rows)
+    loaded = loader.load_csv_dir(pg_dsn, folder, schema)
+    assert loaded["chartevents"] == 3000 + EXPECTED["chartevents"]["rows_read"]
+    a = extract_raw(CsvSource(folder), tmp_path / "csv", ITEMIDS, 4, 500)
+    monkeypatch.setenv("PGOPTIONS", HOSTILE)
+    b = extract_raw(PostgresSource(pg_dsn, schema), tmp_path / "pg", ITEMIDS, 4, 500)
+    assert_same_raw(tmp_path / "csv", tmp_path / "pg")
+    assert _counts_without_scan(a) == _counts_without_scan(b)
+    assert b["tables"]["chartevents"]["rows_read"] is None  # filtered by the database
+
+
+def write_rows(table: str) -> list[dict]:
+    from mimic_fixtures import default_rows
+
+    return default_rows()[table]
+
+
+@pytest.mark.postgres
+def test_synthetic_extraction_identical_through_csv_and_postgres(
+    tmp_path: Path, pg_dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    try:
+        from mimic_deid.synthetic import generate
+    except ImportError as exc:  # pragma: no cover - until the generator lands
+        pytest.skip(f"synthetic generator not available: {exc}")
+    folder = tmp_path / "syn"
+    generate(folder, 40, 2020)
+    loader.load_csv_dir(pg_dsn, folder, schema)
+    a = extract_raw(CsvSource(folder), tmp_path / "csv", ITEMIDS, 3, 5000)
+    monkeypatch.setenv("PGOPTIONS", HOSTILE)
+    b = extract_raw(PostgresSource(pg_dsn, schema), tmp_path / "pg", ITEMIDS, 3, 5000)
+    assert a["tables"]["chartevents"]["kept"] > 1000
+    assert_same_raw(tmp_path / "csv", tmp_path / "pg")
+    assert _counts_without_scan(a) == _counts_without_scan(b)
+
+
+@pytest.mark.postgres
+def test_small_tables_typed_like_the_csv_source(
+    tmp_path: Path, pg_dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = write_mimic_dir(tmp_path / "m")
+    loader.load_csv_dir(pg_dsn, folder, schema, tables=["icustays", "patients"])
+    monkeypatch.setenv("PGOPTIONS", HOSTILE)
+    src = PostgresSource(pg_dsn, schema)
+    for name in ("icustays", "patients"):
+        got = src.read_table(name).sort_values(tables.get_spec(name).sort_by[0])
+        ref = CsvSource(folder).read_table(name).sort_values(tables.get_spec(name).sort_by[0])
+        assert got.dtypes.equals(ref.dtypes)
+        assert got.reset_index(drop=True).equals(ref.reset_index(drop=True))
+
+
+@pytest.mark.postgres
+def test_identifiers_are_quoted_and_partitions_pruned(
+    tmp_path: Path, pg_dsn: str, schema: str
+) -> None:
+    odd = schema + ' x"; DROP TABLE y; -- %s'  # only works if composed with sql.Identifier
+    folder = write_mimic_dir(tmp_path / "m")
+    try:
+        loader.load_csv_dir(pg_dsn, folder, odd, tables=["chartevents"])
+        src = PostgresSource(pg_dsn, odd)
+        got = pa.Table.from_batches(list(src.iter_events("chartevents", [211, 220045], 1000)))
+        assert sorted(set(got.column("itemid").to_pylist())) == [211, 220045]
+        conn = psycopg2.connect(pg_dsn)
+        with conn, conn.cursor() as cur:
+            cur.execute(
+                psycopg2.sql.SQL(
+                    "EXPLAIN SELECT * FROM {} WHERE itemid = ANY({}::integer[])"
+                ).format(psycopg2.sql.Identifier(odd, "chartevents"), psycopg2.sql.Literal([211]))
+            )
+            plan = "\n".join(r[0] for r in cur.fetchall())
+        conn.close()
+        assert plan.count("chartevents_") == 1  # one partition scanned of 14
+    finally:
+        loader.drop_schema(pg_dsn, odd)
+
+
+@pytest.mark.postgres
+def test_stopping_early_does_not_hang(tmp_path: Path, pg_dsn: str, schema: str) -> None:
+    folder = write_mimic_dir(tmp_path / "m", rows={"CHARTEVENTS": random_events(40000, seed=9)})
+    loader.load_csv_dir(pg_dsn, folder, schema, tables=["chartevents"])
+    it = PostgresSource(pg_dsn, schema).iter_events("chartevents", ITEMIDS, 1000)
+    first = next(it)
+    assert first.num_rows > 0
+    it.close()  # closes the pipe, stops the COPY thread and the connection
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.postgres
+def test_missing_table_names_schema_and_table(pg_dsn: str, schema: str) -> None:
+    loader.create_tables(pg_dsn, schema, tables=["patients"])
+    src = PostgresSource(pg_dsn, schema)
+    with pytest.raises(InputDataError, match=rf"{schema}\.icustays"):
+        src.read_table("icustays")
+    with pytest.raises(InputDataError, match=rf"{schema}\.chartevents"):
+        list(src.iter_events("chartevents", [211], 1000))
+    with pytest.raises(InputDataError, match="does not exist"):
+        PostgresSource(pg_dsn, schema + "_absent").read_table("patients")
+
+
+@pytest.mark.postgres
+def test_missing_column_is_named(pg_dsn: str, schema: str) -> None:
+    loader.create_tables(pg_dsn, schema, tables=["labevents"])
+    conn = psycopg2.connect(pg_dsn)
+    with conn, conn.cursor() as cur:
+        cur.execute(
+            psycopg2.sql.SQL("ALTER TABLE {} DROP COLUMN valuenum").format(
+                psycopg2.sql.Identifier(schema, "labevents")
+            )
+        )
+    conn.close()
+    with pytest.raises(InputDataError, match=rf"valuenum.*{schema}\.labevents"):
+        list(PostgresSource(pg_dsn, schema).iter_events("labevents", [50931], 1000))
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "host=127.0.0.1 port=1 dbname=nosuchdb user=someone password=secret connect_timeout=3",
+        "postgresql://someone:secret@127.0.0.1:1/nosuchdb?connect_timeout=3",
+    ],
+)
+def test_unreachable_server_message_has_target_but_no_password(
+    dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    src = PostgresSource(dsn)
+    assert "secret" not in repr(src)
+    with pytest.raises(SourceConnectionError) as err:
+        src.read_table("patients")
+    msg = str(err.value)
+    assert "127.0.0.1" in msg and "port=1" in msg and "nosuchdb" in msg
+    assert "secret" not in msg and "secret" not in caplog.text
+    assert err.value.__cause__ is None and "secret" not in repr(err.value.__context__)
+
+
+def test_malformed_dsn_is_not_echoed() -> None:
+    with pytest.raises(SourceConnectionError) as err:
+        PostgresSource("host=127.0.0.1 password=secret garbage")
+    assert "secret" not in str(err.value)
