@@ -9,6 +9,8 @@ rule cohort:
         counts=f"{PRIVATE}/cohort/cohort.json",
     log:
         "logs/cohort.log",
+    benchmark:
+        "logs/benchmarks/cohort.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

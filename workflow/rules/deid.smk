@@ -11,6 +11,8 @@ rule duration_classes:
         summary="results/{release}/dk{dk}/duration.json",
     log:
         "logs/{release}/dk{dk}/duration.log",
+    benchmark:
+        "logs/benchmarks/{release}/dk{dk}/duration.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -31,6 +33,8 @@ rule mondrian:
         summary="results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
     log:
         "logs/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.log",
+    benchmark:
+        "logs/benchmarks/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -53,6 +57,8 @@ rule optimise:
         summary=f"results/{{release}}/{POINT}/optimiser.json",
     log:
         f"logs/{{release}}/{POINT}/optimise.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/optimise.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -76,6 +82,8 @@ rule release:
         pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
     log:
         f"logs/{{release}}/{POINT}/release.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/release.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -98,6 +106,8 @@ rule check_release:
         check=f"results/{{release}}/{POINT}/check.json",
     log:
         f"logs/{{release}}/{POINT}/check_release.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/check_release.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -118,6 +128,8 @@ rule optimiser_tuning_table:
         table="results/stays/dk{dk}/tuning/{opt}.csv",
     log:
         "logs/stays/dk{dk}/tuning/{opt}.log",
+    benchmark:
+        "logs/benchmarks/stays/dk{dk}/tuning/{opt}.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

@@ -12,6 +12,8 @@ rule privacy_baseline:
         summary="results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
     log:
         "logs/{release}/dk{dk}/privacy_baseline.log",
+    benchmark:
+        "logs/benchmarks/{release}/dk{dk}/privacy_baseline.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -39,6 +41,8 @@ rule privacy:
         linkage=f"results/{{release}}/{POINT}/privacy/linkage.json",
     log:
         f"logs/{{release}}/{POINT}/privacy.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/privacy.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -65,6 +69,8 @@ rule utility:
         table=f"results/ihm48/{POINT}/utility/trust_settings.csv",
     log:
         f"logs/ihm48/{POINT}/utility.log",
+    benchmark:
+        f"logs/benchmarks/ihm48/{POINT}/utility.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

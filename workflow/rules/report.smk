@@ -33,6 +33,8 @@ rule sweep_summary:
         md="results/report/sweep_summary.md",
     log:
         "logs/report/sweep_summary.log",
+    benchmark:
+        "logs/benchmarks/report/sweep_summary.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -67,6 +69,8 @@ rule report:
         ],
     log:
         "logs/report/report.log",
+    benchmark:
+        "logs/benchmarks/report/report.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

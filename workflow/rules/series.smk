@@ -12,6 +12,8 @@ rule series:
         cleaning=f"{PRIVATE}/series/{{release}}/cleaning.json",
     log:
         "logs/series/{release}.log",
+    benchmark:
+        "logs/benchmarks/series/{release}.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

@@ -6,6 +6,8 @@ rule synthesize:
         directory("resources/synthetic/n{subjects}-s{seed}"),
     log:
         "logs/synthesize/n{subjects}-s{seed}.log",
+    benchmark:
+        "logs/benchmarks/synthesize/n{subjects}-s{seed}.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -22,6 +24,8 @@ rule extract:
         directory(f"{PRIVATE}/raw"),
     log:
         "logs/extract.log",
+    benchmark:
+        "logs/benchmarks/extract.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 2

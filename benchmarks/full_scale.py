@@ -1,0 +1,118 @@
+"""Full-scale run: the whole workflow on a MIMIC-III-size synthetic database, one sweep point.
+
+Runs real `snakemake` in a work directory with a config override, then tabulates the
+per-job records Snakemake's `benchmark:` directives wrote (wall time, peak RSS) by stage.
+
+    python benchmarks/full_scale.py --subjects 46520 --cores 2
+
+Writes benchmarks/results/full_scale.json and prints a Markdown table for
+benchmarks/README.md. The work directory (default benchmarks/work/full) is git-ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# One sweep point (DESIGN section 8): the config defaults with the genetic optimiser only,
+# the slowest component of the seed.
+POINT = {
+    "deid": {
+        "dk": [50],
+        "fk": [10],
+        "heuristic": ["range"],
+        "optimizers": {
+            "genetic": yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["deid"][
+                "optimizers"
+            ]["genetic"]
+        },
+    }
+}
+
+
+def stage_table(workdir: Path) -> pd.DataFrame:
+    """One row per job from logs/benchmarks/**/*.tsv: rule, wildcards path, s, max_rss (MB)."""
+    rows = []
+    for tsv in sorted((workdir / "logs" / "benchmarks").rglob("*.tsv")):
+        record = pd.read_csv(tsv, sep="\t").iloc[-1]
+        rel = tsv.relative_to(workdir / "logs" / "benchmarks")
+        rows.append(
+            {
+                "job": str(rel.with_suffix("")),
+                "seconds": float(record["s"]),
+                "max_rss_mb": float(record["max_rss"]) if record["max_rss"] != "-" else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--subjects", type=int, default=46520)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--workdir", type=Path, default=ROOT / "benchmarks" / "work" / "full")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "full_scale.json"
+    )
+    args = parser.parse_args()
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    (args.workdir / "config").mkdir(exist_ok=True)
+    for name in ("config.yaml", "schema.yaml", "variables.yaml"):
+        (args.workdir / "config" / name).write_text((ROOT / "config" / name).read_text())
+    override = {"source": {"synthetic": {"subjects": args.subjects, "seed": 1}}, **POINT}
+    config = args.workdir / "full_scale.yaml"
+    config.write_text(yaml.safe_dump(override))
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(ROOT / "Snakefile"),
+        "-d",
+        str(args.workdir),
+    ]
+    cmd += ["--cores", str(args.cores), "--configfile", str(config), "--rerun-incomplete"]
+    start = time.monotonic()
+    with open(args.workdir / "snakemake.log", "w") as log:
+        proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        print(f"snakemake failed (exit {proc.returncode}); see {args.workdir / 'snakemake.log'}")
+        return proc.returncode
+
+    jobs = stage_table(args.workdir)
+    counts = json.loads((args.workdir / "results/private/cohort/cohort.json").read_text())
+    record = {
+        "subjects": args.subjects,
+        "cores": args.cores,
+        "machine": f"{platform.machine()}, {platform.python_version()}",
+        "wall_seconds": round(wall, 1),
+        "cohort": counts["rules"],
+        "jobs": jobs.to_dict(orient="records"),
+        "peak_rss_mb": float(jobs["max_rss_mb"].max()),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    print(
+        f"end to end: {wall / 60:.1f} min on {args.cores} cores; peak RSS {record['peak_rss_mb']:.0f} MB"
+    )
+    print("| job | wall time (s) | peak RSS (MB) |\n|---|---:|---:|")
+    for row in jobs.itertuples():
+        print(f"| {row.job} | {row.seconds:.1f} | {row.max_rss_mb:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
