@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -12,7 +13,7 @@ from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
 
 from mimic_deid.atomic import read_json
 from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.sources import tables
+from mimic_deid.sources import extract, tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
 from mimic_deid.variables import load_variables
@@ -170,3 +171,24 @@ def test_single_bucket_holds_every_row_sorted(tmp_path: Path) -> None:
     keys = [(k, "ascending") for k in tables.EVENT_SORT_KEYS]
     assert one.num_rows == four.num_rows
     assert one.equals(four.sort_by(keys).combine_chunks())
+
+
+def test_large_buckets_are_sorted_in_hadm_ranges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {"CHARTEVENTS": random_events(5000, seed=21)}
+    folder = write_mimic_dir(tmp_path / "m", rows=rows)
+    extract_raw(CsvSource(folder), tmp_path / "whole", ITEMIDS, 1, 1000)
+    monkeypatch.setattr(extract, "SORT_ROWS", 300)  # force the range-by-range path
+    extract_raw(CsvSource(folder), tmp_path / "ranges", ITEMIDS, 1, 1000)
+    whole = pq.read_table(tmp_path / "whole" / "events" / "part-000.parquet")
+    ranges = pq.ParquetFile(tmp_path / "ranges" / "events" / "part-000.parquet")
+    assert ranges.metadata.num_row_groups > 1
+    assert ranges.read().equals(whole)
+
+
+def test_hadm_ranges_cover_every_row_within_the_limit() -> None:
+    hadm = np.array([5, 1, 1, 2, 9, 9, 9, 9, 3, 2, 5])
+    ranges = extract.hadm_ranges(hadm, 3)
+    assert ranges == [(1, 1), (2, 3), (5, 5), (9, 9)]  # 9 alone exceeds the limit
+    assert extract.hadm_ranges(np.array([], dtype=np.int64), 3) == []

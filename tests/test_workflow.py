@@ -125,3 +125,16 @@ def test_lint_is_clean():
     proc = subprocess.run([*SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Lints for" not in proc.stdout + proc.stderr
+
+
+def test_snakemake_html_report_holds_the_figures(finished_run):
+    workdir, config = finished_run
+    snakemake(workdir, "--report", str(workdir / "report.html"), config=config)
+    html = (workdir / "report.html").read_text(errors="replace")
+    for name in (
+        "duration_classes.png",
+        "linkage.png",
+        "trust_settings_test.csv",
+        "sweep_summary.csv",
+    ):
+        assert name in html, name

@@ -867,5 +867,5 @@ def plot_trust_settings(utility: pd.DataFrame, out_path: str | os.PathLike) -> F
         ax.set_ylim(0, 1.02)
     # usual empty corners: below the ROC points (all above chance), above the PR points
     _legend(ax_roc, loc="lower left")
-    _legend(ax_pr, loc="upper right")
+    _legend(ax_pr, loc="lower center", bbox_to_anchor=(0.5, 0.15), ncol=2)
     return _save(fig, out_path)

@@ -36,7 +36,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 MAX_HEADER_BYTES = 1 << 20
 SAMPLE_BYTES = 1 << 18
 MIN_BLOCK_BYTES = 1 << 16
-MAX_BLOCK_BYTES = 1 << 24  # larger blocks parse slower (cache, less read-ahead overlap)
+MAX_BLOCK_BYTES = 1 << 22  # larger blocks: slower (cache) and more read-ahead memory
 DEFAULT_ROW_BYTES = 150
 
 

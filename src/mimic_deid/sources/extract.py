@@ -11,8 +11,10 @@ each part is sorted by :data:`tables.EVENT_SORT_KEYS`, so the files are byte-ide
 same data whatever the source or chunk size.
 
 Memory is bounded: filtered batches are spooled per bucket to temporary Parquet files while the
-source streams, and only one bucket is loaded and sorted at a time at the end. Peak memory is
-about one source chunk plus the largest bucket (``kept rows / B`` rows, ~100 bytes each).
+source streams, and only one bucket is loaded and sorted at a time at the end, in ``hadm_id``
+ranges of at most :data:`SORT_ROWS` rows when the bucket is larger. Peak memory is therefore
+about one source block plus ``max(chunk_rows, 100k)`` buffered rows plus ``SORT_ROWS`` rows being
+sorted, independent of the table size.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ log = get_logger(__name__)
 SMALL_ORDER = ("icustays", "admissions", "patients")
 EVENT_ORDER = ("chartevents", "labevents")
 SPOOL_COMPRESSION = "lz4"
+#: Most rows sorted at once when writing a bucket (~250 bytes each while sorting): bounds the
+#: memory of the final stage whatever the size of the table.
+SORT_ROWS = 2_000_000
 
 
 class Reader(Protocol):
@@ -200,11 +205,22 @@ class BucketSpool:
             writer.close()
         self.writers.clear()
 
-    def read(self, b: int) -> pa.Table:
-        """All rows spooled for bucket ``b`` (empty table if none)."""
+    def read(self, b: int, hadm_range: tuple[int, int] | None = None) -> pa.Table:
+        """Rows spooled for bucket ``b`` (empty table if none), optionally only those with
+        ``lo <= hadm_id <= hi``."""
         if not self.path(b).exists():
             return tables.EVENT_SCHEMA.empty_table()
-        return pq.read_table(self.path(b), schema=tables.EVENT_SCHEMA)
+        filters = None
+        if hadm_range is not None:
+            filters = [("hadm_id", ">=", hadm_range[0]), ("hadm_id", "<=", hadm_range[1])]
+        return pq.read_table(self.path(b), schema=tables.EVENT_SCHEMA, filters=filters)
+
+    def hadm_ids(self, b: int) -> np.ndarray:
+        """The ``hadm_id`` of every row spooled for bucket ``b`` (int64, 8 bytes per row)."""
+        if not self.path(b).exists():
+            return np.zeros(0, dtype=np.int64)
+        col = pq.read_table(self.path(b), columns=["hadm_id"]).column("hadm_id")
+        return col.to_numpy()
 
 
 def sort_events(tab: pa.Table) -> pa.Table:
@@ -212,6 +228,49 @@ def sort_events(tab: pa.Table) -> pa.Table:
     if tab.num_rows:
         tab = tab.sort_by([(k, "ascending") for k in tables.EVENT_SORT_KEYS])
     return tab.combine_chunks()
+
+
+def hadm_ranges(hadm: np.ndarray, max_rows: int) -> list[tuple[int, int]]:
+    """Cut the sorted distinct ``hadm`` values into consecutive inclusive ``(lo, hi)`` ranges
+    holding at most ``max_rows`` rows each (a single admission larger than that gets its own
+    range). Depends only on the data, so every source gives the same ranges.
+    """
+    values, counts = np.unique(hadm, return_counts=True)
+    ranges: list[tuple[int, int]] = []
+    start, rows = 0, 0
+    for i, n in enumerate(counts.tolist()):
+        if rows and rows + n > max_rows:
+            ranges.append((int(values[start]), int(values[i - 1])))
+            start, rows = i, 0
+        rows += n
+    if len(values):
+        ranges.append((int(values[start]), int(values[-1])))
+    return ranges
+
+
+def write_bucket(spool: BucketSpool, b: int, dest: Path, sort_rows: int) -> int:
+    """Write bucket ``b`` sorted to ``dest``; returns its rows.
+
+    A bucket over ``sort_rows`` rows is sorted one ``hadm_id`` range at a time (the sort key
+    starts with ``hadm_id``) and written as consecutive row groups, so memory is bounded by
+    ``sort_rows`` whatever the table size.
+    """
+    hadm = spool.hadm_ids(b)
+    if len(hadm) <= sort_rows:
+        atomic.write_table(sort_events(spool.read(b)), dest)
+        return len(hadm)
+    ranges = hadm_ranges(hadm, sort_rows)
+    del hadm
+    with atomic.atomic_path(dest, ".parquet") as tmp:
+        with pq.ParquetWriter(
+            tmp, tables.EVENT_SCHEMA, compression=atomic.PARQUET_COMPRESSION
+        ) as writer:
+            rows = 0
+            for lo, hi in ranges:
+                part = sort_events(spool.read(b, (lo, hi)))
+                writer.write_table(part)
+                rows += part.num_rows
+    return rows
 
 
 # --------------------------------------------------------------------------- driver
@@ -313,8 +372,7 @@ def extract_raw(
             spool.close()
             (tmp / "events").mkdir()
             for b in range(event_buckets):
-                part = sort_events(spool.read(b))
-                atomic.write_table(part, tmp / "events" / f"part-{b:03d}.parquet")
+                write_bucket(spool, b, tmp / "events" / f"part-{b:03d}.parquet", SORT_ROWS)
                 spool.path(b).unlink(missing_ok=True)
         finally:
             spool.close()

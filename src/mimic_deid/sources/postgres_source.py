@@ -38,7 +38,7 @@ PIPE_BUFFER = 1 << 20
 COPY_READ_SIZE = 1 << 18
 ROW_BYTES = 80  # approximate bytes per COPY output row of the event columns
 MIN_BLOCK_BYTES = 1 << 16
-MAX_BLOCK_BYTES = 1 << 24
+MAX_BLOCK_BYTES = 1 << 22
 DEFAULT_CONNECT_TIMEOUT = 10  # seconds, unless the DSN or PGCONNECT_TIMEOUT says otherwise
 SESSION_SETTINGS = (
     "SET DateStyle TO 'ISO, YMD'",
