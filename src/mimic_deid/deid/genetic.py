@@ -513,13 +513,18 @@ def _run_chunk(
         c_keys = fitness_key(c_obj, c_inf, m, fit)
         improved = c_keys.max(axis=0) > elite_key
 
+        # Survivors: the best P of parents and children. Seed 6.2 keeps the slots not taken
+        # by new offspring for the best past solutions; a generational replacement (only the
+        # elite survives) lost most of the progress each generation and stalled far from the
+        # targets. The stable sort keeps the elite first on ties, so it always survives.
+        order = np.argsort(-np.concatenate([keys, c_keys], axis=0), axis=0, kind="stable")[:P]
+        both = np.concatenate([pop, child], axis=1)  # (G, 2P - 1, na)
         new = ws.get(spare, (G, P, na), _DTYPE)
-        new[:, 0, :] = pop[:, best, cols]
-        new[:, 1:, :] = child
+        np.copyto(new, np.take_along_axis(both, order[None, :, :], axis=1))
         spare = _swap(spare)
         pop = new
-        abs_obj = np.concatenate([abs_obj[best, cols][None, :], c_obj], axis=0)
-        infeas = np.concatenate([infeas[best, cols][None, :], c_inf], axis=0)
+        abs_obj = np.take_along_axis(np.concatenate([abs_obj, c_obj], axis=0), order, axis=0)
+        infeas = np.take_along_axis(np.concatenate([infeas, c_inf], axis=0), order, axis=0)
         since = np.where(improved, 0, since + 1)
         iters_out[active] = m
         if callback is not None:

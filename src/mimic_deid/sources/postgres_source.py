@@ -262,8 +262,8 @@ class PostgresSource:
                     sql.Identifier(columns["itemid"]),
                     sql.Literal([int(i) for i in itemids]),
                 )
-            select_text = select.as_string(conn)
-            query = f"COPY ({select_text}) TO STDOUT WITH (FORMAT csv, HEADER true)"
+            query = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT csv, HEADER true)").format(select)
+            query = query.as_string(conn)
             log.info(
                 f"{spec.file_stem}: COPY from {self.schema}.{relname} ({_target_text(self.dsn)})"
             )
