@@ -138,3 +138,15 @@ def test_snakemake_html_report_holds_the_figures(finished_run):
         "sweep_summary.csv",
     ):
         assert name in html, name
+
+
+def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
+    source = tmp_path / "mimic"
+    source.mkdir()
+    config = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": str(source)}}})
+    proc = snakemake(tmp_path / "run", "--cores", "1", config=config, check=False)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert "mimic-deid error in rule 'extract'" in output
+    assert "ICUSTAYS.csv.gz" in output and str(source) in output
+    assert not (tmp_path / "run" / "results" / "private" / "raw").exists()
