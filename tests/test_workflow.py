@@ -150,3 +150,12 @@ def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
     assert "mimic-deid error in rule 'extract'" in output
     assert "ICUSTAYS.csv.gz" in output and str(source) in output
     assert not (tmp_path / "run" / "results" / "private" / "raw").exists()
+
+
+def test_tuning_sweep_has_a_row_per_grid_point(finished_run):
+    workdir, config = finished_run
+    snakemake(workdir, "--cores", "2", "tuning_sweep", config=config)
+    summary = pd.read_csv(workdir / "results/stays/dk10/tuning/grid_summary.csv")
+    assert sorted(summary["mutation_sd"]) == [2.0, 3.0]
+    assert summary["unfeasibility"].is_monotonic_increasing
+    assert (summary["iterations"] <= 20).all()

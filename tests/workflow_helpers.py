@@ -37,6 +37,18 @@ TINY_CONFIG = {
                 "normalise_features": [False],
             },
         },
+        "tuning_grid": {
+            "fitness": ["NA"],
+            "population": [8],
+            "tournament": [3],
+            "parents": [2],
+            "mutation_sd": [2.0, 3.0],
+            "mutation_prob": [0.2],
+            "init_sd": [1.0],
+            "patience": [10],
+            "max_iterations": [20],
+            "normalise_features": [False],
+        },
     },
     "evaluate": {"utility": {"C": [0.01, 1.0], "bootstrap": 50}},
 }

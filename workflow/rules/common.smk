@@ -18,6 +18,11 @@ DK = config["deid"]["dk"]
 FK = config["deid"]["fk"]
 HEURISTICS = config["deid"]["heuristic"]
 OPTIMIZERS = optimizer_labels(config["deid"]["optimizers"])
+TUNING_GRID = (
+    optimizer_labels({"genetic": config["deid"]["tuning_grid"]})
+    if "tuning_grid" in config["deid"]
+    else []
+)
 SYNTH = config["source"].get("synthetic", {})
 SYNTH_DIR = (
     f"resources/synthetic/n{SYNTH.get('subjects', 3000)}-s{SYNTH.get('seed', 1)}"

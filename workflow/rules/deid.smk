@@ -140,3 +140,26 @@ rule optimiser_tuning_table:
         seed=config["seed"],
     script:
         "../scripts/tuning_table.py"
+
+
+rule tuning_sweep:
+    """The seed's genetic tuning grid (6.2) on the tuning series: one row per grid point."""
+    input:
+        tables=expand(
+            "results/stays/dk{dk}/tuning/{opt}.csv", dk=DK[0], opt=TUNING_GRID
+        ),
+    output:
+        summary=f"results/stays/dk{DK[0]}/tuning/grid_summary.csv",
+    log:
+        "logs/stays/tuning_sweep.log",
+    benchmark:
+        "logs/benchmarks/stays/tuning_sweep.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        labels=TUNING_GRID,
+    script:
+        "../scripts/tuning_sweep.py"

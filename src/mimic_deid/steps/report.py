@@ -351,3 +351,32 @@ def _sections(index_out, figure, table, point, main_class, small_class) -> list[
             ],
         },
     ]
+
+
+def tuning_grid_step(labels: list[str], tables: list[str], summary_out: str) -> None:
+    """One row per genetic tuning-grid point: its parameters and "All classes" results.
+
+    Rows are sorted by unfeasibility, then distortion: the seed chose the parameters that
+    minimised both (6.2).
+    """
+    from mimic_deid.config import parse_optimizer_label
+
+    rows = []
+    for label, path in zip(labels, tables, strict=True):
+        table = pd.read_csv(path)
+        overall = table[table["duration"].astype(str) == "All classes"].iloc[0]
+        _, params = parse_optimizer_label(label)
+        rows.append(
+            {
+                "optimizer": label,
+                **params,
+                "unfeasibility": float(overall["unfeasibility"]),
+                "distortion": float(overall["distortion"]),
+                "iterations": float(overall["iterations"]),
+            }
+        )
+    summary = pd.DataFrame(rows).sort_values(["unfeasibility", "distortion"], kind="stable")
+    with atomic_path(summary_out, ".csv") as tmp:
+        summary.to_csv(tmp, index=False, float_format="%.6g")
+    best = summary.iloc[0]
+    logger.info("tuning grid: %d points; best %s", len(summary), best["optimizer"])
