@@ -61,7 +61,9 @@ def parse_optimizer_label(label: str) -> tuple[str, dict[str, Any]]:
     params: dict[str, Any] = {}
     if name == "genetic":
         if not rest or rest[0] not in FITNESS_VARIANTS:
-            raise ConfigError(f"optimiser label '{label}': expected a fitness in {FITNESS_VARIANTS}")
+            raise ConfigError(
+                f"optimiser label '{label}': expected a fitness in {FITNESS_VARIANTS}"
+            )
         params["fitness"] = rest.pop(0)
     spec = OPTIMIZER_PARAMS[name]
     if len(rest) != len(spec):
@@ -81,7 +83,9 @@ def optimizer_labels(optimizers: dict[str, dict[str, list]]) -> list[str]:
     """Expand the ``deid.optimizers`` sweep lists into the labels of their product."""
     labels: list[str] = []
     for name, grid in optimizers.items():
-        keys = (["fitness"] if name == "genetic" else []) + [p for p, _, _ in OPTIMIZER_PARAMS[name]]
+        keys = (["fitness"] if name == "genetic" else []) + [
+            p for p, _, _ in OPTIMIZER_PARAMS[name]
+        ]
         for values in itertools.product(*(grid[k] for k in keys)):
             labels.append(optimizer_label(name, dict(zip(keys, values, strict=True))))
     return labels

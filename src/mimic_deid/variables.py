@@ -90,7 +90,9 @@ def _parse_variable(path: str, name: str, spec: dict) -> Variable:
         if unknown:
             raise _fail(path, name, f"conversions[{i}] has unknown keys {sorted(unknown)}")
         if not any(k in conv for k in ("uom", "itemids", "above", "at_most")):
-            raise _fail(path, name, f"conversions[{i}] needs a condition (uom/itemids/above/at_most)")
+            raise _fail(
+                path, name, f"conversions[{i}] needs a condition (uom/itemids/above/at_most)"
+            )
         conversions.append(
             Conversion(
                 multiply=float(conv.get("multiply", 1.0)),

@@ -61,7 +61,7 @@ rule optimise:
         f"logs/benchmarks/{{release}}/{POINT}/optimise.tsv"
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    threads: 2
     resources:
         mem_mb=6000,
     params:

@@ -15,4 +15,5 @@ run(
     perturbed_out=snakemake.output.perturbed,
     per_series_out=snakemake.output.per_series,
     summary_out=snakemake.output.summary,
+    threads=snakemake.threads,
 )

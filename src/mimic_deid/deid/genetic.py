@@ -517,14 +517,18 @@ def _run_chunk(
         # by new offspring for the best past solutions; a generational replacement (only the
         # elite survives) lost most of the progress each generation and stalled far from the
         # targets. The stable sort keeps the elite first on ties, so it always survives.
-        order = np.argsort(-np.concatenate([keys, c_keys], axis=0), axis=0, kind="stable")[:P]
-        both = np.concatenate([pop, child], axis=1)  # (G, 2P - 1, na)
-        new = ws.get(spare, (G, P, na), _DTYPE)
-        np.copyto(new, np.take_along_axis(both, order[None, :, :], axis=1))
-        spare = _swap(spare)
-        pop = new
-        abs_obj = np.take_along_axis(np.concatenate([abs_obj, c_obj], axis=0), order, axis=0)
-        infeas = np.take_along_axis(np.concatenate([infeas, c_inf], axis=0), order, axis=0)
+        # Only the children that enter are copied, into the slots of the parents they
+        # displace (paired in slot order per series), which keeps the step cheap.
+        all_keys = np.concatenate([keys, c_keys], axis=0)  # (2P - 1, na)
+        order = np.argsort(-all_keys, axis=0, kind="stable")[:P]
+        survives = np.zeros(all_keys.shape, dtype=bool)
+        np.put_along_axis(survives, order, True, axis=0)
+        d_col, d_slot = np.nonzero(~survives[:P].T)  # dropped parents, by series then slot
+        e_col, e_child = np.nonzero(survives[P:].T)  # entering children, same order
+        if d_col.size:
+            pop[:, d_slot, d_col] = child[:, e_child, e_col]
+            abs_obj[d_slot, d_col] = c_obj[e_child, e_col]
+            infeas[d_slot, d_col] = c_inf[e_child, e_col]
         since = np.where(improved, 0, since + 1)
         iters_out[active] = m
         if callback is not None:

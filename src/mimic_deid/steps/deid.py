@@ -151,6 +151,13 @@ def run_optimiser(
     return optimise_genetic(X, T, spec, GeneticParams.from_dict(params), rng=rng)
 
 
+def _optimise_class(
+    optimizer: str, X: np.ndarray, T: np.ndarray, spec: FeatureSpec, seed: int, group: str, L: int
+):
+    """One class's optimisation (a module-level function so worker processes can run it)."""
+    return run_optimiser(optimizer, X, T, spec, class_rng(seed, optimizer, group, L))
+
+
 def optimise_step(
     series_path: str,
     classes_path: str,
@@ -161,21 +168,53 @@ def optimise_step(
     perturbed_out: str,
     per_series_out: str,
     summary_out: str,
+    threads: int = 1,
 ) -> None:
-    """Perturb every released series towards its Mondrian targets."""
+    """Perturb every released series towards its Mondrian targets.
+
+    Classes are independent and each has its own generator seeded from the master seed and
+    the class, so running them in ``threads`` worker processes gives byte-identical output.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mimic_deid.deid.classes import class_frame
+
     trimmed, dims = load_classes(series_path, classes_path)
     spec = feature_spec(features, dims)
     targets = pd.read_parquet(targets_path)
-    perturbed, rows, per_class = [], [], []
-    n_classes = trimmed.groupby(["group", "class_length"]).ngroups
-    progress = Progress(f"optimiser {optimizer}", n_classes, logger)
-    for cls in iter_class_arrays(trimmed, dims):
-        T = class_targets_array(targets, cls, spec)
-        result = run_optimiser(
-            optimizer, cls.X, T, spec, class_rng(seed, optimizer, cls.group, cls.length)
+    classes = list(iter_class_arrays(trimmed, dims))
+    progress = Progress(f"optimiser {optimizer}", len(classes), logger)
+    jobs = [
+        (
+            optimizer,
+            cls.X,
+            class_targets_array(targets, cls, spec),
+            spec,
+            seed,
+            cls.group,
+            cls.length,
         )
-        from mimic_deid.deid.classes import class_frame
+        for cls in classes
+    ]
+    if threads > 1 and len(classes) > 1:
+        # Largest classes first so the workers finish together; results keep class order.
+        cost = [cls.X.shape[0] * cls.X.shape[1] for cls in classes]
+        order = sorted(range(len(classes)), key=lambda i: -cost[i])
+        results: list = [None] * len(classes)
+        with ProcessPoolExecutor(max_workers=threads) as pool:
+            futures = {i: pool.submit(_optimise_class, *jobs[i]) for i in order}
+            for i in order:
+                results[i] = futures[i].result()
+                progress.update()
+    else:
+        results = []
+        for job in jobs:
+            results.append(_optimise_class(*job))
+            progress.update()
+    progress.close()
 
+    perturbed, rows, per_class = [], [], []
+    for cls, result in zip(classes, results, strict=True):
         perturbed.append(class_frame(cls, result.X, dims))
         rows.append(
             pd.DataFrame(
@@ -199,8 +238,6 @@ def optimise_step(
                 "iterations_mean": float(np.mean(result.iterations)),
             }
         )
-        progress.update()
-    progress.close()
     per_series = pd.concat(rows, ignore_index=True)
     summary = {
         "optimizer": optimizer,
