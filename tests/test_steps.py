@@ -53,7 +53,7 @@ def test_fk_larger_than_a_duration_class_names_the_parameter(tmp_path):
 def test_unknown_feature_variable_is_reported(tmp_path):
     series, meta = write_release(tmp_path)
     duration_step(str(meta), 5, False, str(tmp_path / "d.parquet"), str(tmp_path / "d.json"))
-    with pytest.raises(ValueError, match="feature variable 'pulse'"):
+    with pytest.raises(ConfigError, match="deid/features': variable 'pulse'"):
         mondrian_step(
             str(series),
             str(tmp_path / "d.parquet"),

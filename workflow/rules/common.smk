@@ -2,10 +2,17 @@
 import json
 
 from mimic_deid.config import optimizer_labels, validate_config
+from mimic_deid.deid.features import feature_spec
+from mimic_deid.variables import load_variables, series_variables
 from mimic_deid.errors import ConfigError
 
 try:
     validate_config(config, workflow.source_path("../../config/schema.yaml"))
+    # Fail now, not hours later in the Mondrian step, on a feature of an unknown variable.
+    feature_spec(
+        config["deid"]["features"],
+        [v.name for v in series_variables(load_variables(config["variables"]))],
+    )
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 

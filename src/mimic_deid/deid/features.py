@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mimic_deid.errors import ConfigError
+
 STATS = ("mean", "var", "min", "max")
 
 
@@ -48,12 +50,16 @@ def feature_spec(features: dict[str, list[str]], dim_names: list[str]) -> Featur
     dims, stats, names = [], [], []
     for var, var_stats in features.items():
         if var not in dim_names:
-            raise ValueError(
-                f"feature variable '{var}' is not a series dimension; expected one of {dim_names}"
+            raise ConfigError(
+                f"config parameter 'deid/features': variable '{var}' is not a series "
+                f"dimension; expected one of {dim_names}"
             )
         for stat in var_stats:
             if stat not in STATS:
-                raise ValueError(f"feature '{var}': unknown statistic '{stat}', expected {STATS}")
+                raise ConfigError(
+                    f"config parameter 'deid/features/{var}': unknown statistic '{stat}', "
+                    f"expected one of {STATS}"
+                )
             dims.append(dim_names.index(var))
             stats.append(stat)
             names.append(f"{var}_{stat}")

@@ -8,6 +8,7 @@ import pandas as pd
 from mimic_deid.atomic import write_json, write_parquet
 from mimic_deid.deid.classes import KEY, dims_of, iter_class_arrays, trim_to_classes
 from mimic_deid.deid.features import compute_features, feature_spec
+from mimic_deid.errors import InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.steps.deid import class_rng
 
@@ -116,7 +117,10 @@ def privacy_step(
     progress = Progress("privacy evaluation classes", n_classes, logger)
     for orig, rel in zip(orig_iter, rel_iter, strict=True):
         if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
-            raise ValueError("released series do not match the original duration classes")
+            raise InputDataError(
+                f"{release_series_path}: the released series of class {orig.group}/"
+                f"{orig.length} h do not match the original duration classes"
+            )
         F_orig = compute_features(orig.X, spec)
         F_rel = compute_features(rel.X, spec)
         result = disagreement(F_orig, F_rel, orig.X, rel.X, standardise=standardise)
