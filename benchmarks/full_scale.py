@@ -68,11 +68,14 @@ def main() -> int:
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     (args.workdir / "config").mkdir(exist_ok=True)
-    for name in ("config.yaml", "schema.yaml", "variables.yaml"):
+    for name in ("schema.yaml", "variables.yaml"):
         (args.workdir / "config" / name).write_text((ROOT / "config" / name).read_text())
-    override = {"source": {"synthetic": {"subjects": args.subjects, "seed": 1}}, **POINT}
-    config = args.workdir / "full_scale.yaml"
-    config.write_text(yaml.safe_dump(override))
+    # A whole config file rather than a --configfile override: overrides merge into the
+    # defaults, and the point must replace the default optimiser list, not extend it.
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["source"]["synthetic"] = {"subjects": args.subjects, "seed": 1}
+    config["deid"].update(POINT["deid"])
+    (args.workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
     cmd = [
         sys.executable,
@@ -83,7 +86,7 @@ def main() -> int:
         "-d",
         str(args.workdir),
     ]
-    cmd += ["--cores", str(args.cores), "--configfile", str(config), "--rerun-incomplete"]
+    cmd += ["--cores", str(args.cores), "--rerun-incomplete"]
     start = time.monotonic()
     with open(args.workdir / "snakemake.log", "w") as log:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
