@@ -1,153 +1,71 @@
 """Benchmark of feature de-identification: Mondrian, ad-hoc and genetic optimisers (DESIGN §5).
 
-Measurements, on synthetic duration classes shaped like the MIMIC-III ``stays`` release (16
-series dimensions in config/variables.yaml order, 22 features from config/config.yaml, hourly
-AR(1) physiology with realistic per-dimension missingness: vital signs ~5-10 % null, glucose
-~80 %, temperature ~70 %, height ~98 %, weight ~94 %):
+Measured on the real ``stays`` release of a finished workflow run (``--run-dir``, default
+``benchmarks/work/full``, the full-scale run of ``benchmarks/full_scale.py``): the classes are
+loaded with the library's own functions (``benchmarks/common.py``), the features, fk, heuristic
+and optimiser parameters come from the run's configuration. Without a finished run the script
+falls back to generated classes and says so in its output and record.
 
-1. the largest class of a full-scale release: n = 1,500 series of L = 36 h; Mondrian
-   (fk = 10, range) targets, then series/second of Mondrian, ad-hoc (50 iterations) and the
-   genetic optimiser with the configuration defaults (NA, population 24, tournament 5,
-   parents 2, mutation sd 3 / prob 0.2, init sd 1, patience 100, max 600 generations);
-2. speed-up of ``optimise_genetic`` (vectorised over series and population) over a
+1. The largest class of the release: series/second of Mondrian (targets, as the ``mondrian``
+   rule), the ad-hoc optimiser and the genetic optimiser (config defaults, the class's
+   workflow generator), with quality figures.
+2. Speed-up of ``optimise_genetic`` (vectorised over series and population) over a
    straightforward per-series implementation of the same algorithm (``reference_genetic``
-   below: a loop over series, and within a series a loop over the children for selection and
-   crossover, population-vectorised evaluation and mutation), same class, same run, on the
-   first ``--ref-series`` series; the quality of both on those series is reported too;
-3. time to de-identify a MIMIC-size ``stays`` release (42,000 series, log-normal lengths with
-   median 48 h and sigma 1, greedy dk = 50 duration classes as in bench_disagreement.py) with
-   the genetic optimiser: every ``--stride``-th class (in length order) is really optimised,
-   and the total CPU time is extrapolated by series-hours; on 2 cores the classes are split
-   between two processes (the library is single-threaded).
+   below), same run: the reference runs on a random subset of ``--ref-series`` series of the
+   largest class (a per-series loop over the whole class would take minutes); the speed-up
+   compares per-series CPU throughput (whole class vs subset), and the vectorised optimiser
+   is also timed on the same subset alone.
+3. The whole release: the actual wall time of the run's genetic ``optimise`` job, read from
+   its Snakemake benchmark record
+   (``logs/benchmarks/stays/dk50/fk10-range/<genetic label>/optimise.tsv``, column ``s``;
+   the job runs the classes in 2 worker processes), against the target of 1 hour on 2 cores.
 
-Usage: ``python benchmarks/bench_deid.py [--quick]``; writes ``benchmarks/results/deid.json``.
-CPU times (``time.process_time``) are reported next to wall times because the benchmark
-machine is shared.
+Usage: ``python benchmarks/bench_deid.py [--run-dir DIR] [--quick]``; writes
+``benchmarks/results/deid.json`` (not with ``--quick``). CPU times (``time.process_time``) are
+reported next to wall times.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import time
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from common import (
+    FULL_RUN,
+    RESULTS,
+    Release,
+    genetic_label,
+    genetic_params,
+    load_release,
+    machine_info,
+    point_dir,
+    snakemake_record,
+    timed,
+)
 
 from mimic_deid.atomic import write_json
 from mimic_deid.deid.adhoc import optimise_adhoc
-from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
-from mimic_deid.deid.genetic import GeneticParams, optimise_genetic
+from mimic_deid.deid.classes import ClassArray
+from mimic_deid.deid.features import FeatureSpec, compute_features
+from mimic_deid.deid.genetic import GeneticParams, fitness_key, optimise_genetic
+from mimic_deid.deid.mondrian import class_targets, mondrian_partition
 from mimic_deid.deid.optimise import unfeasibility
-from mimic_deid.variables import load_variables, series_variables
+from mimic_deid.steps.deid import class_rng
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "results" / "deid.json"
-
-FEATURES = {
-    "heart_rate": ["mean", "var", "min", "max"],
-    "systolic_blood_pressure": ["mean", "var", "min", "max"],
-    "diastolic_blood_pressure": ["mean", "var", "min", "max"],
-    "oxygen_saturation": ["mean", "var", "min", "max"],
-    "glucose": ["mean", "var", "min", "max"],
-    "height": ["mean"],
-    "weight": ["mean"],
-}
-# level, between-patient sd, within-patient innovation sd, AR(1) coefficient, fraction observed
-PHYSIOLOGY = {
-    "heart_rate": (85, 15, 4, 0.8, 0.93),
-    "systolic_blood_pressure": (120, 18, 6, 0.8, 0.90),
-    "diastolic_blood_pressure": (62, 10, 4, 0.8, 0.90),
-    "oxygen_saturation": (97, 2, 1.2, 0.7, 0.92),
-    "glucose": (135, 35, 15, 0.6, 0.20),
-    "respiratory_rate": (19, 4, 2, 0.7, 0.90),
-    "temperature": (37, 0.6, 0.2, 0.8, 0.30),
-    "fraction_inspired_oxygen": (0.5, 0.15, 0.05, 0.9, 0.15),
-    "ph": (7.38, 0.06, 0.02, 0.8, 0.10),
-    "gcs_total": (12, 3, 1, 0.9, 0.30),
-}
-STATIC = {"height": (170, 10, 0.02), "weight": (80, 18, 0.06)}  # level, sd, fraction observed
-DEFAULT_GENETIC = GeneticParams(
-    fitness="NA",
-    population=24,
-    tournament=5,
-    parents=2,
-    mutation_sd=3.0,
-    mutation_prob=0.2,
-    init_sd=1.0,
-    patience=100,
-    max_iterations=600,
-    normalise_features=False,
-)
-
-
-def dims_and_spec() -> tuple[list[str], FeatureSpec]:
-    variables = series_variables(load_variables(ROOT / "config" / "variables.yaml"))
-    dims = [v.name for v in variables]
-    return dims, feature_spec(FEATURES, dims)
-
-
-def synth_class(rng: np.random.Generator, n: int, L: int, dims: list[str]) -> np.ndarray:
-    """(n, L, D) hourly series: patient level + AR(1) deviations, per-dimension missingness."""
-    X = np.full((n, L, len(dims)), np.nan)
-    for name, (level, between, within, phi, observed) in PHYSIOLOGY.items():
-        d = dims.index(name)
-        base = level + between * rng.standard_normal(n)
-        dev = within * rng.standard_normal(n) / np.sqrt(1 - phi**2)
-        for t in range(L):
-            dev = phi * dev + within * rng.standard_normal(n)
-            X[:, t, d] = np.where(rng.random(n) < observed, np.round(base + dev, 1), np.nan)
-    for name, (level, sd, observed) in STATIC.items():
-        d = dims.index(name)
-        base = level + sd * rng.standard_normal(n)
-        X[:, :, d] = np.where(rng.random((n, L)) < observed, np.round(base, 1)[:, None], np.nan)
-    return X
-
-
-def targets_for(F: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, str]:
-    """Mondrian (range) class-mean targets, or sorted groups of k if Mondrian is missing."""
-    try:
-        from mimic_deid.deid.mondrian import class_targets, mondrian_partition
-    except ImportError:  # pragma: no cover - Mondrian written concurrently
-        order = np.argsort(np.nan_to_num(F[:, 0], nan=np.inf), kind="stable")
-        labels = np.empty(F.shape[0], dtype=np.int64)
-        labels[order] = np.arange(F.shape[0]) // k
-        T = np.full_like(F, np.nan)
-        for c in np.unique(labels):
-            rows = labels == c
-            T[rows] = np.where(np.isnan(F[rows]), np.nan, np.nanmean(F[rows], axis=0))
-        return T, "sorted groups (mondrian not importable)"
-    return class_targets(F, mondrian_partition(F, k, "range")), "mondrian range"
-
-
-def model_classes(rng: np.random.Generator, n_series: int, dk: int) -> list[tuple[int, int]]:
-    """[(class_length, n)] for log-normal lengths (hours), greedy dk-classes (longest first)."""
-    lengths = np.maximum(1, np.round(rng.lognormal(np.log(48.0), 1.0, n_series))).astype(int)
-    counts = np.bincount(lengths)
-    classes, pool = [], 0
-    for L in range(counts.shape[0] - 1, 0, -1):
-        pool += int(counts[L])
-        if pool >= dk:
-            classes.append((L, pool))
-            pool = 0
-    if pool:
-        L0, n0 = classes[-1]
-        classes[-1] = (L0, n0 + pool)
-    return sorted(classes)
-
-
-def timed(fn, *args, **kwargs):
-    w0, c0 = time.perf_counter(), time.process_time()
-    out = fn(*args, **kwargs)
-    return time.perf_counter() - w0, time.process_time() - c0, out
+OUT = RESULTS / "deid.json"
+TARGET_S = 3600.0  # whole-release genetic optimisation on 2 cores
 
 
 # --------------------------------------------------------------------------------------------
 # straightforward per-series reference of the genetic algorithm (not part of the library)
 
 
-def _ref_features(base: np.ndarray, segments, stats, P: np.ndarray) -> np.ndarray:
+def _ref_features(
+    base: np.ndarray, segments: list[slice], stats: list[str], P: np.ndarray
+) -> np.ndarray:
     """Features (q, m) of perturbations P (q, c); ``segments[j]`` = gene slice of feature j."""
     out = np.empty((P.shape[0], len(stats)))
     for j, (seg, stat) in enumerate(zip(segments, stats, strict=True)):
@@ -157,11 +75,17 @@ def _ref_features(base: np.ndarray, segments, stats, P: np.ndarray) -> np.ndarra
 
 
 def reference_genetic(
-    X: np.ndarray, targets: np.ndarray, spec: FeatureSpec, params: GeneticParams, rng
+    X: np.ndarray,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    params: GeneticParams,
+    rng: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One series at a time; returns (X_out, iterations). NA/annealed/DF/CI as the library."""
-    from mimic_deid.deid.genetic import fitness_key
+    """One series at a time; returns (X_out, iterations). NA/annealed/DF/CI as the library.
 
+    A loop over series, and within a series a loop over the children for tournament
+    selection and crossover; evaluation and mutation are vectorised over the population.
+    """
     X_out = X.copy()
     iters = np.zeros(X.shape[0], dtype=np.int64)
     P, T, K = params.population, params.tournament, params.parents
@@ -226,9 +150,11 @@ def reference_genetic(
 
 
 # --------------------------------------------------------------------------------------------
+# measurements
 
 
 def quality(X: np.ndarray, X_out: np.ndarray, T: np.ndarray, spec: FeatureSpec) -> dict:
+    """Mean unfeasibility and mean distortion per record of a perturbation ``X -> X_out``."""
     F = compute_features(X_out, spec)
     L = X.shape[1]
     return {
@@ -237,137 +163,205 @@ def quality(X: np.ndarray, X_out: np.ndarray, T: np.ndarray, spec: FeatureSpec) 
     }
 
 
-def bench_large(rng, dims, spec, n: int, L: int, fk: int, ref_series: int) -> dict:
-    X = synth_class(rng, n, L, dims)
+def mondrian_targets(F: np.ndarray, X: np.ndarray, fk: int, heuristic: str) -> np.ndarray:
+    """Class-mean targets of the Mondrian partition, as the ``mondrian`` rule computes them."""
+    labels = mondrian_partition(F, fk, heuristic, X=X if heuristic == "diversity" else None)
+    return class_targets(F, labels)
+
+
+def run_targets_match(release: Release, cls: ClassArray, T: np.ndarray) -> bool | None:
+    """Whether ``T`` equals the run's ``targets.parquet`` rows of the class (None: no run)."""
+    if release.run_dir is None:
+        return None
+    import pandas as pd
+
+    from mimic_deid.steps.deid import class_targets_array
+
+    deid = release.config["deid"]
+    path = (
+        release.run_dir
+        / "results/private/stays"
+        / f"dk{deid['dk'][0]}/fk{deid['fk'][0]}-{deid['heuristic'][0]}/targets.parquet"
+    )
+    if not path.is_file():
+        return None
+    T_run = class_targets_array(pd.read_parquet(path), cls, release.spec)
+    return bool(np.allclose(T, T_run, equal_nan=True))
+
+
+def bench_large(release: Release, cls: ClassArray, ref_series: int, seed: int) -> dict[str, Any]:
+    """Mondrian, ad-hoc, genetic and the per-series reference on the largest class."""
+    spec, config = release.spec, release.config
+    deid = config["deid"]
+    fk, heuristic = int(deid["fk"][0]), str(deid["heuristic"][0])
+    adhoc = deid["optimizers"].get("adhoc", {"iterations": [50], "noise_sd": [0.01]})
+    iterations, noise_sd = int(adhoc["iterations"][0]), float(adhoc["noise_sd"][0])
+    label, params = genetic_label(config), genetic_params(config)
+    wf_seed = int(config.get("seed", 2020))
+
+    X = cls.X
+    n, L = X.shape[:2]
     F = compute_features(X, spec)
-    t_mon, c_mon, (T, how) = timed(targets_for, F, fk, rng)
-    t_ad, c_ad, res_ad = timed(optimise_adhoc, X, T, spec, 50, 0.01, np.random.default_rng(1))
-    t_ga, c_ga, res_ga = timed(
-        optimise_genetic, X, T, spec, DEFAULT_GENETIC, np.random.default_rng(2)
+    t_mon = timed(mondrian_targets, F, X, fk, heuristic, repeat=3)
+    T = t_mon.value
+    print(f"  Mondrian: {t_mon.cpu_s:.3f} s CPU", flush=True)
+    t_ad = timed(
+        optimise_adhoc, X, T, spec, iterations, noise_sd, class_rng(wf_seed, "bench-adhoc", L)
     )
-    sub = slice(0, ref_series)
-    t_ref, c_ref, (X_ref, it_ref) = timed(
-        reference_genetic, X[sub], T[sub], spec, DEFAULT_GENETIC, np.random.default_rng(3)
-    )
-    # the vectorised optimiser on the same subset alone (small-class speed)
-    t_vs, c_vs, res_vs = timed(
-        optimise_genetic, X[sub], T[sub], spec, DEFAULT_GENETIC, np.random.default_rng(3)
-    )
-    rate_ga = n / c_ga
-    rate_ref = ref_series / c_ref
+    print(f"  ad-hoc: {t_ad.cpu_s:.2f} s CPU", flush=True)
+    # the generator the workflow's optimise step uses for this class
+    t_ga = timed(optimise_genetic, X, T, spec, params, class_rng(wf_seed, label, cls.group, L))
+    res_ga = t_ga.value
+    print(f"  genetic: {t_ga.cpu_s:.1f} s CPU ({t_ga.wall_s:.1f} s wall)", flush=True)
+
+    k = min(ref_series, n)
+    rows = np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
+    t_ref = timed(reference_genetic, X[rows], T[rows], spec, params, np.random.default_rng(seed))
+    X_ref, it_ref = t_ref.value
+    print(f"  reference on {k} series: {t_ref.cpu_s:.1f} s CPU", flush=True)
+    t_vs = timed(optimise_genetic, X[rows], T[rows], spec, params, np.random.default_rng(seed))
+    rate_ga, rate_ref = n / t_ga.cpu_s, k / t_ref.cpu_s
     return {
+        "group": cls.group,
         "n": n,
-        "length": L,
-        "dims": len(dims),
+        "length_h": L,
+        "dims": X.shape[2],
         "features": spec.n_features,
         "null_fraction": round(float(np.isnan(X).mean()), 3),
-        "targets": how,
         "fk": fk,
+        "heuristic": heuristic,
+        "targets_equal_run_targets": run_targets_match(release, cls, T),
         "unfeasibility_before_mean": round(float(unfeasibility(F, T).mean()), 3),
         "mondrian": {
-            "wall_s": round(t_mon, 3),
-            "cpu_s": round(c_mon, 3),
-            "series_per_s": round(n / c_mon, 1),
+            "wall_s": round(t_mon.wall_s, 4),
+            "cpu_s": round(t_mon.cpu_s, 4),
+            "series_per_s": round(n / max(t_mon.cpu_s, 1e-9), 0),
         },
         "adhoc": {
-            "wall_s": round(t_ad, 3),
-            "cpu_s": round(c_ad, 3),
-            "series_per_s": round(n / c_ad, 1),
-            **quality(X, res_ad.X, T, spec),
+            "iterations": iterations,
+            "noise_sd": noise_sd,
+            "wall_s": round(t_ad.wall_s, 3),
+            "cpu_s": round(t_ad.cpu_s, 3),
+            "series_per_s": round(n / t_ad.cpu_s, 1),
+            **quality(X, t_ad.value.X, T, spec),
         },
         "genetic": {
-            "wall_s": round(t_ga, 2),
-            "cpu_s": round(c_ga, 2),
+            "label": label,
+            "wall_s": round(t_ga.wall_s, 2),
+            "cpu_s": round(t_ga.cpu_s, 2),
             "series_per_s": round(rate_ga, 2),
             "series_hours_per_s": round(rate_ga * L, 1),
             "iterations_mean": round(float(res_ga.iterations.mean()), 1),
             **quality(X, res_ga.X, T, spec),
         },
         "reference": {
-            "series": ref_series,
-            "cpu_s": round(c_ref, 2),
+            "series": k,
+            "subset": f"random {k} of the {n} series (seed {seed})" if k < n else "whole class",
+            "wall_s": round(t_ref.wall_s, 2),
+            "cpu_s": round(t_ref.cpu_s, 2),
             "series_per_s": round(rate_ref, 3),
             "iterations_mean": round(float(it_ref.mean()), 1),
-            **quality(X[sub], X_ref, T[sub], spec),
+            **quality(X[rows], X_ref, T[rows], spec),
             "vectorised_same_series": {
-                "cpu_s": round(c_vs, 2),
-                "series_per_s": round(ref_series / c_vs, 2),
-                "iterations_mean": round(float(res_vs.iterations.mean()), 1),
-                **quality(X[sub], res_vs.X, T[sub], spec),
+                "cpu_s": round(t_vs.cpu_s, 2),
+                "series_per_s": round(k / t_vs.cpu_s, 2),
+                "iterations_mean": round(float(t_vs.value.iterations.mean()), 1),
+                **quality(X[rows], t_vs.value.X, T[rows], spec),
             },
         },
-        "speedup_large_class": round(rate_ga / rate_ref, 1),
-        "speedup_same_series": round(c_ref / c_vs, 1),
+        "speedup_per_series_cpu": round(rate_ga / rate_ref, 1),
+        "speedup_same_series_cpu": round(t_ref.cpu_s / t_vs.cpu_s, 1),
     }
 
 
-def bench_release(rng, dims, spec, n_series: int, dk: int, fk: int, stride: int) -> dict:
-    classes = model_classes(rng, n_series, dk)
-    hours_total = sum(L * n for L, n in classes)
-    sampled = classes[stride // 2 :: stride]
-    cpu = 0.0
-    hours = 0
-    rows = []
-    for L, n in sampled:
-        X = synth_class(rng, n, L, dims)
-        T, _ = targets_for(compute_features(X, spec), fk, rng)
-        _, c, res = timed(optimise_genetic, X, T, spec, DEFAULT_GENETIC, np.random.default_rng(L))
-        cpu += c
-        hours += L * n
-        rows.append(
-            {
-                "length": L,
-                "n": n,
-                "cpu_s": round(c, 2),
-                "iterations_mean": round(float(res.iterations.mean()), 1),
-            }
+def whole_release(release: Release, largest: tuple[str, int]) -> dict[str, Any]:
+    """The run's actual genetic ``optimise`` job: Snakemake benchmark record and summary
+    (with the run's own figures for the ``largest`` (group, length) class, for comparison)."""
+    label = genetic_label(release.config)
+    point = point_dir(release.config, label)
+    record = snakemake_record(release.run_dir, f"stays/{point}/optimise.tsv")
+    out: dict[str, Any] = {
+        "label": label,
+        "source": "Snakemake benchmark record of the run's optimise job (2 worker processes)",
+        "record": record,
+        "target_s": TARGET_S,
+    }
+    if record is None:
+        out["note"] = "no finished run / no optimise.tsv: whole-release time not available"
+        return out
+    out["wall_s"] = record["s"]
+    out["wall_min"] = round(record["s"] / 60, 1)
+    out["meets_target"] = bool(record["s"] < TARGET_S)
+    summary = release.run_dir / "results/stays" / point / "optimiser.json"
+    if summary.is_file():
+        opt = json.loads(summary.read_text())
+        out["optimiser_summary"] = {
+            "series": opt["series"],
+            "classes": len(opt["classes"]),
+            "iterations_mean": round(opt["iterations_mean"], 1),
+            "unfeasibility_mean": round(opt["unfeasibility_mean"], 3),
+            "distortion_mean": round(opt["distortion_mean"], 3),
+        }
+        out["series_per_s_wall"] = round(opt["series"] / record["s"], 1)
+        out["largest_class_in_run"] = next(
+            (
+                {k: (round(v, 3) if isinstance(v, float) else v) for k, v in c.items()}
+                for c in opt["classes"]
+                if (c["group"], c["class_length"]) == largest
+            ),
+            None,
         )
-    cpu_total = cpu * hours_total / hours
-    return {
-        "series": n_series,
-        "dk": dk,
-        "classes": len(classes),
-        "series_hours": hours_total,
-        "mean_length_h": round(hours_total / n_series, 1),
-        "sampled_classes": rows,
-        "sampled_series_hours": hours,
-        "estimated_cpu_s": round(cpu_total, 0),
-        "estimated_wall_2_cores_min": round(cpu_total / 2 / 60, 1),
-        "target_min": 60,
-        "meets_target": bool(cpu_total / 2 / 60 < 60),
-    }
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
-    parser.add_argument("--ref-series", type=int, default=20)
-    parser.add_argument("--stride", type=int, default=20)
+    parser.add_argument(
+        "--run-dir",
+        type=Path,
+        default=FULL_RUN,
+        help="finished workflow run to measure (default benchmarks/work/full); "
+        "generated classes if it holds none",
+    )
+    parser.add_argument("--ref-series", type=int, default=100, help="reference subset size")
+    parser.add_argument("--seed", type=int, default=2020)
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 60 series of the class, no record"
+    )
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    rng = np.random.default_rng(2020)
-    dims, spec = dims_and_spec()
-    n, L, ref, stride, n_release = 1500, 36, args.ref_series, args.stride, 42_000
+
+    machine = machine_info()
+    release = load_release(args.run_dir.resolve(), seed=args.seed)
+    size = release.summary()
+    print(f"data: {release.description}", flush=True)
+    big = size["largest_class"]
+    print(
+        f"release: {size['series']:,} series in {size['classes']} classes; largest class "
+        f"{big['n']} series x {big['length_h']} h",
+        flush=True,
+    )
+    cls = release.get(release.largest_index())
+    ref = args.ref_series
     if args.quick:
-        n, ref, stride, n_release = 200, 4, 60, 6_000
-    large = bench_large(rng, dims, spec, n, L, 10, ref)
-    print("large class:", large)
-    release = bench_release(rng, dims, spec, n_release, 50, 10, stride)
-    print("release:", {k: v for k, v in release.items() if k != "sampled_classes"})
+        cls = type(cls)(cls.group, cls.length, cls.keys[:60], cls.X[:60])
+        ref = min(ref, 4)
+    large = bench_large(release, cls, ref, args.seed)
+    print("largest class:", json.dumps(large), flush=True)
+    whole = whole_release(release, (cls.group, cls.length))
+    print("whole release:", json.dumps(whole), flush=True)
     record = {
         "benchmark": "deid",
         "quick": args.quick,
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "numpy": np.__version__,
-        },
-        "genetic_params": DEFAULT_GENETIC.__dict__,
-        "large_class": large,
-        "release": release,
+        "machine": machine,
+        "release": size,
+        "genetic_params": genetic_params(release.config).__dict__,
+        "largest_class": large,
+        "whole_release": whole,
     }
     if not args.quick:
-        write_json(record, OUT)
-        print(f"wrote {OUT}")
+        write_json(record, args.out)
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,252 +1,264 @@
 """Benchmark of the disagreement evaluation (DESIGN §6; seed §4.3, Algorithm 2).
 
-Three measurements, all on synthetic duration classes shaped like the MIMIC-III ``stays``
-release (16 series dimensions, ~40 % null values, 22 features from config/config.yaml):
+Measured on the real ``stays`` release of a finished workflow run (``--run-dir``, default
+``benchmarks/work/full``, the full-scale run of ``benchmarks/full_scale.py``): the classes are
+loaded with the library's own functions (``benchmarks/common.py``), features from the run's
+``deid.features``, and the released series are the run's genetic ``perturbed.parquet``
+(config-default genetic point). Without a finished run the script falls back to generated
+classes with a stand-in release (Gaussian noise on the feature dimensions) and says so.
 
-1. speed-up of the vectorised ``disagreement`` over the straightforward loop implementation of
-   Algorithm 2 (the reference in ``tests/test_disagreement.py``), same inputs, same run, on a
-   moderate class (n = 300, L = 24 h), with the results checked equal to 1e-9;
-2. time and peak memory of the largest class of a full-scale release (a stress class of
-   n = 2,000 series, L = 24 h; the modelled release below has smaller classes);
-3. the whole MIMIC-size release: 42,000 series with heavy-tailed lengths (log-normal, median
-   48 h, sigma 1), grouped into duration classes with dk = 50 (greedy model of Algorithm 3:
-   lengths pooled from the longest down until a class holds >= 50 series, trimmed to the
-   shortest pooled length; a remainder below 50 at the bottom joins the last class), every
-   class evaluated for the baseline and for a release, with summary curves.
+1. Speed-up of the vectorised ``disagreement`` over the straightforward loop implementation of
+   Algorithm 2 (``ref_disagreement`` in ``tests/test_disagreement.py``), same inputs, same run,
+   on a moderate real class (the class whose size is closest to ``--loop-n``, default 300),
+   original vs released, with the results checked equal.
+2. The largest real class: baseline (released = original) and release times, summary curves,
+   linkage attack (the config's estimation errors) and peak memory (tracemalloc).
+3. The whole release: ``disagreement`` over every class for the baseline (released =
+   original), and for the release when the run has one, against the target of 5 minutes on
+   2 cores (the evaluation is single-threaded); next to it the run's own ``privacy_baseline``
+   and ``privacy`` job wall times from its Snakemake benchmark records.
 
-Usage: ``python benchmarks/bench_disagreement.py [--quick]``; writes
-``benchmarks/results/disagreement.json``.
+Usage: ``python benchmarks/bench_disagreement.py [--run-dir DIR] [--quick]``; writes
+``benchmarks/results/disagreement.json`` (not with ``--quick``). Times are wall-clock.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
-import time
 import tracemalloc
-import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from common import (
+    FULL_RUN,
+    RESULTS,
+    ROOT,
+    Release,
+    genetic_label,
+    load_release,
+    load_released_classes,
+    machine_info,
+    point_dir,
+    snakemake_record,
+    timed,
+)
 
 from mimic_deid.atomic import write_json
-from mimic_deid.deid.features import compute_features, feature_spec
+from mimic_deid.deid.classes import ClassArray
+from mimic_deid.deid.features import compute_features
 from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
 from mimic_deid.evaluate.linkage import linkage_attack
-from mimic_deid.variables import load_variables, series_variables
+from mimic_deid.steps.deid import class_rng
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_disagreement import ref_disagreement  # noqa: E402  (the loop reference)
+from test_disagreement import ref_disagreement
 
-FEATURES = {
-    "heart_rate": ["mean", "var", "min", "max"],
-    "systolic_blood_pressure": ["mean", "var", "min", "max"],
-    "diastolic_blood_pressure": ["mean", "var", "min", "max"],
-    "oxygen_saturation": ["mean", "var", "min", "max"],
-    "glucose": ["mean", "var", "min", "max"],
-    "height": ["mean"],
-    "weight": ["mean"],
-}
-# Typical level and between/within-patient spread per dimension (rough ICU values).
-LEVELS = {
-    "heart_rate": (85, 15, 8),
-    "systolic_blood_pressure": (120, 18, 10),
-    "diastolic_blood_pressure": (60, 10, 6),
-    "oxygen_saturation": (97, 2, 1.5),
-    "glucose": (140, 35, 20),
-    "height": (170, 10, 0),
-    "weight": (80, 18, 0.5),
-    "temperature": (37, 0.6, 0.3),
-    "respiratory_rate": (19, 4, 3),
-    "fraction_inspired_oxygen": (0.5, 0.15, 0.05),
-    "ph": (7.38, 0.06, 0.03),
-}
+OUT = RESULTS / "disagreement.json"
+TARGET_S = 300.0  # whole-release disagreement on 2 cores
+
+Released = dict[tuple[str, int], ClassArray] | None
 
 
-def dims_and_spec():
-    variables = series_variables(load_variables(ROOT / "config" / "variables.yaml"))
-    dims = [v.name for v in variables]
-    return dims, feature_spec(FEATURES, dims)
+def released_X(release: Release, released: Released, cls: ClassArray, seed: int) -> np.ndarray:
+    """The released series of ``cls``: the run's perturbed class; the original itself for a
+    real run without a release (baseline only); for generated classes a stand-in (the
+    original plus Gaussian noise of sd 3 on the feature dimensions)."""
+    if released is not None:
+        rel = released[(cls.group, cls.length)]
+        if not np.array_equal(rel.keys, cls.keys):
+            raise ValueError(f"perturbed class {cls.length} h does not match the original keys")
+        return rel.X
+    if release.real:
+        return cls.X
+    rng = np.random.default_rng([seed, cls.length])
+    X_rel = cls.X.copy()
+    fd = release.spec.feature_dims
+    X_rel[:, :, fd] += rng.normal(0.0, 3.0, size=X_rel[:, :, fd].shape)
+    return X_rel
 
 
-def synth_class(rng: np.random.Generator, n: int, L: int, dims: list[str]) -> np.ndarray:
-    """(n, L, D) series: patient level + AR(1) noise, observed windows, ~40 % nulls."""
-    D = len(dims)
-    lvl = np.array([LEVELS.get(d, (3.0, 1.0, 0.5))[0] for d in dims])
-    between = np.array([LEVELS.get(d, (3.0, 1.0, 0.5))[1] for d in dims])
-    within = np.array([LEVELS.get(d, (3.0, 1.0, 0.5))[2] for d in dims])
-    base = lvl + between * rng.standard_normal((n, 1, D))
-    eps = rng.standard_normal((n, L, D)) * within
-    for t in range(1, L):
-        eps[:, t] += 0.8 * eps[:, t - 1]
-    X = np.round(base + 0.6 * eps, 1)
-    # null structure: dimension never observed (15 %), else observed on a window
-    never = rng.random((n, 1, D)) < 0.15
-    a = (rng.random((n, 1, D)) * 0.3 * L).astype(int)
-    b = L - (rng.random((n, 1, D)) * 0.3 * L).astype(int)
-    t = np.arange(L)[None, :, None]
-    X[never | (t < a) | (t >= b)] = np.nan
-    return X
-
-
-def synth_release(rng: np.random.Generator, F: np.ndarray, X: np.ndarray, spec, k: int = 10):
-    """Release stand-in: features collapsed to class means of k (sorted on the first feature,
-    nulls kept), series shifted by Gaussian noise on the feature dimensions."""
-    order = np.argsort(np.nan_to_num(F[:, 0], nan=np.inf), kind="stable")
-    labels = np.empty(F.shape[0], dtype=np.int64)
-    labels[order] = np.arange(F.shape[0]) // k
-    F_rel = F.copy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for c in np.unique(labels):
-            rows = labels == c
-            F_rel[rows] = np.where(np.isnan(F[rows]), np.nan, np.nanmean(F[rows], axis=0))
-    X_rel = X.copy()
-    fd = spec.feature_dims
-    X_rel[:, :, fd] += rng.normal(0, 3, size=X_rel[:, :, fd].shape)
-    return F_rel, X_rel
-
-
-def model_classes(rng: np.random.Generator, n_series: int, dk: int) -> list[tuple[int, int]]:
-    """[(class_length, n)] for heavy-tailed lengths (hours), greedy dk-classes."""
-    lengths = np.maximum(1, np.round(rng.lognormal(np.log(48.0), 1.0, n_series))).astype(int)
-    counts = np.bincount(lengths)
-    classes, pool = [], 0
-    for L in range(counts.shape[0] - 1, 0, -1):
-        pool += int(counts[L])
-        if pool >= dk:
-            classes.append((L, pool))
-            pool = 0
-    if pool:
-        L0, n0 = classes[-1]
-        classes[-1] = (L0, n0 + pool)  # remainder joins the shortest class
-    return sorted(classes)
-
-
-def timed(fn, *args, repeat: int = 1, **kwargs):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - t0)
-    return best, out
-
-
-def bench_loop(rng, dims, spec, n: int, L: int) -> dict:
-    X = synth_class(rng, n, L, dims)
-    F = compute_features(X, spec)
-    F_rel, X_rel = synth_release(rng, F, X, spec)
-    t_vec, res = timed(disagreement, F, F_rel, X, X_rel, repeat=3)
-    t_loop, ref = timed(ref_disagreement, F, F_rel, X, X_rel)
+def bench_loop(release: Release, released: Released, cls: ClassArray, seed: int) -> dict:
+    """Loop reference vs vectorised ``disagreement`` on one class, original vs released."""
+    standardise = bool(release.config["evaluate"].get("standardise", False))
+    X = cls.X
+    X_rel = released_X(release, released, cls, seed)
+    F, F_rel = compute_features(X, release.spec), compute_features(X_rel, release.spec)
+    t_vec = timed(disagreement, F, F_rel, X, X_rel, standardise=standardise, repeat=3)
+    t_loop = timed(ref_disagreement, F, F_rel, X, X_rel, standardise=standardise)
+    res, ref = t_vec.value, t_loop.value
     worst = 0.0
     for key in ("auc", "first_threshold", "first_disagreement", "curves"):
         a, b = getattr(res, key), ref[key]
         both = ~np.isnan(a) & ~np.isnan(b)
         assert np.array_equal(np.isnan(a), np.isnan(b)), key
-        worst = max(worst, float(np.max(np.abs(a[both] - b[both]) / (1 + np.abs(b[both])))))
+        if both.any():
+            worst = max(worst, float(np.max(np.abs(a[both] - b[both]) / (1 + np.abs(b[both])))))
     return {
-        "n": n,
-        "length": L,
-        "dims": len(dims),
-        "features": spec.n_features,
+        "group": cls.group,
+        "n": len(cls.keys),
+        "length_h": cls.length,
         "null_fraction": round(float(np.isnan(X).mean()), 3),
-        "loop_s": round(t_loop, 3),
-        "vectorised_s": round(t_vec, 4),
-        "speedup": round(t_loop / t_vec, 1),
+        "loop_s": round(t_loop.wall_s, 3),
+        "vectorised_s": round(t_vec.wall_s, 4),
+        "speedup": round(t_loop.wall_s / t_vec.wall_s, 1),
         "max_rel_difference": worst,
     }
 
 
-def bench_big(rng, dims, spec, n: int, L: int) -> dict:
-    X = synth_class(rng, n, L, dims)
-    F = compute_features(X, spec)
-    F_rel, X_rel = synth_release(rng, F, X, spec)
-    t_base, res_b = timed(disagreement, F, F, X, X, repeat=2)  # best of 2: no warm-up
-    t_rel, res_r = timed(disagreement, F, F_rel, X, X_rel, repeat=2)
-    t_sum, _ = timed(summarise_curves, res_r)
-    t_link, _ = timed(linkage_attack, F, F_rel, X, X_rel, rng=0)
+def bench_big(release: Release, released: Released, cls: ClassArray, seed: int) -> dict:
+    """Baseline, release, summaries, linkage attack and peak memory of one (large) class."""
+    config = release.config
+    standardise = bool(config["evaluate"].get("standardise", False))
+    errors = tuple(config["evaluate"].get("linkage_errors", [0.0, 0.05, 0.1, 0.2]))
+    X = cls.X
+    X_rel = released_X(release, released, cls, seed)
+    t_feat = timed(compute_features, X, release.spec)
+    F = t_feat.value
+    F_rel = compute_features(X_rel, release.spec)
+    t_base = timed(disagreement, F, F, X, X, standardise=standardise, repeat=2)
+    t_rel = timed(disagreement, F, F_rel, X, X_rel, standardise=standardise, repeat=2)
+    t_sum = timed(summarise_curves, t_rel.value)
+    rng = class_rng(int(config.get("seed", 2020)), "linkage", cls.group, cls.length)
+    t_link = timed(linkage_attack, F, F_rel, X, X_rel, errors=errors, rng=rng)
     tracemalloc.start()
-    disagreement(F, F_rel, X, X_rel)
+    disagreement(F, F_rel, X, X_rel, standardise=standardise)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {
-        "n": n,
-        "length": L,
-        "dims": len(dims),
-        "features": spec.n_features,
+        "group": cls.group,
+        "n": len(cls.keys),
+        "length_h": cls.length,
         "null_fraction": round(float(np.isnan(X).mean()), 3),
-        "baseline_s": round(t_base, 3),
-        "release_s": round(t_rel, 3),
-        "summary_s": round(t_sum, 3),
-        "linkage_4_errors_s": round(t_link, 3),
+        "features_s": round(t_feat.wall_s, 3),
+        "baseline_s": round(t_base.wall_s, 3),
+        "release_s": round(t_rel.wall_s, 3),
+        "summary_s": round(t_sum.wall_s, 3),
+        f"linkage_{len(errors)}_errors_s": round(t_link.wall_s, 3),
         "peak_mem_mb": round(peak / 2**20, 1),
         "baseline_first_disagreement_zero": round(
-            float(np.nanmean(res_b.first_disagreement == 0)), 3
+            float(np.nanmean(t_base.value.first_disagreement == 0)), 3
         ),
     }
 
 
-def bench_release(rng, dims, spec, n_series: int, dk: int) -> dict:
-    classes = model_classes(rng, n_series, dk)
-    t_base = t_rel = t_sum = 0.0
-    for L, n in classes:
-        X = synth_class(rng, n, L, dims)
-        F = compute_features(X, spec)
-        F_rel, X_rel = synth_release(rng, F, X, spec)
-        dt, _ = timed(disagreement, F, F, X, X)
-        t_base += dt
-        dt, res = timed(disagreement, F, F_rel, X, X_rel)
-        t_rel += dt
-        dt, _ = timed(summarise_curves, res)
-        t_sum += dt
-    sizes = np.array([n for _, n in classes])
-    lengths = np.array([L for L, _ in classes])
-    total = t_base + t_rel + t_sum
+def bench_release(release: Release, released: Released, seed: int, limit: int | None) -> dict:
+    """``disagreement`` over every class: baseline (released = original) and release."""
+    standardise = bool(release.config["evaluate"].get("standardise", False))
+    t_feat = t_base = t_rel = t_sum = 0.0
+    slowest = (0.0, None)
+    classes = 0
+    for cls in release.iter_classes():
+        if limit is not None and classes >= limit:
+            break
+        classes += 1
+        X = cls.X
+        tf = timed(compute_features, X, release.spec)
+        F = tf.value
+        t_feat += tf.wall_s
+        tb = timed(disagreement, F, F, X, X, standardise=standardise)
+        t_base += tb.wall_s
+        if tb.wall_s > slowest[0]:
+            slowest = (tb.wall_s, (len(cls.keys), cls.length))
+        if released is not None or not release.real:
+            X_rel = released_X(release, released, cls, seed)
+            F_rel = compute_features(X_rel, release.spec)
+            tr = timed(disagreement, F, F_rel, X, X_rel, standardise=standardise)
+            t_rel += tr.wall_s
+            t_sum += timed(summarise_curves, tr.value).wall_s
     return {
-        "series": int(sizes.sum()),
-        "dk": dk,
-        "length_model": "lognormal hours, median 48, sigma 1",
-        "classes": len(classes),
-        "largest_class": int(sizes.max()),
-        "median_class": float(np.median(sizes)),
-        "longest_class_length": int(lengths.max()),
+        "classes_evaluated": classes,
+        "features_s": round(t_feat, 2),
         "baseline_s": round(t_base, 2),
-        "release_s": round(t_rel, 2),
-        "summary_s": round(t_sum, 2),
-        "total_s": round(total, 2),
-        "target_s": 300,
-        "meets_target": bool(total < 300),
+        "baseline_plus_features_s": round(t_base + t_feat, 2),
+        "release_s": round(t_rel, 2) if t_rel else None,
+        "release_summaries_s": round(t_sum, 2) if t_sum else None,
+        "slowest_baseline_class": {
+            "s": round(slowest[0], 3),
+            "n": slowest[1][0] if slowest[1] else None,
+            "length_h": slowest[1][1] if slowest[1] else None,
+        },
+        "target_s": TARGET_S,
+        "baseline_meets_target": bool(t_base + t_feat < TARGET_S),
+    }
+
+
+def run_records(release: Release) -> dict[str, Any]:
+    """The run's own privacy_baseline and privacy job records (Snakemake ``benchmark:``)."""
+    deid = release.config["deid"]
+    point = point_dir(release.config, genetic_label(release.config))
+    baseline = snakemake_record(release.run_dir, f"stays/dk{deid['dk'][0]}/privacy_baseline.tsv")
+    privacy = snakemake_record(release.run_dir, f"stays/{point}/privacy.tsv")
+    return {
+        "privacy_baseline": baseline,
+        "privacy": privacy,
+        "note": "privacy = disagreement of the release + linkage attack (baseline and release, "
+        "4 errors) per class, with the file reads; single-threaded jobs",
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "disagreement.json"))
+    parser.add_argument(
+        "--run-dir",
+        type=Path,
+        default=FULL_RUN,
+        help="finished workflow run to measure (default benchmarks/work/full); "
+        "generated classes if it holds none",
+    )
+    parser.add_argument("--loop-n", type=int, default=300, help="size of the loop-test class")
+    parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument("--quick", action="store_true", help="smoke run: small classes, no record")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    rng = np.random.default_rng(20240601)
-    dims, spec = dims_and_spec()
-    loop_n, big_n, series = (60, 300, 3000) if args.quick else (300, 2000, 42000)
 
-    record = {
-        "machine": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "cpus": os.cpu_count(),
-            "note": "2 cores shared with other jobs; wall-clock times",
-        },
-        "data": "synthetic classes (real MIMIC-III not used)",
+    machine = machine_info()
+    release = load_release(args.run_dir.resolve())
+    size = release.summary()
+    print(f"data: {release.description}", flush=True)
+    big = size["largest_class"]
+    print(
+        f"release: {size['series']:,} series in {size['classes']} classes; largest class "
+        f"{big['n']} series x {big['length_h']} h",
+        flush=True,
+    )
+    released: Released = None
+    released_from = "stand-in: original + N(0, 3) noise on the feature dimensions"
+    if release.real:
+        label = genetic_label(release.config)
+        released = load_released_classes(release.run_dir, release.config, label)
+        released_from = (
+            f"the run's {label} perturbed.parquet"
+            if released is not None
+            else "none (the run has no genetic perturbed.parquet): baseline only"
+        )
+    print(f"released series: {released_from}", flush=True)
+
+    loop_n = 60 if args.quick else args.loop_n
+    loop_cls = release.get(release.nearest_size_index(loop_n))
+    big_cls = release.get(release.largest_index())
+    if args.quick:
+        big_cls = ClassArray(big_cls.group, big_cls.length, big_cls.keys[:150], big_cls.X[:150])
+
+    record: dict[str, Any] = {
+        "benchmark": "disagreement",
+        "quick": args.quick,
+        "machine": machine,
+        "release": size,
+        "released_series": released_from,
     }
-    record["loop_vs_vectorised"] = bench_loop(rng, dims, spec, loop_n, 24)
-    print(json.dumps(record["loop_vs_vectorised"]), flush=True)
-    record["largest_class"] = bench_big(rng, dims, spec, big_n, 24)
-    print(json.dumps(record["largest_class"]), flush=True)
-    record["full_release"] = bench_release(rng, dims, spec, series, 50)
-    print(json.dumps(record["full_release"]), flush=True)
+    record["loop_vs_vectorised"] = bench_loop(release, released, loop_cls, args.seed)
+    print("loop vs vectorised:", json.dumps(record["loop_vs_vectorised"]), flush=True)
+    record["largest_class"] = bench_big(release, released, big_cls, args.seed)
+    print("largest class:", json.dumps(record["largest_class"]), flush=True)
+    record["whole_release"] = bench_release(
+        release, released, args.seed, limit=20 if args.quick else None
+    )
+    print("whole release:", json.dumps(record["whole_release"]), flush=True)
+    record["run_records"] = run_records(release)
+    print("run records:", json.dumps(record["run_records"]), flush=True)
     if not args.quick:
         write_json(record, args.out)
         print(f"wrote {args.out}")
