@@ -32,7 +32,6 @@ rule privacy:
         series=f"{PRIVATE}/series/{{release}}/series.parquet",
         classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
         release_series=f"results/{{release}}/{POINT}/release/series.parquet",
-        release_index=f"results/{{release}}/{POINT}/release/index.parquet",
         pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
         check=f"results/{{release}}/{POINT}/check.json",
     output:

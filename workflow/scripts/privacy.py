@@ -9,7 +9,6 @@ run(
     series_path=snakemake.input.series,
     classes_path=snakemake.input.classes,
     release_series_path=snakemake.input.release_series,
-    release_index_path=snakemake.input.release_index,
     pseudonyms_path=snakemake.input.pseudonyms,
     features=dict(snakemake.params.features),
     standardise=snakemake.params.standardise,

@@ -36,7 +36,8 @@ log = get_logger(__name__)
 
 SEED_LENGTHS = (5, 25, 50, 75, 100)
 ALL_CLASSES = "All classes"
-COLUMNS = ("duration", "avg_cum_unfeasibility", "avg_cum_distortion", "avg_iterations")
+# Named as the report reads them (report.tables.optimiser_table prints the seed's labels).
+COLUMNS = ("duration", "unfeasibility", "distortion", "iterations")
 
 Partition = Callable[..., np.ndarray]  # (F, k, heuristic, X) -> labels
 Targets = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (F, labels) -> targets
@@ -218,9 +219,9 @@ def _row(duration: str, unf: np.ndarray, dist: np.ndarray, iters: np.ndarray) ->
         finite = unf[~np.isnan(unf)]
         return {
             "duration": duration,
-            "avg_cum_unfeasibility": float(finite.mean()) if finite.size else float("nan"),
-            "avg_cum_distortion": float(dist.mean()) if dist.size else float("nan"),
-            "avg_iterations": float(iters.mean()) if iters.size else float("nan"),
+            "unfeasibility": float(finite.mean()) if finite.size else float("nan"),
+            "distortion": float(dist.mean()) if dist.size else float("nan"),
+            "iterations": float(iters.mean()) if iters.size else float("nan"),
         }
 
 
@@ -234,17 +235,17 @@ def optimiser_table(
     results_by_length : mapping {class length: TuningRun}
         As returned by :func:`run_tuning`; rows follow its order.
     iterations : bool
-        Add the ``avg_iterations`` column (genetic optimiser).
+        Add the ``iterations`` column (genetic optimiser).
 
     Returns
     -------
     DataFrame
         One row per class length then an ``"All classes"`` row (pooled over all series);
         columns ``duration`` (str: the class length, or "All classes"),
-        ``avg_cum_unfeasibility`` (mean over series and constrained feature dimensions of the
-        per-dimension sum of ``|target - achieved|``), ``avg_cum_distortion`` (mean over series
+        ``unfeasibility`` (mean over series and constrained feature dimensions of the
+        per-dimension sum of ``|target - achieved|``), ``distortion`` (mean over series
         and feature dimensions of ``sum |perturbation| / length``) and, if asked,
-        ``avg_iterations``.
+        ``iterations``.
 
     Both averages are per feature dimension: the seed states it for unfeasibility, and its
     distortion figures (about 9-11 for 5 dimensions) only match a per-dimension average too;

@@ -9,7 +9,14 @@ import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
 from mimic_deid.config import parse_optimizer_label
-from mimic_deid.deid.classes import KEY, ClassArray, dims_of, iter_class_arrays, trim_to_classes
+from mimic_deid.deid.classes import (
+    KEY,
+    ClassArray,
+    class_frame,
+    dims_of,
+    iter_class_arrays,
+    trim_to_classes,
+)
 from mimic_deid.deid.duration import assign_duration_classes_grouped, duration_summary
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.errors import ConfigError
@@ -85,9 +92,9 @@ def mondrian_step(
     spec = feature_spec(features, dims)
     frames, sizes = [], []
     offset = 0
-    n_classes = trimmed.groupby(["group", "class_length"]).ngroups
-    progress = Progress("mondrian duration classes", n_classes, logger)
-    for cls in iter_class_arrays(trimmed, dims):
+    classes = list(iter_class_arrays(trimmed, dims))  # views of one array: no copy
+    progress = Progress("mondrian duration classes", len(classes), logger)
+    for cls in classes:
         n = len(cls.keys)
         if n < fk:
             raise ConfigError(
@@ -176,8 +183,6 @@ def optimise_step(
     the class, so running them in ``threads`` worker processes gives byte-identical output.
     """
     from concurrent.futures import ProcessPoolExecutor
-
-    from mimic_deid.deid.classes import class_frame
 
     trimmed, dims = load_classes(series_path, classes_path)
     spec = feature_spec(features, dims)
@@ -362,13 +367,6 @@ def tuning_step(
         return run_optimiser(optimizer, X, T, s, class_rng(seed, optimizer, "tuning", X.shape[1]))
 
     table = optimiser_table(run_tuning(selection, optimise), iterations=True)
-    table = table.rename(
-        columns={
-            "avg_cum_unfeasibility": "unfeasibility",
-            "avg_cum_distortion": "distortion",
-            "avg_iterations": "iterations",
-        }
-    )
     with atomic_path(table_out, ".csv") as tmp:
         table.to_csv(tmp, index=False, float_format="%.6g")
     logger.info("tuning table for %s: %d class lengths", optimizer, len(table) - 1)

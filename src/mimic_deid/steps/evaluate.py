@@ -10,7 +10,7 @@ from mimic_deid.deid.classes import KEY, dims_of, iter_class_arrays, trim_to_cla
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.errors import InputDataError
 from mimic_deid.logs import Progress, get_logger
-from mimic_deid.steps.deid import class_rng
+from mimic_deid.steps.deid import class_rng, load_classes
 
 logger = get_logger(__name__)
 
@@ -48,15 +48,12 @@ def privacy_baseline_step(
     """
     from mimic_deid.evaluate.disagreement import disagreement
 
-    series = pd.read_parquet(series_path)
-    dims = dims_of(series)
-    trimmed = trim_to_classes(series, pd.read_parquet(classes_path))
+    trimmed, dims = load_classes(series_path, classes_path)
     spec = feature_spec(features, dims)
     per_series, summaries = [], []
-    progress = Progress(
-        "baseline disagreement classes", trimmed.groupby(["group", "class_length"]).ngroups, logger
-    )
-    for cls in iter_class_arrays(trimmed, dims):
+    classes = list(iter_class_arrays(trimmed, dims))  # views of one array: no copy
+    progress = Progress("baseline disagreement classes", len(classes), logger)
+    for cls in classes:
         F = compute_features(cls.X, spec)
         result = disagreement(F, F, cls.X, cls.X, standardise=standardise)
         ps, summ = _disagreement_frames(result, cls.length)
@@ -87,7 +84,6 @@ def privacy_step(
     series_path: str,
     classes_path: str,
     release_series_path: str,
-    release_index_path: str,
     pseudonyms_path: str,
     features: dict[str, list[str]],
     standardise: bool,
@@ -111,11 +107,9 @@ def privacy_step(
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     per_series, summaries = [], []
     linkage: dict[str, list[dict]] = {"baseline": [], "release": []}
-    orig_iter = iter_class_arrays(original, dims)
-    rel_iter = iter_class_arrays(released, dims)
-    n_classes = original.groupby(["group", "class_length"]).ngroups
-    progress = Progress("privacy evaluation classes", n_classes, logger)
-    for orig, rel in zip(orig_iter, rel_iter, strict=True):
+    orig_classes = list(iter_class_arrays(original, dims))  # views of one array: no copy
+    progress = Progress("privacy evaluation classes", len(orig_classes), logger)
+    for orig, rel in zip(orig_classes, iter_class_arrays(released, dims), strict=True):
         if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
             raise InputDataError(
                 f"{release_series_path}: the released series of class {orig.group}/"
