@@ -20,4 +20,5 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        final_outputs(),
+        PATHS["report_index"],
+        PATHS["sweep_csv"],

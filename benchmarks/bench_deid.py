@@ -1,4 +1,4 @@
-"""Benchmark of feature de-identification: Mondrian, ad-hoc and genetic optimisers (DESIGN §5).
+"""Benchmark of feature de-identification: Mondrian, ad-hoc and genetic optimisers (seed §4.1, §4.2, §5.5).
 
 Measured on the real ``stays`` release of a finished workflow run (``--run-dir``, default
 ``benchmarks/work/full``, the full-scale run of ``benchmarks/full_scale.py``): the classes are
@@ -15,9 +15,9 @@ falls back to generated classes and says so in its output and record.
    largest class (a per-series loop over the whole class would take minutes); the speed-up
    compares per-series CPU throughput (whole class vs subset), and the vectorised optimiser
    is also timed on the same subset alone.
-3. The whole release: the actual wall time of the run's genetic ``optimise`` job, read from
+3. The whole release: the actual wall time of the run's genetic ``deidentify`` job, read from
    its Snakemake benchmark record
-   (``logs/benchmarks/stays/dk50/fk10-range/<genetic label>/optimise.tsv``, column ``s``;
+   (``logs/benchmarks/stays/dk50/fk10-range/<genetic label>/deidentify.tsv``, column ``s``;
    the job runs the classes in 2 worker processes), against the target of 1 hour on 2 cores.
 
 Usage: ``python benchmarks/bench_deid.py [--run-dir DIR] [--quick]``; writes
@@ -27,21 +27,22 @@ reported next to wall times.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from common import (
-    FULL_RUN,
     RESULTS,
     Release,
     genetic_label,
     genetic_params,
     load_release,
     machine_info,
+    path,
     point_dir,
+    point_wildcards,
+    run_dir_parser,
     snakemake_record,
     timed,
 )
@@ -53,7 +54,7 @@ from mimic_deid.deid.features import FeatureSpec, compute_features
 from mimic_deid.deid.genetic import GeneticParams, fitness_key, optimise_genetic
 from mimic_deid.deid.mondrian import class_targets, mondrian_partition
 from mimic_deid.deid.optimise import unfeasibility
-from mimic_deid.steps.deid import class_rng
+from mimic_deid.seeding import derive_rng
 
 OUT = RESULTS / "deid.json"
 TARGET_S = 3600.0  # whole-release genetic optimisation on 2 cores
@@ -175,17 +176,19 @@ def run_targets_match(release: Release, cls: ClassArray, T: np.ndarray) -> bool 
         return None
     import pandas as pd
 
-    from mimic_deid.steps.deid import class_targets_array
+    from mimic_deid.deid.targets import class_target_matrix
 
     deid = release.config["deid"]
-    path = (
-        release.run_dir
-        / "results/private/stays"
-        / f"dk{deid['dk'][0]}/fk{deid['fk'][0]}-{deid['heuristic'][0]}/targets.parquet"
+    file = release.run_dir / path(
+        "targets",
+        release="stays",
+        dk=deid["dk"][0],
+        fk=deid["fk"][0],
+        heuristic=deid["heuristic"][0],
     )
-    if not path.is_file():
+    if not file.is_file():
         return None
-    T_run = class_targets_array(pd.read_parquet(path), cls, release.spec)
+    T_run = class_target_matrix(pd.read_parquet(file), cls, release.spec)
     return bool(np.allclose(T, T_run, equal_nan=True))
 
 
@@ -194,7 +197,7 @@ def bench_large(release: Release, cls: ClassArray, ref_series: int, seed: int) -
     spec, config = release.spec, release.config
     deid = config["deid"]
     fk, heuristic = int(deid["fk"][0]), str(deid["heuristic"][0])
-    adhoc = deid["optimizers"].get("adhoc", {"iterations": [50], "noise_sd": [0.01]})
+    adhoc = deid["methods"].get("adhoc", {"iterations": [50], "noise_sd": [0.01]})
     iterations, noise_sd = int(adhoc["iterations"][0]), float(adhoc["noise_sd"][0])
     label, params = genetic_label(config), genetic_params(config)
     wf_seed = int(config.get("seed", 2020))
@@ -206,11 +209,11 @@ def bench_large(release: Release, cls: ClassArray, ref_series: int, seed: int) -
     T = t_mon.value
     print(f"  Mondrian: {t_mon.cpu_s:.3f} s CPU", flush=True)
     t_ad = timed(
-        optimise_adhoc, X, T, spec, iterations, noise_sd, class_rng(wf_seed, "bench-adhoc", L)
+        optimise_adhoc, X, T, spec, iterations, noise_sd, derive_rng(wf_seed, "bench-adhoc", L)
     )
     print(f"  ad-hoc: {t_ad.cpu_s:.2f} s CPU", flush=True)
-    # the generator the workflow's optimise step uses for this class
-    t_ga = timed(optimise_genetic, X, T, spec, params, class_rng(wf_seed, label, cls.group, L))
+    # the generator the workflow's deidentify step uses for this class
+    t_ga = timed(optimise_genetic, X, T, spec, params, derive_rng(wf_seed, label, cls.group, L))
     res_ga = t_ga.value
     print(f"  genetic: {t_ga.cpu_s:.1f} s CPU ({t_ga.wall_s:.1f} s wall)", flush=True)
 
@@ -275,24 +278,26 @@ def bench_large(release: Release, cls: ClassArray, ref_series: int, seed: int) -
 
 
 def whole_release(release: Release, largest: tuple[str, int]) -> dict[str, Any]:
-    """The run's actual genetic ``optimise`` job: Snakemake benchmark record and summary
+    """The run's actual genetic ``deidentify`` job: Snakemake benchmark record and summary
     (with the run's own figures for the ``largest`` (group, length) class, for comparison)."""
     label = genetic_label(release.config)
     point = point_dir(release.config, label)
-    record = snakemake_record(release.run_dir, f"stays/{point}/optimise.tsv")
+    record = snakemake_record(release.run_dir, f"stays/{point}/deidentify.tsv")
     out: dict[str, Any] = {
         "label": label,
-        "source": "Snakemake benchmark record of the run's optimise job (2 worker processes)",
+        "source": "Snakemake benchmark record of the run's deidentify job (2 worker processes)",
         "record": record,
         "target_s": TARGET_S,
     }
     if record is None:
-        out["note"] = "no finished run / no optimise.tsv: whole-release time not available"
+        out["note"] = "no finished run / no deidentify.tsv: whole-release time not available"
         return out
     out["wall_s"] = record["s"]
     out["wall_min"] = round(record["s"] / 60, 1)
     out["meets_target"] = bool(record["s"] < TARGET_S)
-    summary = release.run_dir / "results/stays" / point / "optimiser.json"
+    summary = release.run_dir / path(
+        "method_summary", release="stays", **point_wildcards(release.config, label)
+    )
     if summary.is_file():
         opt = json.loads(summary.read_text())
         out["optimiser_summary"] = {
@@ -315,14 +320,7 @@ def whole_release(release: Release, largest: tuple[str, int]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--run-dir",
-        type=Path,
-        default=FULL_RUN,
-        help="finished workflow run to measure (default benchmarks/work/full); "
-        "generated classes if it holds none",
-    )
+    parser = run_dir_parser(__doc__)
     parser.add_argument("--ref-series", type=int, default=100, help="reference subset size")
     parser.add_argument("--seed", type=int, default=2020)
     parser.add_argument(

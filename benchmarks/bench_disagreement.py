@@ -1,4 +1,4 @@
-"""Benchmark of the disagreement evaluation (DESIGN §6; seed §4.3, Algorithm 2).
+"""Benchmark of the disagreement evaluation (seed §4.3, Algorithm 2).
 
 Measured on the real ``stays`` release of a finished workflow run (``--run-dir``, default
 ``benchmarks/work/full``, the full-scale run of ``benchmarks/full_scale.py``): the classes are
@@ -24,7 +24,6 @@ Usage: ``python benchmarks/bench_disagreement.py [--run-dir DIR] [--quick]``; wr
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tracemalloc
@@ -33,7 +32,6 @@ from typing import Any
 
 import numpy as np
 from common import (
-    FULL_RUN,
     RESULTS,
     ROOT,
     Release,
@@ -42,6 +40,7 @@ from common import (
     load_released_classes,
     machine_info,
     point_dir,
+    run_dir_parser,
     snakemake_record,
     timed,
 )
@@ -51,7 +50,7 @@ from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features
 from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
 from mimic_deid.evaluate.linkage import linkage_attack
-from mimic_deid.steps.deid import class_rng
+from mimic_deid.seeding import derive_rng
 
 sys.path.insert(0, str(ROOT / "tests"))
 from test_disagreement import ref_disagreement
@@ -121,7 +120,7 @@ def bench_big(release: Release, released: Released, cls: ClassArray, seed: int) 
     t_base = timed(disagreement, F, F, X, X, standardise=standardise, repeat=2)
     t_rel = timed(disagreement, F, F_rel, X, X_rel, standardise=standardise, repeat=2)
     t_sum = timed(summarise_curves, t_rel.value)
-    rng = class_rng(int(config.get("seed", 2020)), "linkage", cls.group, cls.length)
+    rng = derive_rng(int(config.get("seed", 2020)), "linkage", cls.group, cls.length)
     t_link = timed(linkage_attack, F, F_rel, X, X_rel, errors=errors, rng=rng)
     tracemalloc.start()
     disagreement(F, F_rel, X, X_rel, standardise=standardise)
@@ -200,14 +199,7 @@ def run_records(release: Release) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--run-dir",
-        type=Path,
-        default=FULL_RUN,
-        help="finished workflow run to measure (default benchmarks/work/full); "
-        "generated classes if it holds none",
-    )
+    parser = run_dir_parser(__doc__)
     parser.add_argument("--loop-n", type=int, default=300, help="size of the loop-test class")
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--quick", action="store_true", help="smoke run: small classes, no record")

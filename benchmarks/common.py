@@ -3,8 +3,8 @@
 The de-identification and disagreement benchmarks measure the real ``stays`` release of a
 finished workflow run (default ``benchmarks/work/full``, the full-scale run of
 ``benchmarks/full_scale.py``). The classes are loaded with the library's own functions, as the
-workflow steps do: ``mimic_deid.steps.deid.load_classes`` (series trimmed to their duration
-classes) and ``mimic_deid.deid.classes.iter_class_arrays``; the features are the run's config
+workflow scripts do: ``mimic_deid.deid.class_arrays`` (series trimmed to their duration
+classes, as arrays); the features are the run's config
 feature set (``deid.features``). When the directory holds no finished run, :func:`load_release`
 falls back to generated classes (log-normal lengths grouped by the library's
 ``assign_duration_classes``, AR(1) physiology) and says so in ``Release.description``.
@@ -12,9 +12,11 @@ falls back to generated classes (log-normal lengths grouped by the library's
 
 from __future__ import annotations
 
+import argparse
 import copy
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,21 +28,20 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from mimic_deid.config import optimizer_labels, parse_optimizer_label
-from mimic_deid.deid.classes import KEY, ClassArray, iter_class_arrays
+from mimic_deid.deid.classes import KEY, ClassArray, class_arrays, iter_class_arrays
 from mimic_deid.deid.duration import assign_duration_classes
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.genetic import GeneticParams
+from mimic_deid.deid.methods import method_labels, parse_method_label
 from mimic_deid.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 FULL_RUN = ROOT / "benchmarks" / "work" / "full"
 
-# Paths inside a workflow run directory ({release}, {dk} filled in by the helpers below).
-SERIES_PATH = "results/private/series/{release}/series.parquet"
-CLASSES_PATH = "results/private/{release}/dk{dk}/duration.parquet"
-POINT_DIR = "dk{dk}/fk{fk}-{heuristic}/{opt}"
+# The workflow's own artefact paths (workflow/paths.py), relative to a run directory.
+sys.path.insert(0, str(ROOT / "workflow"))
+from paths import POINT, path  # noqa: E402  (path is re-exported to the scripts)
 
 # Fallback model of a MIMIC-size `stays` release (used only when no finished run exists).
 MODEL_SERIES = 42_000
@@ -133,22 +134,38 @@ def workflow_config(run_dir: Path | None) -> dict:
     return config
 
 
+def run_dir_parser(doc: str) -> argparse.ArgumentParser:
+    """An argument parser described by the first line of ``doc`` with the ``--run-dir`` option."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument(
+        "--run-dir",
+        type=Path,
+        default=FULL_RUN,
+        help="finished workflow run to measure (default benchmarks/work/full); "
+        "generated classes if it holds none",
+    )
+    return parser
+
+
 def genetic_label(config: dict) -> str:
     """Label of the first genetic optimiser point of the config (the full-scale sweep point)."""
-    return optimizer_labels({"genetic": config["deid"]["optimizers"]["genetic"]})[0]
+    return method_labels({"genetic": config["deid"]["methods"]["genetic"]})[0]
 
 
 def genetic_params(config: dict) -> GeneticParams:
     """The genetic parameters of :func:`genetic_label` (the config defaults)."""
-    return GeneticParams.from_dict(parse_optimizer_label(genetic_label(config))[1])
+    return GeneticParams.from_dict(parse_method_label(genetic_label(config))[1])
 
 
-def point_dir(config: dict, opt: str) -> str:
-    """``dk{dk}/fk{fk}-{heuristic}/{opt}`` for the first dk, fk and heuristic of the config."""
+def point_dir(config: dict, method: str) -> str:
+    """The sweep-point part of a path (``dk../fk..-../<method>``), as in the workflow's logs."""
+    return POINT.format(**point_wildcards(config, method))
+
+
+def point_wildcards(config: dict, method: str) -> dict:
+    """The wildcards of sweep point ``method`` at the first dk, fk and heuristic of the config."""
     deid = config["deid"]
-    return POINT_DIR.format(
-        dk=deid["dk"][0], fk=deid["fk"][0], heuristic=deid["heuristic"][0], opt=opt
-    )
+    return dict(dk=deid["dk"][0], fk=deid["fk"][0], heuristic=deid["heuristic"][0], method=method)
 
 
 def snakemake_record(run_dir: Path | None, rel_path: str) -> dict[str, Any] | None:
@@ -265,7 +282,7 @@ def finished_run(run_dir: Path, release: str = "stays", dk: int = 50) -> tuple[b
     """
     missing = [
         p
-        for p in (SERIES_PATH.format(release=release), CLASSES_PATH.format(release=release, dk=dk))
+        for p in (path("series", release=release), path("duration", release=release, dk=dk))
         if not (run_dir / p).is_file()
     ]
     if missing:
@@ -279,21 +296,17 @@ def finished_run(run_dir: Path, release: str = "stays", dk: int = 50) -> tuple[b
 def load_release(run_dir: Path, release: str = "stays", dk: int = 50, seed: int = 2020) -> Release:
     """The classes of ``release`` from a finished run in ``run_dir``; generated if none.
 
-    Real classes are loaded as the workflow steps load them
-    (``mimic_deid.steps.deid.load_classes`` + ``iter_class_arrays``) and kept in memory.
+    Real classes are loaded as the workflow scripts load them
+    (:func:`mimic_deid.deid.class_arrays`) and kept in memory.
     """
     ok, why = finished_run(run_dir, release, dk)
     if not ok:
         return generated_release(dk=dk, seed=seed, reason=why)
-    from mimic_deid.steps.deid import load_classes
-
     config = workflow_config(run_dir)
-    trimmed, dims = load_classes(
-        str(run_dir / SERIES_PATH.format(release=release)),
-        str(run_dir / CLASSES_PATH.format(release=release, dk=dk)),
+    classes, dims = class_arrays(
+        pd.read_parquet(run_dir / path("series", release=release)),
+        pd.read_parquet(run_dir / path("duration", release=release, dk=dk)),
     )
-    classes = list(iter_class_arrays(trimmed, dims))
-    del trimmed
     where = run_dir.relative_to(ROOT) if run_dir.is_relative_to(ROOT) else run_dir
     return Release(
         real=True,
@@ -312,10 +325,10 @@ def load_released_classes(
 ) -> dict[tuple[str, int], ClassArray] | None:
     """The perturbed (released) classes of optimiser point ``opt`` of a run, keyed by
     (group, length); None if the run has no ``perturbed.parquet`` for that point."""
-    path = run_dir / "results" / "private" / release / point_dir(config, opt) / "perturbed.parquet"
-    if not path.is_file():
+    file = run_dir / path("perturbed", release=release, **point_wildcards(config, opt))
+    if not file.is_file():
         return None
-    perturbed = pd.read_parquet(path)
+    perturbed = pd.read_parquet(file)
     front = ["group", "class_length", KEY, "hour"]
     perturbed = perturbed.sort_values(front, kind="stable").reset_index(drop=True)
     dims = [c for c in perturbed.columns if c not in front]

@@ -24,16 +24,16 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# One sweep point (DESIGN section 8): the config defaults with the genetic optimiser only,
+# One sweep point: the config defaults with the genetic optimiser only,
 # the slowest component of the seed.
 POINT = {
     "deid": {
         "dk": [50],
         "fk": [10],
         "heuristic": ["range"],
-        "optimizers": {
+        "methods": {
             "genetic": yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["deid"][
-                "optimizers"
+                "methods"
             ]["genetic"]
         },
     }

@@ -1,11 +1,14 @@
-"""Config validation and optimiser labels: bad values are named, labels round-trip."""
+"""Config validation: defaults from the schema, coercion of --config strings, bad values and
+cross-field rules named with the whole message; method labels round-trip."""
 
+import copy
 from pathlib import Path
 
 import pytest
 import yaml
 
-from mimic_deid.config import optimizer_labels, parse_optimizer_label, validate_config
+from mimic_deid.config import validate_config
+from mimic_deid.deid.methods import method_labels, parse_method_label
 from mimic_deid.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,23 +16,60 @@ SCHEMA = ROOT / "config" / "schema.yaml"
 
 
 @pytest.fixture
-def config():
+def config(monkeypatch):
+    monkeypatch.chdir(ROOT)  # config 'variables' is relative to the workflow directory
     return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 
 
-def test_shipped_config_is_valid(config):
-    validate_config(config, SCHEMA)
+def message(config):
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, SCHEMA)
+    return str(err.value)
+
+
+def test_shipped_config_is_valid_and_equals_the_schema_defaults(config):
+    shipped = validate_config(copy.deepcopy(config), SCHEMA)
+    minimal = {"deid": {"features": config["deid"]["features"]}}
+    if "tuning_grid" in shipped["deid"]:
+        minimal["deid"]["tuning_grid"] = shipped["deid"]["tuning_grid"]
+    assert validate_config(minimal, SCHEMA) == shipped
 
 
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        (("deid", "dk"), ["fifty"], "deid/dk/0"),
-        (("deid", "fk"), [0], "deid/fk/0"),
-        (("deid", "heuristic"), ["widest"], "deid/heuristic/0"),
-        (("source", "kind"), "oracle", "source/kind"),
-        (("deid", "optimizers", "genetic", "fitness"), ["annealing"], "fitness/0"),
-        (("evaluate", "utility", "bootstrap"), 1, "evaluate/utility/bootstrap"),
+        (
+            ("deid", "dk"),
+            ["fifty"],
+            "config parameter 'deid/dk/0': 'fifty' is not of type 'integer'",
+        ),
+        (("deid", "fk"), [0], "config parameter 'deid/fk/0': 0 is less than the minimum of 1"),
+        (
+            ("deid", "heuristic"),
+            ["widest"],
+            "config parameter 'deid/heuristic/0': 'widest' is not one of ['range', 'diversity']",
+        ),
+        (
+            ("source", "kind"),
+            "oracle",
+            "config parameter 'source/kind': 'oracle' is not one of ['synthetic', 'csv', 'postgres']",
+        ),
+        (
+            ("deid", "methods", "genetic", "fitness"),
+            ["annealing"],
+            "config parameter 'deid/methods/genetic/fitness/0': 'annealing' is not one of "
+            "['annealed', 'DF', 'CI', 'NA']",
+        ),
+        (
+            ("evaluate", "utility", "bootstrap"),
+            1,
+            "config parameter 'evaluate/utility/bootstrap': 1 is less than the minimum of 10",
+        ),
+        (
+            ("series", "ihm_hours"),
+            100000,
+            "config parameter 'series/ihm_hours': 100000 is greater than the maximum of 8760",
+        ),
     ],
 )
 def test_bad_value_names_the_parameter(config, path, value, expected):
@@ -37,47 +77,104 @@ def test_bad_value_names_the_parameter(config, path, value, expected):
     for key in path[:-1]:
         node = node[key]
     node[path[-1]] = value
-    with pytest.raises(ConfigError, match=expected):
-        validate_config(config, SCHEMA)
+    assert message(config) == expected
 
 
 def test_unknown_key_is_rejected(config):
     config["deid"]["k"] = 5
-    with pytest.raises(ConfigError, match="deid"):
-        validate_config(config, SCHEMA)
+    assert message(config) == (
+        "config parameter 'deid': Additional properties are not allowed ('k' was unexpected)"
+    )
+
+
+def test_renamed_key_names_the_new_one(config):
+    config["deid"]["optimizers"] = config["deid"].pop("methods")
+    assert message(config) == (
+        "config parameter 'deid/optimizers' has been renamed: use 'deid/methods' (same contents)"
+    )
+
+
+def test_config_strings_are_coerced_to_the_schema_types(config):
+    # what Snakemake's --config deid='{"fk": [5]}' gives: nested values as strings
+    config["deid"]["fk"] = ["5"]
+    config["deid"]["dk"] = "[40, 50]"
+    config["evaluate"]["standardise"] = "true"
+    config["seed"] = "7"
+    out = validate_config(config, SCHEMA)
+    assert out["deid"]["fk"] == [5] and out["deid"]["dk"] == [40, 50]
+    assert out["evaluate"]["standardise"] is True and out["seed"] == 7
+
+
+def test_fk_above_a_dk_is_refused_at_start(config):
+    config["deid"]["dk"] = [20, 50]
+    config["deid"]["fk"] = [10, 30]
+    assert message(config) == (
+        "config parameters 'deid/fk' and 'deid/dk': every fk must be <= every dk (a Mondrian "
+        "class lies inside a duration class), got fk [10, 30] and dk [20, 50]"
+    )
 
 
 def test_split_fractions_must_sum_to_one(config):
     config["series"]["split"]["test"] = 0.3
-    with pytest.raises(ConfigError, match="series/split"):
-        validate_config(config, SCHEMA)
+    assert message(config) == (
+        "config parameter 'series/split': fractions must sum to 1, got "
+        "{'train': 0.7, 'validation': 0.15, 'test': 0.3}"
+    )
 
 
 def test_csv_source_needs_a_path(config):
     config["source"]["kind"] = "csv"
-    with pytest.raises(ConfigError, match="source/csv/path"):
-        validate_config(config, SCHEMA)
+    assert message(config) == (
+        "config parameter 'source/csv/path': required when source kind is csv"
+    )
 
 
-def test_optimizer_labels_expand_the_product_and_round_trip(config):
-    grid = config["deid"]["optimizers"]
+def test_postgres_source_with_a_csv_path_is_refused(config):
+    config["source"]["kind"] = "postgres"
+    config["source"]["csv"]["path"] = "/data/mimic"
+    assert message(config) == (
+        "config parameters 'source/kind' and 'source/csv/path': kind is postgres but a CSV "
+        "path is set; remove one of them"
+    )
+
+
+def test_unknown_feature_variable_is_refused(config):
+    config["deid"]["features"]["pulse"] = ["mean"]
+    assert message(config).startswith(
+        "config parameter 'deid/features': unknown variable(s) ['pulse']; expected some of "
+    )
+
+
+def test_method_labels_expand_the_product_and_round_trip(config):
+    grid = validate_config(config, SCHEMA)["deid"]["methods"]
     grid["genetic"]["mutation_sd"] = [2.0, 3.0, 5.0]
     grid["genetic"]["parents"] = [2, 3]
-    labels = optimizer_labels(grid)
+    labels = method_labels(grid)
     assert len(labels) == len(grid["adhoc"]["iterations"]) * len(grid["adhoc"]["noise_sd"]) + 6
     assert len(set(labels)) == len(labels)
     for label in labels:
-        name, params = parse_optimizer_label(label)
+        name, params = parse_method_label(label)
         assert label.startswith(name)
         for key, value in params.items():
-            if key != "fitness":
-                assert value in grid[name][key]
-    assert parse_optimizer_label("genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1")[
-        1
-    ]["normalise_features"]
+            assert value in grid[name][key]
+    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1"
+    assert parse_method_label(label)[1]["normalise_features"] is True
 
 
-@pytest.mark.parametrize("label", ["bogus-it5", "adhoc-it5", "adhoc-itx-ns0.1", "genetic-XX-pop2"])
-def test_bad_optimizer_label(label):
-    with pytest.raises(ConfigError, match="optimiser"):
-        parse_optimizer_label(label)
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("bogus-it5", "method label 'bogus-it5': unknown release method 'bogus'"),
+        ("adhoc-it5", "method label 'adhoc-it5': expected 2 parameters"),
+        ("adhoc-itx-ns0.1", "method label 'adhoc-itx-ns0.1': bad value for iterations: 'x'"),
+        (
+            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1",
+            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1': "
+            "expected a fitness in ('annealed', 'DF', 'CI', 'NA')",
+        ),
+    ],
+)
+def test_bad_method_label(label, expected):
+    with pytest.raises(ConfigError) as err:
+        parse_method_label(label)
+    assert str(err.value) == expected

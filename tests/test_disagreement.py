@@ -29,7 +29,7 @@ def ref_distance(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def ref_disagreement(F_o, F_r, X_o, X_r, standardise=False):
-    """Algorithm 2 with the DESIGN §6 conventions, one pair and one series at a time."""
+    """Algorithm 2 with the conventions of mimic_deid.evaluate.disagreement, one pair and one series at a time."""
     n = F_o.shape[0]
     if standardise:
         fs = np.nanstd(F_o, axis=0)

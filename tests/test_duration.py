@@ -10,13 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mimic_deid.deid.classes import trim_to_classes
 from mimic_deid.deid.duration import (
     assign_duration_classes,
     assign_duration_classes_grouped,
     duration_summary,
-    trim_array,
-    trim_long,
-    trim_offsets,
+    records_lost,
 )
 from mimic_deid.errors import ConfigError, InputDataError
 
@@ -80,8 +79,7 @@ def test_duration_invariants(lengths: list[int], k: int) -> None:
     # nearest completable shorter length: identical to the per-series statement of the rule
     assert cls.tolist() == reference_classes(lengths, k)
     # trimming keeps the last hours: offset = length - class_length
-    off = trim_offsets(arr, cls)
-    assert np.array_equal(off, arr - cls)
+    assert np.array_equal(records_lost(arr, cls), arr - cls)
 
 
 def test_hand_example() -> None:
@@ -163,23 +161,22 @@ def test_trim_keeps_last_hours() -> None:
         }
     )
     long["hr"] = long["icustay_id"] * 100.0 + long["hour"]
-    out = trim_long(long, keys, lengths, cls)
+    classes = pd.DataFrame(
+        {"icustay_id": keys, "group": "all", "length": lengths, "class_length": cls}
+    )
+    out = trim_to_classes(long, classes)
     assert out["icustay_id"].tolist() == [10, 10, 30, 30]
     assert out["hour"].tolist() == [0, 1, 0, 1]
     assert out["hour"].dtype == np.int32
     # series 10 (length 3) keeps hours 1, 2; series 30 (length 4) keeps hours 2, 3
     assert out["hr"].tolist() == [1001.0, 1002.0, 3002.0, 3003.0]
-
-    X = np.arange(3 * 4 * 1, dtype=float).reshape(3, 4, 1)
-    offsets = trim_offsets(lengths, cls)
-    assert offsets.tolist() == [2, 1, 2]
-    Y = trim_array(X[:2], offsets[:2], 2)
-    assert Y[:, :, 0].tolist() == [[2.0, 3.0], [5.0, 6.0]]
+    assert records_lost(lengths, cls).tolist() == [2, 1, 2]
 
 
-def test_trim_rejects_lengthening() -> None:
-    with pytest.raises(InputDataError, match="class_lengths"):
-        trim_offsets(np.array([3]), np.array([4]))
+def test_records_lost_rejects_lengthening() -> None:
+    with pytest.raises(InputDataError) as err:
+        records_lost(np.array([3]), np.array([4]))
+    assert str(err.value) == "class_lengths must lie in [0, length] for every series"
 
 
 def test_vectorised_scale() -> None:

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from test_adhoc import DIMS, FEATURES, group_targets, make_class
 
-from mimic_deid.config import optimizer_label, parse_optimizer_label
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.deid.genetic import (
     GeneticParams,
@@ -17,6 +16,7 @@ from mimic_deid.deid.genetic import (
     optimise_genetic,
     sample_distinct,
 )
+from mimic_deid.deid.methods import method_label, parse_method_label
 from mimic_deid.deid.optimise import unfeasibility
 from mimic_deid.errors import ConfigError
 
@@ -50,10 +50,10 @@ def with_(params: GeneticParams, **changes) -> GeneticParams:
 
 def test_params_from_label_and_validation():
     label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0"
-    name, raw = parse_optimizer_label(label)
+    name, raw = parse_method_label(label)
     params = GeneticParams.from_dict(raw)
     assert params == GeneticParams()  # the defaults are the config defaults
-    assert optimizer_label(name, params.__dict__) == label
+    assert method_label(name, params.__dict__) == label
     assert GeneticParams.from_dict({"normalise_features": 1}).normalise_features is True
     with pytest.raises(ConfigError, match="unknown parameter"):
         GeneticParams.from_dict({"popsize": 3})

@@ -8,9 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mimic_deid.deid.duration import assign_duration_classes_grouped, trim_long
+from mimic_deid.deid.check import check_release
+from mimic_deid.deid.classes import trim_to_classes
+from mimic_deid.deid.duration import assign_duration_classes_grouped
 from mimic_deid.deid.mondrian import mondrian_partition
-from mimic_deid.deid.release import assemble_release, check_release, make_pseudonyms
+from mimic_deid.deid.release import assemble_release, make_pseudonyms
 from mimic_deid.errors import InputDataError, ReleaseCheckError
 
 DIMS = ["heart_rate", "glucose"]
@@ -67,7 +69,9 @@ def build_private(seed: int = 0):
     )
     for d in DIMS:
         long[d] = rng.normal(size=len(long))
-    trimmed = trim_long(long, keys, lengths, cls)
+    trimmed = trim_to_classes(long, duration.assign(group=duration["split"])).drop(
+        columns=["group", "class_length"]
+    )
     released = duration[duration["class_length"] > 0].reset_index(drop=True)
     # Mondrian per (split, class_length) on a random feature
     eq = np.zeros(len(released), dtype=np.int64)
@@ -263,8 +267,12 @@ def test_eq_classes_keyed_by_pseudonym(good) -> None:
 
 def test_missing_columns(good) -> None:
     series, index, kwargs = good
-    with pytest.raises(ReleaseCheckError, match="release index lacks column"):
+    with pytest.raises(ReleaseCheckError) as err:
         check_release(series, index.drop(columns="duration_class"), **kwargs)
+    assert str(err.value) == (
+        "release index: missing column(s) ['duration_class']; expected at least ['pseudonym', "
+        f"'duration_class'], got {[c for c in index.columns if c != 'duration_class']}"
+    )
     with pytest.raises(ReleaseCheckError, match="lacks column 'split'"):
         check_release(
             series, index, **dict(kwargs, eq_classes=kwargs["eq_classes"].drop(columns="split"))

@@ -179,24 +179,6 @@ def fake_ga_example(seed: int = 3):
     return x, p, {"original": orig, "target": target, "achieved": achieved}
 
 
-def fake_optimiser(seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    cl = np.repeat([5, 25, 50, 75, 100], 20)
-    return pd.DataFrame(
-        {
-            "icustay_id": np.arange(cl.size),
-            "class_length": cl,
-            "unfeasibility": rng.gamma(2, 0.3, cl.size) * 5 / cl,
-            "distortion": rng.normal(9.5, 1, cl.size),
-            "iterations": rng.integers(1000, 2500, cl.size),
-        }
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# helpers
-
-
 def _png_ok(path: Path) -> None:
     assert path.is_file()
     data = path.read_bytes()
@@ -425,8 +407,14 @@ def test_to_markdown_and_write_table(tmp_path):
 
 
 def test_optimiser_tables():
-    summary = tables.summarise_optimiser(fake_optimiser())
-    assert summary["duration"].tolist() == [5, 25, 50, 75, 100, "All classes"]
+    summary = pd.DataFrame(
+        {
+            "duration": [5, 25, 50, 75, 100, "All classes"],
+            "unfeasibility": [0.5, 1.25, 2.0, 3.5, 4.0, 2.25],
+            "distortion": [9.0, 9.5, 10.0, 10.25, 11.0, 9.95],
+            "iterations": [300.0, 900.0, 1500.0, 2000.0, 2500.0, 1440.0],
+        }
+    )
     shuffled = summary.iloc[[5, 3, 0, 1, 4, 2]]
     t = tables.optimiser_table(shuffled)
     assert list(t.columns) == [
@@ -439,15 +427,6 @@ def test_optimiser_tables():
     assert all(len(v.split(".")[1]) == 2 for v in t["Avg. cum. distortion"])
     adhoc = tables.optimiser_table(summary.drop(columns="iterations"))
     assert adhoc.shape == (6, 3)
-
-
-def test_sweep_table():
-    df = pd.DataFrame(
-        {"roc": [0.8, 0.7], "fk": [10, 5], "dk": [50, 50], "heuristic": ["range"] * 2}
-    )
-    t = tables.sweep_table(df)
-    assert list(t.columns[:3]) == ["dk", "fk", "heuristic"]
-    assert t["fk"].tolist() == [5, 10]
 
 
 # --------------------------------------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_workflow_runs_through_the_slurm_profile(slurm_cluster, tmp_path):
     assert all(j[1] == "COMPLETED" for j in jobs), jobs
     assert all(j[5] == slurm_cluster["node"] for j in jobs), jobs
     rules = {_rule_of(j[2]) for j in jobs}
-    assert {"synthesize", "extract", "series", "mondrian", "optimise", "report"} <= rules
+    assert {"synthesize", "extract", "series", "mondrian", "deidentify", "report"} <= rules
 
     # ... with the real profile's per-rule resources: wall time from set-resources (or the
     # default), memory from set-resources where the profile raises it.

@@ -13,13 +13,14 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pg_loader as loader
 import psycopg2
 import pyarrow as pa
 import pytest
 from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
 
 from mimic_deid.errors import InputDataError, SourceConnectionError
-from mimic_deid.sources import loader, tables
+from mimic_deid.sources import tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
 from mimic_deid.sources.postgres_source import PostgresSource

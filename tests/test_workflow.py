@@ -37,7 +37,7 @@ def test_run_produces_report_and_checked_releases(finished_run):
     for figure in ("duration_classes", "summary_disagreement_mean", "linkage", "trust_settings"):
         assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
     sweep = pd.read_csv(report / "sweep_summary.csv")
-    assert len(sweep) == 2 and set(sweep["optimizer"].str.split("-").str[0]) == {"adhoc", "genetic"}
+    assert len(sweep) == 2 and set(sweep["method"].str.split("-").str[0]) == {"adhoc", "genetic"}
     checks = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
     assert len(checks) == 4
     assert all(json.loads(p.read_text())["passed"] for p in checks)
@@ -78,9 +78,9 @@ def test_adding_an_fk_value_reruns_nothing_upstream(finished_run, tmp_path):
 
 def test_changing_the_optimiser_reruns_no_mondrian(finished_run):
     workdir, _ = finished_run
-    config = prepare(workdir, {"deid": {"optimizers": {"adhoc": {"iterations": [25]}}}})
+    config = prepare(workdir, {"deid": {"methods": {"adhoc": {"iterations": [25]}}}})
     jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
-    assert jobs.get("optimise") == 2, jobs
+    assert jobs.get("deidentify") == 2, jobs
     assert "mondrian" not in jobs and not UPSTREAM & set(jobs), jobs
     prepare(workdir)
 
@@ -89,7 +89,8 @@ def test_bad_config_value_stops_with_the_parameter_named(tmp_path):
     config = prepare(tmp_path, {"deid": {"fk": [0]}})
     proc = snakemake(tmp_path, "-n", config=config, check=False)
     assert proc.returncode != 0
-    assert "deid/fk/0" in proc.stdout + proc.stderr
+    lines = (proc.stdout + proc.stderr).splitlines()
+    assert "config parameter 'deid/fk/0': 0 is less than the minimum of 1" in lines
 
 
 def test_interrupted_run_resumes_to_identical_outputs(finished_run, tmp_path):

@@ -22,7 +22,7 @@ TINY_CONFIG = {
     "deid": {
         "dk": [10],
         "fk": [3],
-        "optimizers": {
+        "methods": {
             "adhoc": {"iterations": [20], "noise_sd": [0.01]},
             "genetic": {
                 "fitness": ["NA"],

@@ -72,6 +72,12 @@ def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
     write_table(pa.Table.from_pandas(df, preserve_index=False), path)
 
 
+def write_csv(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a DataFrame to CSV atomically, without its index, floats to 6 significant digits."""
+    with atomic_path(path, ".csv") as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6g")
+
+
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}

@@ -20,7 +20,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from mimic_deid.cohort import require_columns
+from mimic_deid.cohort import require_table
 from mimic_deid.logs import get_logger
 from mimic_deid.variables import Conversion, Variable
 
@@ -184,7 +184,7 @@ def clean_events(events: pd.DataFrame, variables: list[Variable]) -> tuple[pd.Da
         stats maps variable name -> ``{rows, unparseable, converted (list per rule),
         out_of_range, kept}``.
     """
-    require_columns(events, "events", EVENT_COLUMNS)
+    require_table(events, "events", EVENT_COLUMNS)
     stats = empty_stats(variables)
     parts = []
     itemids = events["itemid"].to_numpy(dtype=np.int64)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError
+from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.logs import get_logger
 
 log = get_logger(__name__)
@@ -64,17 +64,12 @@ _TIME_COLUMNS = {
 }
 
 
-def require_columns(df: pd.DataFrame, table: str, columns: tuple[str, ...] | list[str]) -> None:
+def require_table(df: pd.DataFrame, table: str, columns: tuple[str, ...] | list[str]) -> None:
     """Raise :class:`InputDataError` naming ``table`` and the first missing column.
 
     Timestamp columns (intime, charttime, ...) must also have a datetime64 dtype.
     """
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InputDataError(
-            f"table '{table}': missing column(s) {missing}; expected columns {list(columns)} "
-            f"(lower-case names), got {list(df.columns)}"
-        )
+    require_columns(df, columns, f"table '{table}' (lower-case column names)")
     for col in columns:
         if col in _TIME_COLUMNS and not pd.api.types.is_datetime64_any_dtype(df[col]):
             raise InputDataError(
@@ -146,9 +141,9 @@ def build_cohort(
     Raises:
         InputDataError: a required column is missing, or a rule leaves no stay.
     """
-    require_columns(icustays, "icustays", ICUSTAYS_COLUMNS)
-    require_columns(admissions, "admissions", ADMISSIONS_COLUMNS)
-    require_columns(patients, "patients", PATIENTS_COLUMNS)
+    require_table(icustays, "icustays", ICUSTAYS_COLUMNS)
+    require_table(admissions, "admissions", ADMISSIONS_COLUMNS)
+    require_table(patients, "patients", PATIENTS_COLUMNS)
 
     stays = icustays.loc[:, list(ICUSTAYS_COLUMNS)]
     counts = [_count("start", stays)]
@@ -202,8 +197,8 @@ def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.Data
     Returns:
         The kept events, same columns and row order as ``events``, with icustay_id as int64.
     """
-    require_columns(events, "events", EVENTS_COLUMNS)
-    require_columns(stays, "stays", ("hadm_id", "icustay_id", "intime", "outtime"))
+    require_table(events, "events", EVENTS_COLUMNS)
+    require_table(stays, "stays", ("hadm_id", "icustay_id", "intime", "outtime"))
     if stays["hadm_id"].duplicated().any():
         raise InputDataError("table 'stays': more than one stay per hadm_id; expected the cohort")
     keys = stays.loc[:, ["hadm_id", "icustay_id", "intime", "outtime"]].rename(

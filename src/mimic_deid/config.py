@@ -1,14 +1,23 @@
-"""Configuration helpers: validation and the sweep grid of optimiser points.
+"""Validation of the workflow configuration against ``config/schema.yaml``.
 
-An optimiser point is named by a label that spells out every parameter, e.g.
-``adhoc-it50-ns0.01`` or ``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0``,
-so that a result path names exactly the parameters that produced it.
+:func:`validate_config` is called once when the workflow starts, before any job runs. It
+
+1. refuses keys that were renamed, naming the new spelling (:data:`RENAMED`);
+2. coerces string values to the schema's type where the schema asks for a number, integer or
+   boolean (Snakemake's ``--config`` passes nested values such as ``deid={"fk": [5]}`` as
+   strings);
+3. validates against the JSON schema and fills every ``default:`` the schema declares, so the
+   schema is the one place that holds defaults and bounds;
+4. checks the rules that span several fields (:func:`check_cross_fields`).
+
+Errors are :class:`~mimic_deid.errors.ConfigError` naming the parameter path, e.g.
+``config parameter 'deid/fk/0': 0 is less than the minimum of 1``.
 """
 
 from __future__ import annotations
 
-import itertools
 import os
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
@@ -16,93 +25,178 @@ import yaml
 
 from mimic_deid.errors import ConfigError
 
-# (parameter, label key, type) in label order.
-OPTIMIZER_PARAMS: dict[str, list[tuple[str, str, type]]] = {
-    "adhoc": [("iterations", "it", int), ("noise_sd", "ns", float)],
-    "genetic": [
-        ("population", "pop", int),
-        ("tournament", "tour", int),
-        ("parents", "par", int),
-        ("mutation_sd", "msd", float),
-        ("mutation_prob", "mp", float),
-        ("init_sd", "isd", float),
-        ("patience", "pat", int),
-        ("max_iterations", "max", int),
-        ("normalise_features", "norm", bool),
-    ],
+__all__ = ["RENAMED", "check_cross_fields", "load_schema", "validate_config"]
+
+#: Old config key path -> new one; the old spelling is refused with a message naming the new.
+RENAMED: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("deid", "optimizers"): ("deid", "methods"),
+    ("deid", "optimisers"): ("deid", "methods"),
 }
-FITNESS_VARIANTS = ("annealed", "DF", "CI", "NA")
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def optimizer_label(name: str, params: dict[str, Any]) -> str:
-    """Return the label of optimiser ``name`` with ``params`` (see module docstring)."""
-    if name not in OPTIMIZER_PARAMS:
-        raise ConfigError(f"unknown optimiser '{name}', expected one of {sorted(OPTIMIZER_PARAMS)}")
-    parts = [name]
-    if name == "genetic":
-        parts.append(str(params["fitness"]))
-    parts += [f"{key}{_fmt(params[p])}" for p, key, _ in OPTIMIZER_PARAMS[name]]
-    return "-".join(parts)
-
-
-def parse_optimizer_label(label: str) -> tuple[str, dict[str, Any]]:
-    """Inverse of :func:`optimizer_label`: ``(name, params)``."""
-    name, *rest = label.split("-")
-    if name not in OPTIMIZER_PARAMS:
-        raise ConfigError(f"optimiser label '{label}': unknown optimiser '{name}'")
-    params: dict[str, Any] = {}
-    if name == "genetic":
-        if not rest or rest[0] not in FITNESS_VARIANTS:
-            raise ConfigError(
-                f"optimiser label '{label}': expected a fitness in {FITNESS_VARIANTS}"
-            )
-        params["fitness"] = rest.pop(0)
-    spec = OPTIMIZER_PARAMS[name]
-    if len(rest) != len(spec):
-        raise ConfigError(f"optimiser label '{label}': expected {len(spec)} parameters")
-    for part, (param, key, typ) in zip(rest, spec, strict=True):
-        if not part.startswith(key):
-            raise ConfigError(f"optimiser label '{label}': expected '{key}<value>', got '{part}'")
-        raw = part[len(key) :]
-        try:
-            params[param] = bool(int(raw)) if typ is bool else typ(raw)
-        except ValueError as exc:
-            raise ConfigError(f"optimiser label '{label}': bad value for {param}: {raw!r}") from exc
-    return name, params
-
-
-def optimizer_labels(optimizers: dict[str, dict[str, list]]) -> list[str]:
-    """Expand the ``deid.optimizers`` sweep lists into the labels of their product."""
-    labels: list[str] = []
-    for name, grid in optimizers.items():
-        keys = (["fitness"] if name == "genetic" else []) + [
-            p for p, _, _ in OPTIMIZER_PARAMS[name]
-        ]
-        for values in itertools.product(*(grid[k] for k in keys)):
-            labels.append(optimizer_label(name, dict(zip(keys, values, strict=True))))
-    return labels
-
-
-def validate_config(config: dict, schema_path: str | os.PathLike) -> None:
-    """Validate ``config`` against the JSON schema; raise ConfigError naming the bad key."""
+def load_schema(schema_path: str | os.PathLike) -> dict:
+    """The JSON schema (YAML file) of the configuration."""
     with open(schema_path, encoding="utf-8") as fh:
-        schema = yaml.safe_load(fh)
-    try:
-        jsonschema.validate(config, schema)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise ConfigError(f"config parameter '{where}': {exc.message}") from None
-    split = config["series"].get("split")
-    if split and abs(sum(split.values()) - 1.0) > 1e-9:
+        return yaml.safe_load(fh)
+
+
+def _resolve(schema: Mapping, root: Mapping) -> Mapping:
+    while "$ref" in schema:
+        ref = schema["$ref"]
+        if not ref.startswith("#/"):
+            return schema
+        node: Any = root
+        for part in ref[2:].split("/"):
+            node = node[part]
+        schema = node
+    return schema
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _coerce_scalar(value: str, types: list[str]) -> Any:
+    text = value.strip()
+    if "boolean" in types and text.lower() in _TRUE | _FALSE:
+        return text.lower() in _TRUE
+    if "integer" in types:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    if "number" in types:
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    return value
+
+
+def _coerce(value: Any, schema: Mapping, root: Mapping) -> Any:
+    """``value`` with strings turned into the numbers/booleans ``schema`` asks for."""
+    schema = _resolve(schema, root)
+    types = schema.get("type", [])
+    types = [types] if isinstance(types, str) else list(types)
+    if isinstance(value, str) and "string" not in types:
+        if set(types) & {"array", "object"}:
+            try:
+                parsed = yaml.safe_load(value)
+            except yaml.YAMLError:
+                return value
+            return _coerce(parsed, schema, root) if not isinstance(parsed, str) else value
+        return _coerce_scalar(value, types)
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        out = {}
+        for key, item in value.items():
+            sub = props.get(key, extra if isinstance(extra, dict) else None)
+            out[key] = _coerce(item, sub, root) if sub else item
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_coerce(item, schema["items"], root) for item in value]
+    return value
+
+
+def _with_defaults(cls: type) -> type:
+    """A jsonschema validator class that fills ``default`` values of absent properties."""
+    validate_properties = cls.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for name, sub in properties.items():
+                if name in instance:
+                    continue
+                if "default" not in sub:  # a $ref's sibling default wins over the target's
+                    sub = _resolve(sub, validator.schema)
+                if "default" in sub:
+                    instance[name] = _copy(sub["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(cls, {"properties": set_defaults})
+
+
+def _copy(value: Any) -> Any:
+    return yaml.safe_load(yaml.safe_dump(value))
+
+
+def _check_renamed(config: Mapping) -> None:
+    for old, new in RENAMED.items():
+        node: Any = config
+        for part in old[:-1]:
+            node = node.get(part, {}) if isinstance(node, Mapping) else {}
+        if isinstance(node, Mapping) and old[-1] in node:
+            raise ConfigError(
+                f"config parameter '{'/'.join(old)}' has been renamed: use "
+                f"'{'/'.join(new)}' (same contents)"
+            )
+
+
+def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) -> None:
+    """Rules that span several parameters; ``ConfigError`` naming them.
+
+    - ``deid/fk`` <= ``deid/dk`` for every swept pair (a Mondrian class cannot be larger
+      than the duration class it partitions);
+    - ``series/split`` fractions sum to 1;
+    - ``source/csv/path`` is given for ``kind: csv`` and not set for ``kind: postgres``;
+    - every variable named in ``deid/features`` is a series variable (when ``variables``,
+      the series variable names, is given).
+    """
+    deid = config["deid"]
+    if max(deid["fk"]) > min(deid["dk"]):
+        raise ConfigError(
+            f"config parameters 'deid/fk' and 'deid/dk': every fk must be <= every dk "
+            f"(a Mondrian class lies inside a duration class), got fk {deid['fk']} and "
+            f"dk {deid['dk']}"
+        )
+    split = config["series"]["split"]
+    if abs(sum(split.values()) - 1.0) > 1e-9:
         raise ConfigError(f"config parameter 'series/split': fractions must sum to 1, got {split}")
-    kind = config["source"]["kind"]
-    if kind == "csv" and not config["source"].get("csv", {}).get("path"):
+    source = config["source"]
+    csv_path = source.get("csv", {}).get("path", "")
+    if source["kind"] == "csv" and not csv_path:
         raise ConfigError("config parameter 'source/csv/path': required when source kind is csv")
+    if source["kind"] == "postgres" and csv_path:
+        raise ConfigError(
+            "config parameters 'source/kind' and 'source/csv/path': kind is postgres but a "
+            "CSV path is set; remove one of them"
+        )
+    if variables is not None:
+        known = set(variables)
+        unknown = sorted(set(deid["features"]) - known)
+        if unknown:
+            raise ConfigError(
+                f"config parameter 'deid/features': unknown variable(s) {unknown}; "
+                f"expected some of {sorted(known)}"
+            )
+
+
+def validate_config(config: dict, schema_path: str | os.PathLike, variables: bool = True) -> dict:
+    """Coerce, validate and complete ``config`` in place (module docstring); return it.
+
+    Parameters
+    ----------
+    config : dict
+        The workflow configuration (Snakemake's ``config``); defaults are filled in place.
+    schema_path : path
+        ``config/schema.yaml``.
+    variables : bool
+        Also read the variables table (config ``variables``) and check that ``deid/features``
+        names series variables.
+    """
+    schema = load_schema(schema_path)
+    _check_renamed(config)
+    config.update(_coerce(config, schema, schema))
+    validator = _with_defaults(jsonschema.validators.validator_for(schema))(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ConfigError(f"config parameter '{where}': {error.message}")
+    names = None
+    if variables:
+        from mimic_deid.variables import load_variables, series_variables
+
+        names = [v.name for v in series_variables(load_variables(config["variables"]))]
+    check_cross_fields(config, names)
+    return config

@@ -5,9 +5,13 @@ Log lines carry counts and timings only: never patient rows, identifiers or pass
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import time
+from collections.abc import Iterator
+
+__all__ = ["Progress", "configure", "get_logger", "run_stage"]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -60,3 +64,37 @@ class Progress:
         else:
             msg = f"{self.label}: {self.done:,} in {elapsed:.1f}s"
         self.logger.info(msg + (" - done" if final else ""))
+
+
+@contextlib.contextmanager
+def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger]:
+    """Run one workflow stage: log to ``log_file`` and stderr, report errors in one line.
+
+    A :class:`~mimic_deid.errors.MimicDeidError` (bad input, bad parameter, failed privacy
+    check) ends the process with status 1 and the single line
+    ``mimic-deid error in rule '<rule>': <message>`` on stderr, never a traceback.
+
+    Parameters
+    ----------
+    rule : str
+        The workflow rule (e.g. ``snakemake.rule``), named in the log and the error line.
+    log_file : str, optional
+        The rule's ``log:`` file.
+
+    Yields
+    ------
+    logging.Logger
+        The stage's logger.
+    """
+    from mimic_deid.errors import MimicDeidError
+
+    configure(log_file)
+    logger = get_logger(f"stage.{rule}")
+    start = time.monotonic()
+    try:
+        yield logger
+    except MimicDeidError as exc:
+        logger.error("%s", exc)
+        print(f"mimic-deid error in rule '{rule}': {exc}", file=sys.stderr)
+        sys.exit(1)
+    logger.info("rule %s finished in %.1f s", rule, time.monotonic() - start)

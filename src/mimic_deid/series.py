@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.cleaning import clean_events, empty_stats, merge_stats
-from mimic_deid.cohort import assign_events_to_stays, require_columns
+from mimic_deid.cohort import assign_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.variables import Variable, series_variables
@@ -93,7 +93,7 @@ def resample_hourly(clean: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
         recording), one float64 column per dim (NaN = null); sorted by (icustay_id, hour).
         Stays without any observation of a dim are absent.
     """
-    require_columns(clean, "clean events", ("icustay_id", "charttime", "variable", "value"))
+    require_table(clean, "clean events", ("icustay_id", "charttime", "variable", "value"))
     codes = pd.Index(list(dims)).get_indexer(clean["variable"]).astype(np.int64)
     times = _seconds(clean["charttime"])
     values = clean["value"].to_numpy(dtype=np.float64)
@@ -185,7 +185,7 @@ def build_release(
         raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
     if ihm_hours <= 0:
         raise ConfigError(f"series.ihm_hours must be a positive number of hours, got {ihm_hours}")
-    require_columns(
+    require_table(
         stays,
         "stays",
         ("subject_id", "hadm_id", "icustay_id", "intime", "outtime", "los_hours", "mortality"),

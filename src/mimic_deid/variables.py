@@ -146,3 +146,8 @@ def series_variables(variables: list[Variable]) -> list[Variable]:
 def itemid_to_variable(variables: list[Variable]) -> dict[int, str]:
     """Map every configured itemid to its variable name."""
     return {i: v.name for v in variables for i in v.all_itemids}
+
+
+def configured_itemids(variables: list[Variable]) -> set[int]:
+    """Every item id of every variable (CHARTEVENTS and LABEVENTS ids together)."""
+    return {i for v in variables for i in v.all_itemids}

@@ -3,10 +3,10 @@
 
 rule cohort:
     input:
-        raw=f"{PRIVATE}/raw",
+        raw=PATHS["raw"],
     output:
-        stays=f"{PRIVATE}/cohort/stays.parquet",
-        counts=f"{PRIVATE}/cohort/cohort.json",
+        stays=PATHS["cohort_stays"],
+        counts=PATHS["cohort_counts"],
     log:
         "logs/cohort.log",
     benchmark:
@@ -17,6 +17,6 @@ rule cohort:
     resources:
         mem_mb=2000,
     params:
-        min_age=config["cohort"].get("min_age", 18),
+        min_age=config["cohort"]["min_age"],
     script:
         "../scripts/cohort.py"

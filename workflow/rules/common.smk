@@ -1,42 +1,28 @@
-# Configuration validation, sweep expansion and path helpers shared by every rule file.
-import json
+# Configuration validation, sweep expansion and the inputs of rules that gather a sweep.
+import sys
+from pathlib import Path
 
-from mimic_deid.config import optimizer_labels, validate_config
-from mimic_deid.deid.features import feature_spec
-from mimic_deid.variables import load_variables, series_variables
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from paths import PATHS, POINT, path
+
+from mimic_deid.config import validate_config
+from mimic_deid.deid.duration import GROUP_BY_SPLIT
+from mimic_deid.deid.methods import REGISTRY, method_labels
 from mimic_deid.errors import ConfigError
+from mimic_deid.report.content import FIGURES, TABLES
 
 try:
+    # Coerces --config strings, fills the schema's defaults, checks cross-field rules.
     validate_config(config, workflow.source_path("../../config/schema.yaml"))
-    # Fail now, not hours later in the Mondrian step, on a feature of an unknown variable.
-    feature_spec(
-        config["deid"]["features"],
-        [v.name for v in series_variables(load_variables(config["variables"]))],
-    )
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
-RELEASES = ["stays", "ihm48"]
-# The utility release is de-identified separately per split: the parties that train and
-# test differ (DESIGN section 6), so no training series may share a class with a test series.
-GROUP_BY_SPLIT = {"stays": False, "ihm48": True}
-
-DK = config["deid"]["dk"]
-FK = config["deid"]["fk"]
-HEURISTICS = config["deid"]["heuristic"]
-OPTIMIZERS = optimizer_labels(config["deid"]["optimizers"])
+RELEASES = list(GROUP_BY_SPLIT)
+DEID = config["deid"]
+METHODS = method_labels(DEID["methods"])
 TUNING_GRID = (
-    optimizer_labels({"genetic": config["deid"]["tuning_grid"]})
-    if "tuning_grid" in config["deid"]
-    else []
+    method_labels({"genetic": DEID["tuning_grid"]}) if "tuning_grid" in DEID else []
 )
-SYNTH = config["source"].get("synthetic", {})
-SYNTH_DIR = (
-    f"resources/synthetic/n{SYNTH.get('subjects', 3000)}-s{SYNTH.get('seed', 1)}"
-)
-
-PRIVATE = "results/private"
-POINT = "dk{dk}/fk{fk}-{heuristic}/{opt}"
 
 
 wildcard_constraints:
@@ -44,37 +30,39 @@ wildcard_constraints:
     dk=r"\d+",
     fk=r"\d+",
     heuristic="range|diversity",
-    opt=r"(adhoc|genetic)-[A-Za-z0-9.\-]+",
+    method=rf"({'|'.join(REGISTRY)})-[A-Za-z0-9.\-]+",
 
 
 def sweep_points():
-    """Every (dk, fk, heuristic, optimiser) combination of the config, as wildcard dicts."""
+    """Every (dk, fk, heuristic, method) combination of the config, as wildcard dicts."""
     return [
-        dict(dk=dk, fk=fk, heuristic=h, opt=opt)
-        for dk in DK
-        for fk in FK
-        for h in HEURISTICS
-        for opt in OPTIMIZERS
+        dict(dk=dk, fk=fk, heuristic=h, method=m)
+        for dk in DEID["dk"]
+        for fk in DEID["fk"]
+        for h in DEID["heuristic"]
+        for m in METHODS
     ]
 
 
-def point_paths(pattern, **extra):
-    """Expand ``pattern`` over every sweep point."""
-    return [pattern.format(**point, **extra) for point in sweep_points()]
+def point_paths(name, **extra):
+    """Path ``name`` at every sweep point."""
+    return [path(name, **point, **extra) for point in sweep_points()]
 
 
-def final_outputs():
-    return [
-        "results/report/index.html",
-        "results/report/sweep_summary.csv",
-    ]
+def synthetic_dir():
+    synth = config["source"]["synthetic"]
+    return path("synthetic", subjects=synth["subjects"], seed=synth["seed"])
 
 
 def extract_input(wildcards):
     inputs = {"variables": config["variables"]}
     if config["source"]["kind"] == "synthetic":
-        inputs["source_dir"] = SYNTH_DIR
+        inputs["source_dir"] = synthetic_dir()
     return inputs
+
+
+def group_by_split(wildcards):
+    return GROUP_BY_SPLIT[wildcards.release]
 
 
 def primary_point():
@@ -82,59 +70,50 @@ def primary_point():
     return sweep_points()[0]
 
 
-def genetic_point():
-    """The first sweep point that uses the genetic optimiser, or None."""
-    return next((p for p in sweep_points() if p["opt"].startswith("genetic")), None)
-
-
-def first_opt(kind):
-    return next((o for o in OPTIMIZERS if o.startswith(kind)), None)
+def first_method(name):
+    """The first label of release method ``name`` in the sweep, or None."""
+    return next((m for m in METHODS if m.startswith(f"{name}-")), None)
 
 
 def sweep_summary_input(wildcards):
     return {
-        "duration": [f"results/stays/dk{dk}/duration.json" for dk in DK],
-        "optimiser": point_paths(f"results/stays/{POINT}/optimiser.json"),
-        "disagreement": point_paths(
-            f"results/stays/{POINT}/privacy/disagreement_series.parquet"
-        ),
-        "baseline": [
-            f"results/stays/dk{dk}/baseline/disagreement_series.parquet" for dk in DK
+        "duration": [
+            path("duration_summary", release="stays", dk=dk) for dk in DEID["dk"]
         ],
-        "linkage": point_paths(f"results/stays/{POINT}/privacy/linkage.json"),
-        "utility": point_paths(f"results/ihm48/{POINT}/utility/trust_settings.csv"),
+        "baseline": [
+            path("baseline_series", release="stays", dk=dk) for dk in DEID["dk"]
+        ],
+        "optimiser": point_paths("method_summary", release="stays"),
+        "disagreement": point_paths("disagreement_series", release="stays"),
+        "linkage": point_paths("linkage", release="stays"),
+        "utility": point_paths("utility"),
     }
 
 
 def report_input(wildcards):
-    p = primary_point()
+    p = dict(primary_point(), release="stays")
     inputs = {
-        "meta": f"{PRIVATE}/series/stays/meta.parquet",
-        "classes": f"{PRIVATE}/stays/dk{p['dk']}/duration.parquet",
-        "baseline_summary": f"results/stays/dk{p['dk']}/baseline/disagreement_summary.parquet",
-        "baseline_series": f"results/stays/dk{p['dk']}/baseline/disagreement_series.parquet",
-        "summary": f"results/stays/{POINT.format(**p)}/privacy/disagreement_summary.parquet",
-        "per_series": f"results/stays/{POINT.format(**p)}/privacy/disagreement_series.parquet",
-        "linkage": f"results/stays/{POINT.format(**p)}/privacy/linkage.json",
-        "utility": f"results/ihm48/{POINT.format(**p)}/utility/trust_settings.csv",
-        "sweep": "results/report/sweep_summary.csv",
+        "meta": path("meta", release="stays"),
+        "classes": path("duration", **p),
+        "baseline_summary": path("baseline_summary", **p),
+        "baseline_series": path("baseline_series", **p),
+        "summary": path("disagreement_summary", **p),
+        "per_series": path("disagreement_series", **p),
+        "linkage": path("linkage", **p),
+        "utility": path("utility", **p),
+        "sweep": PATHS["sweep_csv"],
         "variables": config["variables"],
     }
-    for kind in ("adhoc", "genetic"):
-        opt = first_opt(kind)
-        if opt:
-            inputs[f"tuning_{kind}"] = f"results/stays/dk{p['dk']}/tuning/{opt}.csv"
-    g = genetic_point()
+    for name in ("adhoc", "genetic"):
+        label = first_method(name)
+        if label:
+            inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
+    g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
     if g:
-        inputs["ga_series"] = f"{PRIVATE}/series/stays/series.parquet"
-        inputs["ga_classes"] = f"{PRIVATE}/stays/dk{g['dk']}/duration.parquet"
-        inputs["ga_perturbed"] = (
-            f"{PRIVATE}/stays/{POINT.format(**g)}/perturbed.parquet"
-        )
-        inputs["ga_targets"] = (
-            f"{PRIVATE}/stays/dk{g['dk']}/fk{g['fk']}-{g['heuristic']}/targets.parquet"
-        )
-        inputs["ga_optimiser"] = (
-            f"{PRIVATE}/stays/{POINT.format(**g)}/optimiser.parquet"
-        )
+        g = dict(g, release="stays")
+        inputs["ga_series"] = path("series", release="stays")
+        inputs["ga_classes"] = path("duration", **g)
+        inputs["ga_perturbed"] = path("perturbed", **g)
+        inputs["ga_targets"] = path("targets", **g)
+        inputs["ga_optimiser"] = path("method_series", **g)
     return inputs

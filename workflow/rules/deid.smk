@@ -1,14 +1,14 @@
-# De-identification stage: duration k-classes, Mondrian feature targets, constraint
-# optimisation, the pseudonymous release and its privacy check. Paths name exactly the
-# parameters each artefact depends on, so a sweep re-runs only what changed.
+# De-identification stage: duration k-classes, Mondrian feature targets, the release method,
+# the pseudonymous release and its privacy check. Paths name exactly the parameters each
+# artefact depends on, so a sweep re-runs only what changed.
 
 
 rule duration_classes:
     input:
-        meta=f"{PRIVATE}/series/{{release}}/meta.parquet",
+        meta=PATHS["meta"],
     output:
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
-        summary="results/{release}/dk{dk}/duration.json",
+        classes=PATHS["duration"],
+        summary=PATHS["duration_summary"],
     log:
         "logs/{release}/dk{dk}/duration.log",
     benchmark:
@@ -19,18 +19,18 @@ rule duration_classes:
     resources:
         mem_mb=1000,
     params:
-        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
+        group_by_split=group_by_split,
     script:
         "../scripts/duration_classes.py"
 
 
 rule mondrian:
     input:
-        series=f"{PRIVATE}/series/{{release}}/series.parquet",
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+        series=PATHS["series"],
+        classes=PATHS["duration"],
     output:
-        targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
-        summary="results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
+        targets=PATHS["targets"],
+        summary=PATHS["mondrian_summary"],
     log:
         "logs/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.log",
     benchmark:
@@ -41,45 +41,45 @@ rule mondrian:
     resources:
         mem_mb=4000,
     params:
-        features=config["deid"]["features"],
+        features=DEID["features"],
     script:
         "../scripts/mondrian.py"
 
 
-rule optimise:
+rule deidentify:
     input:
-        series=f"{PRIVATE}/series/{{release}}/series.parquet",
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
-        targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
+        series=PATHS["series"],
+        classes=PATHS["duration"],
+        targets=PATHS["targets"],
     output:
-        perturbed=f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
-        per_series=f"{PRIVATE}/{{release}}/{POINT}/optimiser.parquet",
-        summary=f"results/{{release}}/{POINT}/optimiser.json",
+        perturbed=PATHS["perturbed"],
+        per_series=PATHS["method_series"],
+        summary=PATHS["method_summary"],
     log:
-        f"logs/{{release}}/{POINT}/optimise.log",
+        f"logs/{{release}}/{POINT}/deidentify.log",
     benchmark:
-        f"logs/benchmarks/{{release}}/{POINT}/optimise.tsv"
+        f"logs/benchmarks/{{release}}/{POINT}/deidentify.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 2
     resources:
         mem_mb=6000,
     params:
-        features=config["deid"]["features"],
+        features=DEID["features"],
         seed=config["seed"],
     script:
-        "../scripts/optimise.py"
+        "../scripts/deidentify.py"
 
 
 rule release:
     input:
-        perturbed=f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
-        meta=f"{PRIVATE}/series/{{release}}/meta.parquet",
+        perturbed=PATHS["perturbed"],
+        classes=PATHS["duration"],
+        meta=PATHS["meta"],
     output:
-        series=f"results/{{release}}/{POINT}/release/series.parquet",
-        index=f"results/{{release}}/{POINT}/release/index.parquet",
-        pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
+        series=PATHS["release_series"],
+        index=PATHS["release_index"],
+        pseudonyms=PATHS["pseudonyms"],
     log:
         f"logs/{{release}}/{POINT}/release.log",
     benchmark:
@@ -97,13 +97,13 @@ rule release:
 
 rule check_release:
     input:
-        series=f"results/{{release}}/{POINT}/release/series.parquet",
-        index=f"results/{{release}}/{POINT}/release/index.parquet",
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
-        targets=f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
-        pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
+        series=PATHS["release_series"],
+        index=PATHS["release_index"],
+        classes=PATHS["duration"],
+        targets=PATHS["targets"],
+        pseudonyms=PATHS["pseudonyms"],
     output:
-        check=f"results/{{release}}/{POINT}/check.json",
+        check=PATHS["check"],
     log:
         f"logs/{{release}}/{POINT}/check_release.log",
     benchmark:
@@ -114,29 +114,29 @@ rule check_release:
     resources:
         mem_mb=2000,
     params:
-        group_by_split=lambda wc: GROUP_BY_SPLIT[wc.release],
+        group_by_split=group_by_split,
     script:
         "../scripts/check_release.py"
 
 
-rule optimiser_tuning_table:
+rule tuning_table:
     """Seed Tables 6.1/6.2: 20 series from each of 5 duration classes, Mondrian k=5."""
     input:
-        series=f"{PRIVATE}/series/stays/series.parquet",
-        classes=f"{PRIVATE}/stays/dk{{dk}}/duration.parquet",
+        series=path("series", release="stays"),
+        classes=path("duration", release="stays"),
     output:
-        table="results/stays/dk{dk}/tuning/{opt}.csv",
+        table=PATHS["tuning_table"],
     log:
-        "logs/stays/dk{dk}/tuning/{opt}.log",
+        "logs/stays/dk{dk}/tuning/{method}.log",
     benchmark:
-        "logs/benchmarks/stays/dk{dk}/tuning/{opt}.tsv"
+        "logs/benchmarks/stays/dk{dk}/tuning/{method}.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=2000,
     params:
-        features=config["deid"]["features"],
+        features=DEID["features"],
         seed=config["seed"],
     script:
         "../scripts/tuning_table.py"
@@ -145,11 +145,9 @@ rule optimiser_tuning_table:
 rule tuning_sweep:
     """The seed's genetic tuning grid (6.2) on the tuning series: one row per grid point."""
     input:
-        tables=expand(
-            "results/stays/dk{dk}/tuning/{opt}.csv", dk=DK[0], opt=TUNING_GRID
-        ),
+        tables=[path("tuning_table", dk=DEID["dk"][0], method=m) for m in TUNING_GRID],
     output:
-        summary=f"results/stays/dk{DK[0]}/tuning/grid_summary.csv",
+        summary=path("tuning_grid", dk=DEID["dk"][0]),
     log:
         "logs/stays/tuning_sweep.log",
     benchmark:
@@ -162,4 +160,4 @@ rule tuning_sweep:
     params:
         labels=TUNING_GRID,
     script:
-        "../scripts/tuning_sweep.py"
+        "../scripts/tuning_grid.py"

@@ -5,11 +5,11 @@
 rule privacy_baseline:
     """Disagreement of the original series (released = original) per duration class."""
     input:
-        series=f"{PRIVATE}/series/{{release}}/series.parquet",
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+        series=PATHS["series"],
+        classes=PATHS["duration"],
     output:
-        per_series="results/{release}/dk{dk}/baseline/disagreement_series.parquet",
-        summary="results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
+        per_series=PATHS["baseline_series"],
+        summary=PATHS["baseline_summary"],
     log:
         "logs/{release}/dk{dk}/privacy_baseline.log",
     benchmark:
@@ -20,8 +20,8 @@ rule privacy_baseline:
     resources:
         mem_mb=6000,
     params:
-        features=config["deid"]["features"],
-        standardise=config["evaluate"].get("standardise", False),
+        features=DEID["features"],
+        standardise=config["evaluate"]["standardise"],
     script:
         "../scripts/privacy_baseline.py"
 
@@ -29,15 +29,15 @@ rule privacy_baseline:
 rule privacy:
     """Disagreement and linkage attack of a release against the original series."""
     input:
-        series=f"{PRIVATE}/series/{{release}}/series.parquet",
-        classes=f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
-        release_series=f"results/{{release}}/{POINT}/release/series.parquet",
-        pseudonyms=f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
-        check=f"results/{{release}}/{POINT}/check.json",
+        series=PATHS["series"],
+        classes=PATHS["duration"],
+        release_series=PATHS["release_series"],
+        pseudonyms=PATHS["pseudonyms"],
+        check=PATHS["check"],
     output:
-        per_series=f"results/{{release}}/{POINT}/privacy/disagreement_series.parquet",
-        summary=f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
-        linkage=f"results/{{release}}/{POINT}/privacy/linkage.json",
+        per_series=PATHS["disagreement_series"],
+        summary=PATHS["disagreement_summary"],
+        linkage=PATHS["linkage"],
     log:
         f"logs/{{release}}/{POINT}/privacy.log",
     benchmark:
@@ -48,9 +48,9 @@ rule privacy:
     resources:
         mem_mb=6000,
     params:
-        features=config["deid"]["features"],
-        standardise=config["evaluate"].get("standardise", False),
-        linkage_errors=config["evaluate"].get("linkage_errors", [0.0, 0.05, 0.1, 0.2]),
+        features=DEID["features"],
+        standardise=config["evaluate"]["standardise"],
+        linkage_errors=config["evaluate"]["linkage_errors"],
         seed=config["seed"],
     script:
         "../scripts/privacy.py"
@@ -59,13 +59,13 @@ rule privacy:
 rule utility:
     """Logistic-regression mortality under the four train/test trust settings."""
     input:
-        series=f"{PRIVATE}/series/ihm48/series.parquet",
-        meta=f"{PRIVATE}/series/ihm48/meta.parquet",
-        release_series=f"results/ihm48/{POINT}/release/series.parquet",
-        release_index=f"results/ihm48/{POINT}/release/index.parquet",
-        check=f"results/ihm48/{POINT}/check.json",
+        series=path("series", release="ihm48"),
+        meta=path("meta", release="ihm48"),
+        release_series=path("release_series", release="ihm48"),
+        release_index=path("release_index", release="ihm48"),
+        check=path("check", release="ihm48"),
     output:
-        table=f"results/ihm48/{POINT}/utility/trust_settings.csv",
+        table=PATHS["utility"],
     log:
         f"logs/ihm48/{POINT}/utility.log",
     benchmark:
@@ -76,8 +76,8 @@ rule utility:
     resources:
         mem_mb=4000,
     params:
-        C=config["evaluate"].get("utility", {}).get("C", [0.001, 0.01, 0.1, 1.0, 10.0]),
-        bootstrap=config["evaluate"].get("utility", {}).get("bootstrap", 1000),
+        C=config["evaluate"]["utility"]["C"],
+        bootstrap=config["evaluate"]["utility"]["bootstrap"],
         seed=config["seed"],
     script:
         "../scripts/utility.py"

@@ -1,24 +1,6 @@
 # Report stage: the seed's figures and tables regenerated from this run, a table with a row
-# per sweep point, and a static index page. Figures are also in `snakemake --report`.
-
-FIGURES = [
-    "duration_classes",
-    "records_lost",
-    "summary_disagreement_mean",
-    "summary_disagreement_min",
-    "summary_disagreement_normalised",
-    "first_disagreement_cdf",
-    "linkage",
-    "trust_settings",
-    "ga_example_high",
-    "ga_example_low",
-]
-TABLES = [
-    "optimiser_adhoc",
-    "optimiser_genetic",
-    "trust_settings_train",
-    "trust_settings_test",
-]
+# per sweep point, and a static index page. The figures and tables are those of the registry
+# mimic_deid.report.content.ITEMS, each with its caption workflow/report/<name>.rst.
 
 
 rule sweep_summary:
@@ -26,11 +8,11 @@ rule sweep_summary:
         unpack(sweep_summary_input),
     output:
         csv=report(
-            "results/report/sweep_summary.csv",
+            PATHS["sweep_csv"],
             caption="../report/sweep_summary.rst",
             category="Sweep",
         ),
-        md="results/report/sweep_summary.md",
+        md=PATHS["sweep_md"],
     log:
         "logs/report/sweep_summary.log",
     benchmark:
@@ -50,10 +32,10 @@ rule report:
     input:
         unpack(report_input),
     output:
-        index="results/report/index.html",
+        index=PATHS["report_index"],
         figures=[
             report(
-                f"results/report/figures/{name}.png",
+                path("report_figure", name=name),
                 caption=f"../report/{name}.rst",
                 category="Figures",
             )
@@ -61,7 +43,7 @@ rule report:
         ],
         tables=[
             report(
-                f"results/report/tables/{name}.csv",
+                path("report_table", name=name),
                 caption=f"../report/{name}.rst",
                 category="Tables",
             )
@@ -78,7 +60,6 @@ rule report:
         mem_mb=4000,
     params:
         point=primary_point(),
-        genetic_point=genetic_point(),
-        features=config["deid"]["features"],
+        features=DEID["features"],
     script:
         "../scripts/report.py"

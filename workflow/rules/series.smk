@@ -3,13 +3,13 @@
 
 rule series:
     input:
-        raw=f"{PRIVATE}/raw",
-        stays=f"{PRIVATE}/cohort/stays.parquet",
+        raw=PATHS["raw"],
+        stays=PATHS["cohort_stays"],
         variables=config["variables"],
     output:
-        series=f"{PRIVATE}/series/{{release}}/series.parquet",
-        meta=f"{PRIVATE}/series/{{release}}/meta.parquet",
-        cleaning=f"{PRIVATE}/series/{{release}}/cleaning.json",
+        series=PATHS["series"],
+        meta=PATHS["meta"],
+        cleaning=PATHS["cleaning"],
     log:
         "logs/series/{release}.log",
     benchmark:
@@ -20,7 +20,7 @@ rule series:
     resources:
         mem_mb=6000,
     params:
-        ihm_hours=config["series"].get("ihm_hours", 48),
+        ihm_hours=config["series"]["ihm_hours"],
         split=config["series"]["split"],
         seed=config["seed"],
     script:

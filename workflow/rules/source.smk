@@ -3,7 +3,7 @@
 
 rule synthesize:
     output:
-        directory("resources/synthetic/n{subjects}-s{seed}"),
+        directory(PATHS["synthetic"]),
     log:
         "logs/synthesize/n{subjects}-s{seed}.log",
     benchmark:
@@ -21,7 +21,7 @@ rule extract:
     input:
         unpack(extract_input),
     output:
-        directory(f"{PRIVATE}/raw"),
+        directory(PATHS["raw"]),
     log:
         "logs/extract.log",
     benchmark:
@@ -31,11 +31,5 @@ rule extract:
     threads: 2
     resources:
         mem_mb=4000,
-    params:
-        kind=config["source"]["kind"],
-        csv_path=config["source"].get("csv", {}).get("path", ""),
-        schema=config["source"].get("postgres", {}).get("schema", "mimiciii"),
-        event_buckets=config["source"].get("event_buckets", 8),
-        chunk_rows=config["source"].get("chunk_rows", 1_000_000),
     script:
         "../scripts/extract.py"

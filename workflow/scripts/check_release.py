@@ -1,18 +1,16 @@
-"""Snakemake adapter: verify every privacy claim of a release; fail the run otherwise."""
+"""Rule check_release: verify every privacy claim of a release; fail the run otherwise."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.deid import check_step
+import pandas as pd
 
-run(
-    snakemake,
-    check_step,
-    series_path=snakemake.input.series,
-    index_path=snakemake.input.index,
-    classes_path=snakemake.input.classes,
-    targets_path=snakemake.input.targets,
-    pseudonyms_path=snakemake.input.pseudonyms,
-    dk=int(snakemake.wildcards.dk),
-    fk=int(snakemake.wildcards.fk),
-    group_by_split=snakemake.params.group_by_split,
-    check_out=snakemake.output.check,
-)
+from mimic_deid.atomic import write_json
+from mimic_deid.deid import check_sweep_point
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    result = check_sweep_point(
+        *(pd.read_parquet(p) for p in snakemake.input),
+        dk=int(snakemake.wildcards.dk),
+        fk=int(snakemake.wildcards.fk),
+        group_by_split=snakemake.params.group_by_split,
+    )
+    write_json(result, snakemake.output.check)

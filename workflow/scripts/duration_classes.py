@@ -1,14 +1,16 @@
-"""Snakemake adapter: duration k-classes."""
+"""Rule duration_classes: every series of a release in a duration class of >= dk series."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.deid import duration_step
+import pandas as pd
 
-run(
-    snakemake,
-    duration_step,
-    meta_path=snakemake.input.meta,
-    dk=int(snakemake.wildcards.dk),
-    group_by_split=snakemake.params.group_by_split,
-    classes_out=snakemake.output.classes,
-    summary_out=snakemake.output.summary,
-)
+from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.deid import duration_classes
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    classes, summary = duration_classes(
+        pd.read_parquet(snakemake.input.meta),
+        dk=int(snakemake.wildcards.dk),
+        group_by_split=snakemake.params.group_by_split,
+    )
+    write_parquet(classes, snakemake.output.classes)
+    write_json(summary, snakemake.output.summary)

@@ -1,22 +1,25 @@
-"""Snakemake adapter: extract the raw artefacts from the configured source.
+"""Rule extract: the raw artefacts (stays tables and configured events) from the source.
 
 The PostgreSQL DSN is read from the config here rather than passed as a rule parameter, so it
 never lands in Snakemake's job metadata; prefer ~/.pgpass or PGPASSWORD for passwords.
 """
 
-from mimic_deid.steps import run
-from mimic_deid.steps.source import extract_step
+from mimic_deid.logs import run_stage
+from mimic_deid.sources import extract_raw, open_source
+from mimic_deid.variables import configured_itemids, load_variables
 
 source = snakemake.config["source"]
-run(
-    snakemake,
-    extract_step,
-    out_dir=snakemake.output[0],
-    kind=snakemake.params.kind,
-    csv_path=snakemake.input.get("source_dir", snakemake.params.csv_path),
-    dsn=source.get("postgres", {}).get("dsn", ""),
-    schema=snakemake.params.schema,
-    variables_path=snakemake.input.variables,
-    event_buckets=snakemake.params.event_buckets,
-    chunk_rows=snakemake.params.chunk_rows,
-)
+with run_stage(snakemake.rule, snakemake.log[0]):
+    reader = open_source(
+        source["kind"],
+        csv_path=snakemake.input.get("source_dir", source["csv"]["path"]),
+        dsn=source["postgres"]["dsn"],
+        schema=source["postgres"]["schema"],
+    )
+    extract_raw(
+        reader,
+        snakemake.output[0],
+        itemids=configured_itemids(load_variables(snakemake.input.variables)),
+        event_buckets=source["event_buckets"],
+        chunk_rows=source["chunk_rows"],
+    )

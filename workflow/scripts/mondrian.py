@@ -1,16 +1,21 @@
-"""Snakemake adapter: Mondrian feature targets per duration class."""
+"""Rule mondrian: Mondrian equivalence classes and feature targets per duration class."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.deid import mondrian_step
+import pandas as pd
 
-run(
-    snakemake,
-    mondrian_step,
-    series_path=snakemake.input.series,
-    classes_path=snakemake.input.classes,
-    features=dict(snakemake.params.features),
-    fk=int(snakemake.wildcards.fk),
-    heuristic=snakemake.wildcards.heuristic,
-    targets_out=snakemake.output.targets,
-    summary_out=snakemake.output.summary,
-)
+from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.deid import class_arrays, mondrian_targets
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    classes, dims = class_arrays(
+        pd.read_parquet(snakemake.input.series), pd.read_parquet(snakemake.input.classes)
+    )
+    targets, summary = mondrian_targets(
+        classes,
+        dims,
+        dict(snakemake.params.features),
+        fk=int(snakemake.wildcards.fk),
+        heuristic=snakemake.wildcards.heuristic,
+    )
+    write_parquet(targets, snakemake.output.targets)
+    write_json(summary, snakemake.output.summary)

@@ -1,20 +1,29 @@
-"""Snakemake adapter: disagreement and linkage attack of a release."""
+"""Rule privacy: disagreement and linkage attack of a release against the original series."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.evaluate import privacy_step
+import pandas as pd
 
-run(
-    snakemake,
-    privacy_step,
-    series_path=snakemake.input.series,
-    classes_path=snakemake.input.classes,
-    release_series_path=snakemake.input.release_series,
-    pseudonyms_path=snakemake.input.pseudonyms,
-    features=dict(snakemake.params.features),
-    standardise=snakemake.params.standardise,
-    linkage_errors=list(snakemake.params.linkage_errors),
-    seed=snakemake.params.seed,
-    per_series_out=snakemake.output.per_series,
-    summary_out=snakemake.output.summary,
-    linkage_out=snakemake.output.linkage,
-)
+from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.deid import class_arrays, iter_class_arrays
+from mimic_deid.evaluate import evaluate_release, released_by_key
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    durations = pd.read_parquet(snakemake.input.classes)
+    original, dims = class_arrays(pd.read_parquet(snakemake.input.series), durations)
+    pseudonyms = pd.read_parquet(snakemake.input.pseudonyms)
+    released = released_by_key(
+        pd.read_parquet(snakemake.input.release_series), pseudonyms, durations
+    )
+    per_series, summary, linkage = evaluate_release(
+        original,
+        list(iter_class_arrays(released, dims)),
+        pseudonyms,
+        dims,
+        dict(snakemake.params.features),
+        snakemake.params.standardise,
+        snakemake.params.linkage_errors,
+        snakemake.params.seed,
+    )
+    write_parquet(per_series, snakemake.output.per_series)
+    write_parquet(summary, snakemake.output.summary)
+    write_json(linkage, snakemake.output.linkage)

@@ -1,15 +1,18 @@
-"""Snakemake adapter: disagreement of the original series (pre-release baseline)."""
+"""Rule privacy_baseline: disagreement of the original series, per duration class."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.evaluate import privacy_baseline_step
+import pandas as pd
 
-run(
-    snakemake,
-    privacy_baseline_step,
-    series_path=snakemake.input.series,
-    classes_path=snakemake.input.classes,
-    features=dict(snakemake.params.features),
-    standardise=snakemake.params.standardise,
-    per_series_out=snakemake.output.per_series,
-    summary_out=snakemake.output.summary,
-)
+from mimic_deid.atomic import write_parquet
+from mimic_deid.deid import class_arrays
+from mimic_deid.evaluate import baseline_disagreement
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    classes, dims = class_arrays(
+        pd.read_parquet(snakemake.input.series), pd.read_parquet(snakemake.input.classes)
+    )
+    per_series, summary = baseline_disagreement(
+        classes, dims, dict(snakemake.params.features), snakemake.params.standardise
+    )
+    write_parquet(per_series, snakemake.output.per_series)
+    write_parquet(summary, snakemake.output.summary)

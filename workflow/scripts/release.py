@@ -1,17 +1,20 @@
-"""Snakemake adapter: the pseudonymous release."""
+"""Rule release: replace identifiers with random per-release pseudonyms."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.deid import release_step
+import pandas as pd
 
-run(
-    snakemake,
-    release_step,
-    perturbed_path=snakemake.input.perturbed,
-    classes_path=snakemake.input.classes,
-    meta_path=snakemake.input.meta,
-    seed=snakemake.params.seed,
-    salt=snakemake.output.series,
-    series_out=snakemake.output.series,
-    index_out=snakemake.output.index,
-    pseudonyms_out=snakemake.output.pseudonyms,
-)
+from mimic_deid.atomic import write_parquet
+from mimic_deid.deid import pseudonymous_release
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    series, index, pseudonyms = pseudonymous_release(
+        pd.read_parquet(snakemake.input.perturbed),
+        pd.read_parquet(snakemake.input.classes),
+        pd.read_parquet(snakemake.input.meta),
+        seed=snakemake.params.seed,
+        # The release path as salt: two releases get unrelated pseudonyms for one seed.
+        salt=snakemake.output.series,
+    )
+    write_parquet(series, snakemake.output.series)
+    write_parquet(index, snakemake.output.index)
+    write_parquet(pseudonyms, snakemake.output.pseudonyms)

@@ -1,16 +1,18 @@
-"""Snakemake adapter: the report's figures, tables and index page."""
+"""Rule report: the report's figures, tables and index page."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.report import report_step
+from pathlib import Path
 
-run(
-    snakemake,
-    report_step,
-    inputs=dict(snakemake.input.items()),
-    point=dict(snakemake.params.point),
-    genetic_point=snakemake.params.genetic_point,
-    features=dict(snakemake.params.features),
-    index_out=snakemake.output.index,
-    figures_out=list(snakemake.output.figures),
-    tables_out=list(snakemake.output.tables),
-)
+from mimic_deid.logs import run_stage
+from mimic_deid.report import build_report, load_report_data
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    data = load_report_data(
+        dict(snakemake.input.items()), snakemake.params.point, dict(snakemake.params.features)
+    )
+    build_report(
+        data,
+        figures_dir=Path(snakemake.output.figures[0]).parent,
+        tables_dir=Path(snakemake.output.tables[0]).parent,
+        index_out=snakemake.output.index,
+        sweep_csv=snakemake.input.sweep,
+    )

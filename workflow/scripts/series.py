@@ -1,19 +1,23 @@
-"""Snakemake adapter: hourly series of one release."""
+"""Rule series: the hourly series of one release, with its train/validation/test split."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.series import series_step
+import pandas as pd
 
-run(
-    snakemake,
-    series_step,
-    raw_dir=snakemake.input.raw,
-    stays_path=snakemake.input.stays,
-    variables_path=snakemake.input.variables,
-    release=snakemake.wildcards.release,
-    ihm_hours=snakemake.params.ihm_hours,
-    split_fractions=dict(snakemake.params.split),
-    seed=snakemake.params.seed,
-    series_out=snakemake.output.series,
-    meta_out=snakemake.output.meta,
-    cleaning_out=snakemake.output.cleaning,
-)
+from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.logs import run_stage
+from mimic_deid.series import build_release
+from mimic_deid.split import add_splits
+from mimic_deid.variables import load_variables
+
+with run_stage(snakemake.rule, snakemake.log[0]) as log:
+    series, meta, stats = build_release(
+        snakemake.input.raw,
+        pd.read_parquet(snakemake.input.stays),
+        load_variables(snakemake.input.variables),
+        snakemake.wildcards.release,
+        ihm_hours=snakemake.params.ihm_hours,
+    )
+    meta = add_splits(meta, dict(snakemake.params.split), snakemake.params.seed)
+    log.info("splits: %s", meta["split"].value_counts().to_dict())
+    write_parquet(series, snakemake.output.series)
+    write_parquet(meta, snakemake.output.meta)
+    write_json(stats, snakemake.output.cleaning)

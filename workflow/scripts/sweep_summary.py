@@ -1,13 +1,22 @@
-"""Snakemake adapter: one row per sweep point."""
+"""Rule sweep_summary: one row per sweep point (CSV and Markdown)."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.report import sweep_summary_step
+import pandas as pd
 
-run(
-    snakemake,
-    sweep_summary_step,
-    points=list(snakemake.params.points),
-    inputs={k: list(v) for k, v in snakemake.input.items()},
-    csv_out=snakemake.output.csv,
-    md_out=snakemake.output.md,
-)
+from mimic_deid.atomic import read_json, write_csv, write_text
+from mimic_deid.logs import run_stage
+from mimic_deid.report import sweep_table, to_markdown
+
+points = list(snakemake.params.points)
+dks = list(dict.fromkeys(p["dk"] for p in points))
+with run_stage(snakemake.rule, snakemake.log[0]):
+    table = sweep_table(
+        points,
+        duration=dict(zip(dks, map(read_json, snakemake.input.duration), strict=True)),
+        baseline=dict(zip(dks, map(pd.read_parquet, snakemake.input.baseline), strict=True)),
+        optimiser=[read_json(p) for p in snakemake.input.optimiser],
+        disagreement=[pd.read_parquet(p) for p in snakemake.input.disagreement],
+        linkage=[read_json(p) for p in snakemake.input.linkage],
+        utility=[pd.read_csv(p) for p in snakemake.input.utility],
+    )
+    write_csv(table, snakemake.output.csv)
+    write_text(to_markdown(table.round(4)), snakemake.output.md)

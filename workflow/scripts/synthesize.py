@@ -1,12 +1,11 @@
-"""Snakemake adapter: generate the synthetic MIMIC-III copy."""
+"""Rule synthesize: generate the synthetic MIMIC-III v1.4 CSV.gz copy."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.source import synthesize_step
+from mimic_deid.logs import run_stage
+from mimic_deid.synthetic import generate
 
-run(
-    snakemake,
-    synthesize_step,
-    out_dir=snakemake.output[0],
-    subjects=int(snakemake.wildcards.subjects),
-    seed=int(snakemake.wildcards.seed),
-)
+with run_stage(snakemake.rule, snakemake.log[0]):
+    generate(
+        snakemake.output[0],
+        subjects=int(snakemake.wildcards.subjects),
+        seed=int(snakemake.wildcards.seed),
+    )

@@ -1,15 +1,20 @@
-"""Snakemake adapter: the seed's optimiser tables (6.1 ad-hoc, 6.2 genetic)."""
+"""Rule tuning_table: seed Tables 6.1/6.2 for one release method on the tuning series."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.deid import tuning_step
+import pandas as pd
 
-run(
-    snakemake,
-    tuning_step,
-    series_path=snakemake.input.series,
-    classes_path=snakemake.input.classes,
-    features=dict(snakemake.params.features),
-    optimizer=snakemake.wildcards.opt,
-    seed=snakemake.params.seed,
-    table_out=snakemake.output.table,
-)
+from mimic_deid.atomic import write_csv
+from mimic_deid.deid import class_arrays, tuning_table
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    classes, dims = class_arrays(
+        pd.read_parquet(snakemake.input.series), pd.read_parquet(snakemake.input.classes)
+    )
+    table = tuning_table(
+        classes,
+        dims,
+        dict(snakemake.params.features),
+        label=snakemake.wildcards.method,
+        seed=snakemake.params.seed,
+    )
+    write_csv(table, snakemake.output.table)

@@ -1,17 +1,19 @@
-"""Snakemake adapter: mortality prediction under the four trust settings."""
+"""Rule utility: logistic-regression mortality under the four train/test trust settings."""
 
-from mimic_deid.steps import run
-from mimic_deid.steps.evaluate import utility_step
+import pandas as pd
 
-run(
-    snakemake,
-    utility_step,
-    series_path=snakemake.input.series,
-    meta_path=snakemake.input.meta,
-    release_series_path=snakemake.input.release_series,
-    release_index_path=snakemake.input.release_index,
-    Cs=list(snakemake.params.C),
-    n_bootstrap=snakemake.params.bootstrap,
-    seed=snakemake.params.seed,
-    table_out=snakemake.output.table,
-)
+from mimic_deid.atomic import write_csv
+from mimic_deid.evaluate import utility_table
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    table = utility_table(
+        pd.read_parquet(snakemake.input.series),
+        pd.read_parquet(snakemake.input.meta),
+        pd.read_parquet(snakemake.input.release_series),
+        pd.read_parquet(snakemake.input.release_index),
+        Cs=snakemake.params.C,
+        n_bootstrap=snakemake.params.bootstrap,
+        seed=snakemake.params.seed,
+    )
+    write_csv(table, snakemake.output.table)

@@ -8,15 +8,30 @@ last hours (the most informative for mortality) are kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mimic_deid.errors import InputDataError
+from mimic_deid.logs import Progress, get_logger
+
+__all__ = [
+    "KEY",
+    "ClassArray",
+    "class_arrays",
+    "class_frame",
+    "dims_of",
+    "iter_class_arrays",
+    "map_classes",
+    "trim_to_classes",
+]
 
 KEY = "icustay_id"
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -113,3 +128,81 @@ def class_frame(cls: ClassArray, X: np.ndarray, dims: list[str]) -> pd.DataFrame
 def dims_of(series: pd.DataFrame) -> list[str]:
     """The dimension columns of a series long table, in table order."""
     return [c for c in series.columns if c not in (KEY, "hour", "pseudonym")]
+
+
+def class_arrays(series: pd.DataFrame, classes: pd.DataFrame) -> tuple[list[ClassArray], list[str]]:
+    """The duration classes of a release as arrays, and the dimension names.
+
+    Parameters
+    ----------
+    series : DataFrame
+        Long table (icustay_id, hour, dims...), e.g. ``series.parquet``.
+    classes : DataFrame
+        icustay_id, group, length, class_length (``duration.parquet``).
+
+    Returns
+    -------
+    list of ClassArray
+        One per (group, class_length), in that order; views of one array.
+    list of str
+        The dimension columns of ``series``.
+    """
+    dims = dims_of(series)
+    return list(iter_class_arrays(trim_to_classes(series, classes), dims)), dims
+
+
+def map_classes(
+    fn: Callable[..., Any],
+    classes: Sequence[ClassArray],
+    *per_class: Sequence[Any],
+    label: str,
+    threads: int = 1,
+) -> list[Any]:
+    """``[fn(cls, *args_of_cls) for cls in classes]``, with progress, in one or more processes.
+
+    The one loop over the duration classes of a release (Mondrian, release methods, tuning,
+    privacy evaluation). Each class must be independent of the others and draw randomness
+    only from a generator derived from its own description (:mod:`mimic_deid.seeding`), so
+    the results do not depend on ``threads``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(cls, *args)``; a module-level function (or ``functools.partial`` of one) when
+        ``threads > 1``, as it runs in worker processes.
+    classes : sequence of ClassArray
+    *per_class : sequences, each of len(classes)
+        Further arguments, one element per class.
+    label : str
+        Names the work in the progress lines.
+    threads : int
+        Worker processes; with more than one, the largest classes start first.
+
+    Returns
+    -------
+    list
+        ``fn``'s results in ``classes`` order.
+    """
+    for extra in per_class:
+        if len(extra) != len(classes):
+            raise InputDataError(
+                f"{label}: {len(extra)} per-class arguments for {len(classes)} classes"
+            )
+    args = [(cls, *(extra[i] for extra in per_class)) for i, cls in enumerate(classes)]
+    progress = Progress(label, len(classes), log)
+    results: list[Any] = [None] * len(classes)
+    if threads > 1 and len(classes) > 1:
+        order = sorted(
+            range(len(classes)), key=lambda i: -classes[i].X.shape[0] * classes[i].X.shape[1]
+        )
+        with ProcessPoolExecutor(max_workers=threads) as pool:
+            futures = {i: pool.submit(fn, *args[i]) for i in order}
+            for i in order:
+                results[i] = futures[i].result()
+                progress.update()
+    else:
+        for i, a in enumerate(args):
+            results[i] = fn(*a)
+            progress.update()
+    progress.close()
+    return results

@@ -14,7 +14,7 @@ released series. Lengths are processed from the longest to the shortest:
 
 Hence a series is only ever shortened, it moves only when its own length class has fewer than
 ``k`` series, and then to the nearest shorter length where the class can be completed. This
-follows DESIGN §5, which replaces the literal "top up to exactly k, then send leftovers back"
+is the project's greedy rule, which replaces the literal "top up to exactly k, then send leftovers back"
 of the seed's Algorithm 3: here nothing is moved that could stay.
 
 Shortening keeps the LAST hours of a series (the end of a stay matters most for mortality):
@@ -29,18 +29,14 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.errors import InputDataError, require_columns, require_int
 from mimic_deid.logs import get_logger
 
 log = get_logger(__name__)
 
 
 def _check_k(k: int, name: str = "k") -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise ConfigError(f"duration {name} must be an integer >= 1, got {k!r}")
-    if k < 1:
-        raise ConfigError(f"duration {name} must be >= 1, got {k}")
-    return int(k)
+    return require_int(k, f"duration {name} (dk)" if name == "k" else f"duration {name}")
 
 
 def _check_lengths(lengths: np.ndarray, name: str = "lengths") -> np.ndarray:
@@ -177,98 +173,21 @@ def _check_pair(lengths: np.ndarray, class_lengths: np.ndarray) -> tuple[np.ndar
     return lengths, class_lengths
 
 
-def trim_offsets(lengths: np.ndarray, class_lengths: np.ndarray) -> np.ndarray:
-    """Number of leading hours each series drops to fit its class.
+def records_lost(lengths: np.ndarray, class_lengths: np.ndarray) -> np.ndarray:
+    """Hours each series loses to its duration class.
 
     Parameters
     ----------
     lengths, class_lengths : ndarray of int, shape (n,)
+        Original lengths and class lengths (0 = suppressed), in hours.
 
     Returns
     -------
     ndarray of int64, shape (n,)
-        ``length - class_length``; for a suppressed series (class 0) this is its whole length.
-        Hours ``offset .. length-1`` are kept and renumbered ``0 .. class_length-1``.
+        ``length - class_length``: the leading hours dropped; a suppressed series loses all.
     """
     lengths, class_lengths = _check_pair(lengths, class_lengths)
     return lengths - class_lengths
-
-
-def trim_array(X: np.ndarray, offsets: np.ndarray, class_length: int) -> np.ndarray:
-    """Keep the last ``class_length`` hours of every series of a (padded) array.
-
-    Parameters
-    ----------
-    X : ndarray, shape (n, L, D)
-        Series aligned at hour 0, with ``L >= offsets + class_length``.
-    offsets : ndarray of int, shape (n,)
-        Leading hours to drop per series (:func:`trim_offsets`).
-    class_length : int
-
-    Returns
-    -------
-    ndarray, shape (n, class_length, D)
-        ``out[i, t] = X[i, offsets[i] + t]``.
-    """
-    offsets = np.asarray(offsets, dtype=np.int64)
-    n, L, _ = X.shape
-    if offsets.shape != (n,):
-        raise InputDataError(f"offsets must have shape ({n},), got {offsets.shape}")
-    if n and (offsets.min() < 0 or offsets.max() + class_length > L):
-        raise InputDataError(
-            f"cannot take {class_length} hours after the offsets from arrays of length {L}"
-        )
-    hours = offsets[:, None] + np.arange(class_length, dtype=np.int64)[None, :]
-    return X[np.arange(n)[:, None], hours]
-
-
-def trim_long(
-    series_long: pd.DataFrame,
-    keys: np.ndarray,
-    lengths: np.ndarray,
-    class_lengths: np.ndarray,
-    key_col: str = "icustay_id",
-) -> pd.DataFrame:
-    """Trim a long series table to the duration classes, keeping the last hours.
-
-    Parameters
-    ----------
-    series_long : DataFrame
-        Columns ``key_col``, ``hour`` (0-based) and the dimensions.
-    keys, lengths, class_lengths : ndarray, shape (n,)
-        Series key, original length and class length (0 = suppressed) of every series.
-    key_col : str
-
-    Returns
-    -------
-    DataFrame
-        Same columns; rows of suppressed series, of series not in ``keys`` and of the dropped
-        leading hours removed; ``hour`` shifted so the first kept hour is 0 (int32). Sorted by
-        (key, hour).
-    """
-    lengths, class_lengths = _check_pair(lengths, class_lengths)
-    keys = np.asarray(keys, dtype=np.int64)
-    if keys.shape != lengths.shape:
-        raise InputDataError(f"keys must have the shape of lengths {lengths.shape}")
-    if np.unique(keys).size != keys.size:
-        raise InputDataError(f"series keys ('{key_col}') must be unique")
-    for col in (key_col, "hour"):
-        if col not in series_long.columns:
-            raise InputDataError(f"series table has no column '{col}'")
-    offsets = lengths - class_lengths
-    if keys.size == 0:
-        return series_long.iloc[0:0].copy()
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    row_keys = series_long[key_col].to_numpy(dtype=np.int64)
-    pos_c = np.minimum(np.searchsorted(sorted_keys, row_keys), len(sorted_keys) - 1)
-    known = sorted_keys[pos_c] == row_keys
-    idx = order[pos_c]
-    hour = series_long["hour"].to_numpy(dtype=np.int64) - offsets[idx]
-    keep = known & (class_lengths[idx] > 0) & (hour >= 0) & (hour < class_lengths[idx])
-    out = series_long.loc[keep].copy()
-    out["hour"] = hour[keep].astype(np.int32)
-    return out.sort_values([key_col, "hour"], kind="stable").reset_index(drop=True)
 
 
 def duration_summary(lengths: np.ndarray, class_lengths: np.ndarray) -> dict:
@@ -299,7 +218,7 @@ def duration_summary(lengths: np.ndarray, class_lengths: np.ndarray) -> dict:
     lengths, class_lengths = _check_pair(lengths, class_lengths)
     n = int(lengths.size)
     released = class_lengths > 0
-    lost = (lengths - class_lengths).astype(np.float64)  # suppressed: class 0 -> whole length
+    lost = records_lost(lengths, class_lengths).astype(np.float64)
     pct = 100.0 * lost / np.maximum(lengths, 1)
     _, sizes = np.unique(class_lengths[released], return_counts=True)
 
@@ -320,3 +239,84 @@ def duration_summary(lengths: np.ndarray, class_lengths: np.ndarray) -> dict:
         "records_lost_pct_mean": stat(pct, np.mean),
         "records_lost_pct_sd": stat(pct, np.std),
     }
+
+
+#: Releases de-identified separately per split. The utility release ``ihm48`` is: the parties
+#: that train and test differ (seed §6.4's trust settings), so no training series may share a
+#: duration or equivalence class with a test series. ``stays`` is de-identified as one group.
+GROUP_BY_SPLIT: dict[str, bool] = {"stays": False, "ihm48": True}
+
+
+def deid_groups(split: np.ndarray, group_by_split: bool) -> np.ndarray:
+    """The de-identification group of each series: its split, or ``"all"``.
+
+    Parameters
+    ----------
+    split : ndarray of str, shape (n,)
+        Each series' split (train / validation / test).
+    group_by_split : bool
+        :data:`GROUP_BY_SPLIT` of the release.
+
+    Returns
+    -------
+    ndarray of str, shape (n,)
+    """
+    split = np.asarray(split).astype(str)
+    return split if group_by_split else np.full(split.shape, "all")
+
+
+def duration_classes(
+    meta: pd.DataFrame, dk: int, group_by_split: bool
+) -> tuple[pd.DataFrame, dict]:
+    """Assign every series of a release to a duration class of at least ``dk`` series.
+
+    Parameters
+    ----------
+    meta : DataFrame
+        One row per series: icustay_id, length (hours), split (``meta.parquet``).
+    dk : int
+        Duration k.
+    group_by_split : bool
+        Classes within each split (:data:`GROUP_BY_SPLIT`) or over the whole release.
+
+    Returns
+    -------
+    classes : DataFrame
+        icustay_id, group, split, length (int32), class_length (int32, 0 = suppressed),
+        sorted by icustay_id (``duration.parquet``).
+    summary : dict
+        ``dk``, ``group_by_split``, :func:`duration_summary` of the release and ``groups``:
+        the summary of each group (``duration.json``).
+    """
+    require_columns(meta, ["icustay_id", "length", "split"], "series meta table")
+    meta = meta.sort_values("icustay_id", kind="stable")
+    lengths = meta["length"].to_numpy(dtype=np.int64)
+    groups = deid_groups(meta["split"].to_numpy(), group_by_split)
+    class_lengths = assign_duration_classes_grouped(lengths, groups, dk)
+    classes = pd.DataFrame(
+        {
+            "icustay_id": meta["icustay_id"].to_numpy(dtype=np.int64),
+            "group": groups.astype(str),
+            "split": meta["split"].astype(str).to_numpy(),
+            "length": lengths.astype(np.int32),
+            "class_length": class_lengths.astype(np.int32),
+        }
+    )
+    summary = {
+        "dk": dk,
+        "group_by_split": group_by_split,
+        **duration_summary(lengths, class_lengths),
+    }
+    summary["groups"] = {
+        str(g): duration_summary(lengths[groups == g], class_lengths[groups == g])
+        for g in sorted(set(groups.tolist()))
+    }
+    log.info(
+        "dk=%d: %d series, %d moved, %d suppressed, %d classes",
+        dk,
+        summary["series_in"],
+        summary["moved"],
+        summary["suppressed"],
+        summary["classes"],
+    )
+    return classes, summary

@@ -50,13 +50,27 @@ from typing import Any
 
 import numpy as np
 
-from mimic_deid.config import FITNESS_VARIANTS, OPTIMIZER_PARAMS
 from mimic_deid.deid.features import FeatureSpec, compute_features
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
 
 log = get_logger(__name__)
+
+FITNESS_VARIANTS = ("annealed", "DF", "CI", "NA")
+#: (parameter, label key, type) in the order of a method label (after the fitness): see
+#: :mod:`mimic_deid.deid.methods`.
+LABEL_PARAMS: tuple[tuple[str, str, type], ...] = (
+    ("population", "pop", int),
+    ("tournament", "tour", int),
+    ("parents", "par", int),
+    ("mutation_sd", "msd", float),
+    ("mutation_prob", "mp", float),
+    ("init_sd", "isd", float),
+    ("patience", "pat", int),
+    ("max_iterations", "max", int),
+    ("normalise_features", "norm", bool),
+)
 
 _DTYPE = np.float32  # gene / population arithmetic
 _TINY = 1e-300  # floor of |objective| in the log-space annealed key
@@ -68,7 +82,7 @@ _BYTES_PER_ELEMENT = 4 * 8  # float32 x ~8 live arrays of the children's size
 
 @dataclass(frozen=True)
 class GeneticParams:
-    """Parameters of the genetic optimiser (names as in ``mimic_deid.config``).
+    """Parameters of the genetic optimiser (names as in the config's ``deid.methods.genetic``).
 
     Attributes
     ----------
@@ -133,10 +147,10 @@ class GeneticParams:
 
     @classmethod
     def from_dict(cls, params: Mapping[str, Any]) -> GeneticParams:
-        """Build from a mapping such as ``parse_optimizer_label(label)[1]``.
+        """Build from a mapping such as ``parse_method_label(label)[1]``.
 
         Missing keys take the defaults; unknown keys raise ``ConfigError``. Values are cast to
-        the types of ``mimic_deid.config.OPTIMIZER_PARAMS["genetic"]``.
+        the types of :data:`LABEL_PARAMS`.
         """
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(params) - known)
@@ -148,7 +162,7 @@ class GeneticParams:
         kwargs: dict[str, Any] = {}
         if "fitness" in params:
             kwargs["fitness"] = str(params["fitness"])
-        for name, _, typ in OPTIMIZER_PARAMS["genetic"]:
+        for name, _, typ in LABEL_PARAMS:
             if name not in params:
                 continue
             raw = params[name]

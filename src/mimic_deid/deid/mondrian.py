@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.errors import ConfigError, InputDataError, require_int
 from mimic_deid.logs import get_logger
 
 log = get_logger(__name__)
@@ -42,11 +42,7 @@ _BLOCK_ROWS = 1024
 
 
 def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer):
-        raise ConfigError(f"feature k (fk) must be an integer >= 1, got {k!r}")
-    if k < 1:
-        raise ConfigError(f"feature k (fk) must be >= 1, got {k}")
-    return int(k)
+    return require_int(k, "feature k (fk)")
 
 
 def _check_features(F: np.ndarray) -> np.ndarray:
@@ -113,7 +109,7 @@ class _Diversity:
     def __init__(self, X: np.ndarray, n: int) -> None:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 3 or X.shape[0] != n:
-            raise ValueError(f"X must have shape ({n}, length, dims) to match F, got {X.shape}")
+            raise InputDataError(f"X must have shape ({n}, length, dims) to match F, got {X.shape}")
         D = series_distance_matrix(X)
         defined = ~np.isnan(D)
         np.fill_diagonal(defined, False)
@@ -181,7 +177,7 @@ def mondrian_partition(
     heuristic : {"range", "diversity"}
         Split-feature choice (module docstring).
     X : ndarray, shape (n, L, D), optional
-        The series; required by ``diversity`` (a ``ValueError`` otherwise), ignored by ``range``.
+        The series; required by ``diversity`` (an ``InputDataError`` otherwise), ignored by ``range``.
 
     Returns
     -------
@@ -202,7 +198,7 @@ def mondrian_partition(
     F = _check_features(F)
     n, m = F.shape
     if heuristic == "diversity" and X is None:
-        raise ValueError("the 'diversity' heuristic needs the series X (n, length, dims)")
+        raise InputDataError("the 'diversity' heuristic needs the series X (n, length, dims)")
     labels = np.zeros(n, dtype=np.int64)
     if n == 0:
         return labels

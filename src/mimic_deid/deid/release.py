@@ -1,34 +1,29 @@
-"""Pseudonymous release: pseudonyms, assembly of the public tables and the release check.
+"""Pseudonymous release: pseudonyms and the assembly of the public tables.
 
-Public tables (docs/architecture.md):
+Public tables (docs/architecture.md, "Artefacts"):
 
 - series: ``pseudonym`` (string), ``hour`` (int32, 0-based from the first kept hour), dims;
   sorted by (pseudonym, hour);
 - index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string), ``label`` (int8, if
   given); sorted by pseudonym, so row order reveals nothing about the private ids.
 
-:func:`check_release` is the last gate before publication: it raises
-:class:`~mimic_deid.errors.ReleaseCheckError` on the first violated privacy invariant.
+The privacy claims of a release are verified by :mod:`mimic_deid.deid.check`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError, ReleaseCheckError
+from mimic_deid.deid.classes import KEY, dims_of
+from mimic_deid.errors import ConfigError, InputDataError, require_columns
 from mimic_deid.logs import get_logger
+from mimic_deid.seeding import derive_rng
 
 log = get_logger(__name__)
 
 PSEUDONYM_PREFIX = "P"
 PSEUDONYM_HEX_DIGITS = 12
-FORBIDDEN_COLUMNS = ("subject_id", "hadm_id", "icustay_id", "row_id")
-FORBIDDEN_SUBSTRINGS = ("time", "date", "dob", "dod", "age")
-_ISO_TIMESTAMP = re.compile(r"^\s*\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
@@ -49,7 +44,7 @@ def make_pseudonyms(n: int, rng: np.random.Generator | int) -> np.ndarray:
         Unique pseudonyms; duplicates (probability ~ n^2 / 2^49) are redrawn.
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-        raise ValueError(f"number of pseudonyms must be an integer >= 0, got {n!r}")
+        raise ConfigError(f"number of pseudonyms must be an integer >= 0, got {n!r}")
     rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
     width = 1 + PSEUDONYM_HEX_DIGITS
 
@@ -67,12 +62,6 @@ def make_pseudonyms(n: int, rng: np.random.Generator | int) -> np.ndarray:
         if not dup.any():
             return out
         out[dup] = draw(int(dup.sum()))
-
-
-def _require(df: pd.DataFrame, cols: Iterable[str], what: str, exc: type[Exception]) -> None:
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise exc(f"{what} lacks column(s) {missing}; has {list(df.columns)}")
 
 
 def assemble_release(
@@ -116,12 +105,12 @@ def assemble_release(
         A column is missing, a released series has no (or a repeated) pseudonym, a series row
         belongs to no released series, or a label is missing.
     """
-    _require(series_private, [key_col, "hour"], "private series table", InputDataError)
-    _require(duration, [key_col, "split", "class_length"], "duration table", InputDataError)
-    _require(pseudonyms, [key_col, "pseudonym"], "pseudonym table", InputDataError)
+    require_columns(series_private, [key_col, "hour"], "private series table")
+    require_columns(duration, [key_col, "split", "class_length"], "duration table")
+    require_columns(pseudonyms, [key_col, "pseudonym"], "pseudonym table")
     if dims is None:
         dims = [c for c in series_private.columns if c not in (key_col, "hour")]
-    _require(series_private, dims, "private series table", InputDataError)
+    require_columns(series_private, dims, "private series table")
 
     released = duration.loc[duration["class_length"].to_numpy() > 0, [key_col, "split"]].copy()
     released["duration_class"] = (
@@ -139,7 +128,7 @@ def assemble_release(
             f"{int(index['pseudonym'].isna().sum())} released series have no pseudonym"
         )
     if labels is not None:
-        _require(labels, [key_col, label_col], "label table", InputDataError)
+        require_columns(labels, [key_col, label_col], "label table")
         lab = labels[[key_col, label_col]].drop_duplicates(key_col)
         index = index.merge(lab, on=key_col, how="left")
         if index[label_col].isna().any():
@@ -176,206 +165,38 @@ def assemble_release(
     return series_public, index_public
 
 
-def _identifier_columns(
-    df: pd.DataFrame,
-    table: str,
-    forbidden_columns: Iterable[str],
-    forbidden_substrings: Iterable[str],
-) -> list[str]:
-    """Problems ("table.column: why") with columns that look like ids, times or ages."""
-    problems = []
-    exact = {c.lower() for c in forbidden_columns}
-    for col in df.columns:
-        name = str(col).lower()
-        if name in exact:
-            problems.append(f"{table}.{col}: identifier column")
-            continue
-        hit = [s for s in forbidden_substrings if s in name]
-        if hit:
-            problems.append(f"{table}.{col}: name contains '{hit[0]}'")
-            continue
-        dtype = df[col].dtype
-        if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
-            problems.append(f"{table}.{col}: datetime-typed column")
-            continue
-        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-            values = pd.Series(pd.unique(df[col].dropna())).astype(str)
-            if values.str.match(_ISO_TIMESTAMP).any():
-                problems.append(f"{table}.{col}: values look like ISO timestamps")
-    return problems
-
-
-def check_release(
-    series_public: pd.DataFrame,
-    index_public: pd.DataFrame,
-    *,
-    dk: int,
-    fk: int,
-    eq_classes: pd.DataFrame,
-    n_input: int,
-    n_suppressed: int,
-    forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
-    forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
-) -> dict:
-    """Verify the privacy invariants of a release; raise on the first violation.
+def pseudonymous_release(
+    perturbed: pd.DataFrame, classes: pd.DataFrame, meta: pd.DataFrame, seed: int, salt: str
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Replace identifiers with random per-release pseudonyms: the public release.
 
     Parameters
     ----------
-    series_public : DataFrame
-        ``pseudonym``, ``hour``, dims.
-    index_public : DataFrame
-        ``pseudonym``, ``duration_class``, ``split`` (optional; classes are counted within
-        (split, duration_class)), [``label``].
-    dk, fk : int
-        Duration and feature k.
-    eq_classes : DataFrame
-        One row per released series: ``split`` (optional, as in the index), ``class_length``,
-        ``eq_class`` (from the private targets merged with the duration table).
-    n_input, n_suppressed : int
-        Series entering the de-identification and series suppressed by it.
-    forbidden_columns, forbidden_substrings : iterable of str
-        Column names (exact, case-insensitive) and name fragments that must not appear.
+    perturbed : DataFrame
+        group, class_length, icustay_id, hour, dims (``perturbed.parquet``).
+    classes : DataFrame
+        ``duration.parquet`` of the release.
+    meta : DataFrame
+        icustay_id, mortality (``meta.parquet``): gives the index's ``label``.
+    seed : int
+        Master seed.
+    salt : str
+        Names the release (its path), so two releases made with the same master seed get
+        unrelated pseudonyms.
 
     Returns
     -------
-    dict
-        One entry per passed check with its figures.
-
-    Raises
-    ------
-    ReleaseCheckError
-        Checked in this order: required columns; identifier/time/age columns (names, datetime
-        dtypes, ISO-timestamp values); pseudonyms repeated in the index or differing between
-        series and index; released + suppressed != input; a series whose hours are not exactly
-        0..duration_class-1; a duration class under dk; Mondrian classes not covering the
-        released series; a Mondrian class under fk.
+    series_public, index_public : DataFrame
+        As :func:`assemble_release`.
+    pseudonyms : DataFrame
+        icustay_id, pseudonym (private: the key back to the patients).
     """
-    _require(series_public, ["pseudonym", "hour"], "release series table", ReleaseCheckError)
-    _require(index_public, ["pseudonym", "duration_class"], "release index", ReleaseCheckError)
-    _require(eq_classes, ["class_length", "eq_class"], "equivalence-class table", ReleaseCheckError)
-    result: dict = {}
-
-    problems = _identifier_columns(
-        series_public, "series", forbidden_columns, forbidden_substrings
-    ) + _identifier_columns(index_public, "index", forbidden_columns, forbidden_substrings)
-    if problems:
-        raise ReleaseCheckError(
-            "identifier, timestamp or age in the release: " + "; ".join(problems)
-        )
-    result["no_identifiers"] = {
-        "series_columns": [str(c) for c in series_public.columns],
-        "index_columns": [str(c) for c in index_public.columns],
-    }
-
-    idx_p = index_public["pseudonym"]
-    if idx_p.isna().any():
-        raise ReleaseCheckError("pseudonyms: the index has a missing pseudonym")
-    n_rep = int(idx_p.duplicated().sum())
-    if n_rep:
-        raise ReleaseCheckError(f"pseudonyms: {n_rep} pseudonym(s) repeated in the index")
-    ser_set = set(pd.unique(series_public["pseudonym"].dropna()))
-    idx_set = set(idx_p)
-    if ser_set != idx_set or series_public["pseudonym"].isna().any():
-        raise ReleaseCheckError(
-            "pseudonyms differ between series and index: "
-            f"{len(ser_set - idx_set)} only in series, {len(idx_set - ser_set)} only in index"
-            + (", missing pseudonyms in series" if series_public["pseudonym"].isna().any() else "")
-        )
-    result["pseudonyms"] = {"unique": len(idx_set)}
-
-    n_released = len(index_public)
-    if n_released + int(n_suppressed) != int(n_input):
-        raise ReleaseCheckError(
-            f"series lost uncounted: released {n_released} + suppressed {int(n_suppressed)} "
-            f"!= input {int(n_input)}"
-        )
-    result["series_accounted"] = {
-        "input": int(n_input),
-        "released": n_released,
-        "suppressed": int(n_suppressed),
-    }
-
-    dur = index_public.set_index("pseudonym")["duration_class"]
-    rows = series_public[["pseudonym", "hour"]]
-    hours = rows["hour"].to_numpy(dtype=np.int64)
-    cls = dur.reindex(rows["pseudonym"]).to_numpy(dtype=np.int64)
-    out_of_range = (hours < 0) | (hours >= cls)
-    per_series = rows.groupby("pseudonym", sort=True).size()
-    expected = dur.reindex(per_series.index).to_numpy(dtype=np.int64)
-    wrong = per_series.to_numpy() != expected
-    dup_rows = rows.duplicated(keep=False).to_numpy()
-    dup_hours = bool(dup_rows.any())
-    if out_of_range.any() or wrong.any() or dup_hours:
-        bad = set(per_series.index[wrong]) | set(rows.loc[out_of_range | dup_rows, "pseudonym"])
-        raise ReleaseCheckError(
-            "hours: series whose hours are not exactly 0..duration_class-1 "
-            f"(wrong number of hours: {int(wrong.sum())}, hour outside the class: "
-            f"{int(out_of_range.sum())} rows, repeated hours: {dup_hours}; "
-            f"{len(bad)} series affected)"
-        )
-    result["hours_match_class"] = {"series": n_released, "rows": len(rows)}
-
-    has_split = "split" in index_public.columns
-    by = ["split", "duration_class"] if has_split else ["duration_class"]
-    sizes = index_public.groupby(by, sort=True).size()
-    if len(sizes) and sizes.min() < dk:
-        small = sizes[sizes < dk]
-        where = ", ".join(f"{key}: {int(v)}" for key, v in list(small.items())[:5])
-        raise ReleaseCheckError(
-            f"duration class under dk={dk}: {len(small)} class(es) with fewer series "
-            f"(({', '.join(by)}): size: {where})"
-        )
-    result["duration_classes"] = {
-        "dk": int(dk),
-        "classes": len(sizes),
-        "smallest": int(sizes.min()) if len(sizes) else None,
-    }
-
-    if has_split and "split" not in eq_classes.columns:
-        raise ReleaseCheckError(
-            "equivalence-class table lacks column 'split' (the index is split per split)"
-        )
-    eq_by = ["split", "class_length"] if has_split else ["class_length"]
-
-    def counts(df: pd.DataFrame, cols: list[str]) -> dict[tuple, int]:
-        keys = [df[c].astype(str) if c == "split" else df[c].astype(np.int64) for c in cols]
-        return {
-            tuple(key if isinstance(key, tuple) else (key,)): int(v)
-            for key, v in df.groupby(keys, sort=True).size().items()
-        }
-
-    if counts(eq_classes, eq_by) != counts(index_public, by):
-        raise ReleaseCheckError(
-            "equivalence classes do not cover the released series: "
-            f"{len(eq_classes)} rows for {n_released} released series, or the per-"
-            "duration-class counts differ"
-        )
-    if "pseudonym" in eq_classes.columns:
-        eq_cls = eq_classes.set_index("pseudonym")["class_length"]
-        same = eq_cls.index.is_unique and set(eq_cls.index) == idx_set
-        if same:
-            same = bool(
-                np.array_equal(
-                    eq_cls.reindex(dur.index).to_numpy(dtype=np.int64),
-                    dur.to_numpy(dtype=np.int64),
-                )
-            )
-        if not same:
-            raise ReleaseCheckError(
-                "equivalence classes do not cover the released series: pseudonyms or class "
-                "lengths of the equivalence-class table differ from the index"
-            )
-    eq_sizes = eq_classes.groupby(eq_by + ["eq_class"], sort=True).size()
-    if len(eq_sizes) and eq_sizes.min() < fk:
-        small = eq_sizes[eq_sizes < fk]
-        raise ReleaseCheckError(
-            f"Mondrian equivalence class under fk={fk}: {len(small)} class(es), smallest "
-            f"{int(small.min())} members"
-        )
-    result["equivalence_classes"] = {
-        "fk": int(fk),
-        "classes": len(eq_sizes),
-        "smallest": int(eq_sizes.min()) if len(eq_sizes) else None,
-    }
-    log.info("release check passed: %d series, %d rows", n_released, len(rows))
-    return result
+    perturbed = perturbed.drop(columns=["group", "class_length"])
+    keys = np.sort(perturbed[KEY].unique())
+    pseudonyms = pd.DataFrame(
+        {KEY: keys, "pseudonym": make_pseudonyms(len(keys), derive_rng(seed, "pseudonyms", salt))}
+    )
+    series_public, index_public = assemble_release(
+        perturbed, classes, pseudonyms, labels=meta[[KEY, "mortality"]], dims=dims_of(perturbed)
+    )
+    return series_public, index_public, pseudonyms

@@ -21,16 +21,19 @@ Library functions only: nothing is written here. Typical use::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid.features import FeatureSpec, compute_features
+from mimic_deid.deid.classes import ClassArray, map_classes
+from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
+from mimic_deid.deid.methods import parse_method_label, run_method
 from mimic_deid.deid.optimise import OptimiseResult, dimension_unfeasibility
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import get_logger
+from mimic_deid.seeding import derive_rng
 
 log = get_logger(__name__)
 
@@ -268,3 +271,86 @@ def optimiser_table(
     rows.append(_row(ALL_CLASSES, *cat))
     columns = list(COLUMNS if iterations else COLUMNS[:3])
     return pd.DataFrame(rows)[columns]
+
+
+def _tune_class(tc: TuningClass, label: str, seed: int) -> OptimiseResult:
+    rng = derive_rng(seed, label, "tuning", tc.X.shape[1])
+    return run_method(label, tc.X, tc.targets, tc.spec, rng)
+
+
+def tuning_table(
+    classes: Sequence[ClassArray],
+    dims: list[str],
+    features: Mapping[str, list[str]],
+    label: str,
+    seed: int,
+) -> pd.DataFrame:
+    """The seed's Table 6.1/6.2 for release method ``label`` on the ``stays`` release.
+
+    Draws the tuning series (:func:`select_tuning_series`, with the generator
+    ``derive_rng(seed, "tuning")``, so every method sees the same series), runs the method on
+    them with ``derive_rng(seed, label, "tuning", class_length)`` and tabulates the result
+    (:func:`optimiser_table`, with the iterations column).
+
+    Parameters
+    ----------
+    classes : sequence of ClassArray
+        Duration classes of a release de-identified as one group.
+    dims : list of str
+    features : mapping of variable to list of statistics
+        Config ``deid.features``; height and weight are left out (:func:`tuning_spec`).
+    label : str
+        Release-method label.
+    seed : int
+
+    Returns
+    -------
+    DataFrame
+        ``duration``, ``unfeasibility``, ``distortion``, ``iterations``.
+    """
+    spec = tuning_spec(feature_spec(dict(features), dims))
+    arrays = {cls.length: cls.X for cls in classes}
+    selection = select_tuning_series(arrays, spec, rng=derive_rng(seed, "tuning"))
+    tuned = list(selection.values())
+    n = len(tuned)
+    results = map_classes(_tune_class, tuned, [label] * n, [seed] * n, label=f"tuning {label}")
+    runs = {L: TuningRun(tc, res) for (L, tc), res in zip(selection.items(), results, strict=True)}
+    table = optimiser_table(runs, iterations=True)
+    log.info("tuning table for %s: %d class lengths", label, len(table) - 1)
+    return table
+
+
+def tuning_grid_summary(labels: Sequence[str], tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """One row per genetic tuning-grid point: its parameters and "All classes" results.
+
+    Rows are sorted by unfeasibility, then distortion: the seed chose the parameters that
+    minimised both (§6.2).
+
+    Parameters
+    ----------
+    labels : sequence of str
+        Method labels of the grid points.
+    tables : sequence of DataFrame
+        Their :func:`tuning_table` results, in the same order.
+
+    Returns
+    -------
+    DataFrame
+        ``method``, the method's parameters, ``unfeasibility``, ``distortion``, ``iterations``.
+    """
+    rows = []
+    for label, table in zip(labels, tables, strict=True):
+        overall = table[table["duration"].astype(str) == ALL_CLASSES].iloc[0]
+        _, params = parse_method_label(label)
+        rows.append(
+            {
+                "method": label,
+                **params,
+                "unfeasibility": float(overall["unfeasibility"]),
+                "distortion": float(overall["distortion"]),
+                "iterations": float(overall["iterations"]),
+            }
+        )
+    summary = pd.DataFrame(rows).sort_values(["unfeasibility", "distortion"], kind="stable")
+    log.info("tuning grid: %d points; best %s", len(summary), summary.iloc[0]["method"])
+    return summary

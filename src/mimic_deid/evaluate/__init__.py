@@ -1,0 +1,24 @@
+"""Evaluation of a release: disagreement, linkage attack (privacy) and mortality prediction
+under four trust settings (utility)."""
+
+from mimic_deid.evaluate.disagreement import summarise_curves
+from mimic_deid.evaluate.linkage import aggregate_linkage, linkage_attack
+from mimic_deid.evaluate.privacy import (
+    baseline_disagreement,
+    evaluate_release,
+    linkage_summary,
+    released_by_key,
+)
+from mimic_deid.evaluate.utility import trust_settings, utility_table
+
+__all__ = [
+    "aggregate_linkage",
+    "baseline_disagreement",
+    "evaluate_release",
+    "linkage_attack",
+    "linkage_summary",
+    "released_by_key",
+    "summarise_curves",
+    "trust_settings",
+    "utility_table",
+]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError
+from mimic_deid.errors import InputDataError, require_columns
 
 SUBSEQUENCES: tuple[tuple[str, str, int], ...] = (
     ("all", "all", 100),
@@ -72,7 +72,7 @@ def subsequence_bounds(length: int) -> list[tuple[int, int]]:
     list of (start, stop), length 7, in ``SUBSEQUENCES`` order; every range holds >= 1 hour.
     """
     if length < 1:
-        raise ValueError(f"series length must be >= 1 hour, got {length}")
+        raise InputDataError(f"series length must be >= 1 hour, got {length}")
     bounds = []
     for _, anchor, pct in SUBSEQUENCES:
         m = max(1, -(-pct * length // 100))  # ceil(pct * length / 100) in integers
@@ -168,12 +168,6 @@ def _length_column(index: pd.DataFrame, length_col: str | None) -> str:
     )
 
 
-def _require(frame: pd.DataFrame, columns: list[str], what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InputDataError(f"{what}: missing column(s) {missing}; found {list(frame.columns)}")
-
-
 def features_from_long(
     long: pd.DataFrame,
     index: pd.DataFrame,
@@ -208,8 +202,8 @@ def features_from_long(
         Lengths in hours.
     """
     lcol = _length_column(index, length_col)
-    _require(index, [key_col, lcol], "series index")
-    _require(long, [key_col, "hour", *dims], "series long table")
+    require_columns(index, [key_col, lcol], "series index")
+    require_columns(long, [key_col, "hour", *dims], "series long table")
     if index[key_col].isna().any():
         raise InputDataError(f"series index: column '{key_col}' has null keys")
     if index[key_col].duplicated().any():
@@ -273,7 +267,7 @@ def datasets_from_long(
     in the private meta) and ``split_col``. Returns ``{split: (X_feat (n_s, D*42) float64,
     y (n_s,) int64)}`` with rows in ascending key order within each split.
     """
-    _require(index, [key_col, label_col, split_col], "series index")
+    require_columns(index, [key_col, label_col, split_col], "series index")
     keys, X_feat, _ = features_from_long(long, index, key_col, dims, length_col)
     meta = index.set_index(key_col).loc[keys]
     if meta[label_col].isna().any():

@@ -1,6 +1,6 @@
 """Feature-similarity disagreement curves, Δ-AUC and first disagreement (seed §3.3, §4.3).
 
-Computed per duration class of ``n`` series, with the conventions of DESIGN §6:
+Computed per duration class of ``n`` series, with these conventions:
 
 - ``d_F(x, y)``: Euclidean distance between the ORIGINAL features of ``x`` (the attacker's
   knowledge) and the RELEASED features of ``y``, over features non-null in both;
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances, safe_scale, series_distances
 
 #: Feature distances closer than this (absolute, in feature units) form one increment.
@@ -109,13 +110,15 @@ def check_class(
     X_o = np.asarray(X_orig, dtype=np.float64)
     X_r = np.asarray(X_rel, dtype=np.float64)
     if F_o.ndim != 2 or F_o.shape != F_r.shape:
-        raise ValueError(f"F_orig and F_rel must both be (n, m), got {F_o.shape} and {F_r.shape}")
+        raise InputDataError(
+            f"F_orig and F_rel must both be (n, m), got {F_o.shape} and {F_r.shape}"
+        )
     if X_o.ndim != 3 or X_o.shape != X_r.shape:
-        raise ValueError(
+        raise InputDataError(
             f"X_orig and X_rel must both be (n, L, D), got {X_o.shape} and {X_r.shape}"
         )
     if X_o.shape[0] != F_o.shape[0]:
-        raise ValueError(f"features have {F_o.shape[0]} rows but series have {X_o.shape[0]}")
+        raise InputDataError(f"features have {F_o.shape[0]} rows but series have {X_o.shape[0]}")
     return F_o, F_r, X_o, X_r
 
 
@@ -126,7 +129,7 @@ def disagreement(
     X_rel: np.ndarray,
     standardise: bool = False,
 ) -> DisagreementResult:
-    """Disagreement curves of one duration class (DESIGN §6, seed Algorithm 2).
+    """Disagreement curves of one duration class (seed Algorithm 2; conventions in the module docstring).
 
     Parameters
     ----------
@@ -175,7 +178,7 @@ def disagreement_from_distances(DF: np.ndarray, DS: np.ndarray) -> DisagreementR
     DF = np.asarray(DF, dtype=np.float64)
     DS = np.asarray(DS, dtype=np.float64)
     if DF.ndim != 2 or DF.shape != DS.shape or DF.shape[0] != DF.shape[1]:
-        raise ValueError(f"DF and DS must be equal (n, n) matrices, got {DF.shape}, {DS.shape}")
+        raise InputDataError(f"DF and DS must be equal (n, n) matrices, got {DF.shape}, {DS.shape}")
     n = DF.shape[0]
     auc = np.full(n, np.nan)
     first_t = np.full(n, np.nan)

@@ -1,8 +1,8 @@
 """Masked Euclidean distance matrices between feature vectors and between series.
 
-Both distances compare only the values that are non-null (not NaN) in *both* operands
-(DESIGN §6): a feature or record that is null on either side is skipped, and a pair with
-nothing in common has an undefined (NaN) distance.
+Both distances compare only the values that are non-null (not NaN) in *both* operands (the
+conventions of :mod:`mimic_deid.evaluate.disagreement`): a feature or record that is null on
+either side is skipped, and a pair with nothing in common has an undefined (NaN) distance.
 
 Accuracy. Feature vectors are short (m ~ 22), so feature distances are computed by blocked
 direct differences: a pair of identical rows is exactly 0 and two pairs with identical
@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mimic_deid.errors import InputDataError
+
 #: Default number of float64 values per operand block (~128 MB).
 BLOCK_ELEMENTS = 16_000_000
 
@@ -36,7 +38,7 @@ _PRODUCT_RTOL = 1e-10
 def _as_2d(F: np.ndarray, name: str) -> np.ndarray:
     F = np.asarray(F, dtype=np.float64)
     if F.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-d array (n, m), got shape {F.shape}")
+        raise InputDataError(f"{name}: expected a 2-d array (n, m), got shape {F.shape}")
     return F
 
 
@@ -75,7 +77,7 @@ def feature_distances(
     """
     A, B = _as_2d(F_a, "F_a"), _as_2d(F_b, "F_b")
     if A.shape[1] != B.shape[1]:
-        raise ValueError(f"feature counts differ: F_a has {A.shape[1]}, F_b has {B.shape[1]}")
+        raise InputDataError(f"feature counts differ: F_a has {A.shape[1]}, F_b has {B.shape[1]}")
     if scale is not None:
         s = safe_scale(scale, A.shape[1])
         A, B = A / s, B / s
@@ -111,7 +113,7 @@ def safe_scale(scale: np.ndarray, width: int) -> np.ndarray:
     """Return ``scale`` as float64 (width,), with 0 / NaN / inf / negative entries set to 1."""
     s = np.asarray(scale, dtype=np.float64).reshape(-1)
     if s.shape[0] != width:
-        raise ValueError(f"scale: expected {width} entries, got {s.shape[0]}")
+        raise InputDataError(f"scale: expected {width} entries, got {s.shape[0]}")
     return np.where(np.isfinite(s) & (s > 0), s, 1.0)
 
 
@@ -147,7 +149,7 @@ def series_distances(
     Xa = np.asarray(X_a, dtype=np.float64)
     Xb = np.asarray(X_b, dtype=np.float64)
     if Xa.ndim != 3 or Xb.ndim != 3 or Xa.shape[1:] != Xb.shape[1:]:
-        raise ValueError(
+        raise InputDataError(
             f"series shapes must be (n, L, D) with equal L and D, got {Xa.shape} and {Xb.shape}"
         )
     n, n2 = Xa.shape[0], Xb.shape[0]

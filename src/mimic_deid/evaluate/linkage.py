@@ -1,4 +1,4 @@
-"""Linkage (re-identification) attack on one duration class (DESIGN §6, seed §7.2).
+"""Linkage (re-identification) attack on one duration class (seed §5.3 and §7.2; conventions of mimic_deid.evaluate.disagreement).
 
 Threat model. The attacker knows the duration class of a target (so the attack runs per
 class) and the target's ORIGINAL features up to a relative estimation error ``e``: it holds
@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.disagreement import TIE_TOL, check_class, class_std
 from mimic_deid.evaluate.distances import feature_distances, series_distances
 
@@ -91,9 +92,9 @@ def linkage_attack(
     F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
     top = tuple(int(k) for k in top)
     if any(k < 1 for k in top):
-        raise ValueError(f"top: ranks must be >= 1, got {top}")
+        raise ConfigError(f"top: ranks must be >= 1, got {top}")
     if any(not np.isfinite(e) or e < 0 for e in errors):
-        raise ValueError(f"errors: relative errors must be finite and >= 0, got {errors}")
+        raise ConfigError(f"errors: relative errors must be finite and >= 0, got {errors}")
     gen = np.random.default_rng(rng)
     n = F_o.shape[0]
     scale = class_std(F_o, axis=0) if standardise else None
@@ -164,7 +165,7 @@ def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
     n_errors = len(results[0]["by_error"])
     for r in results:
         if r["top"] != top or len(r["by_error"]) != n_errors:
-            raise ValueError("aggregate_linkage: results differ in 'top' or 'errors'")
+            raise InputDataError("aggregate_linkage: results differ in 'top' or 'errors'")
     by_error = []
     for i in range(n_errors):
         rows = [r["by_error"][i] for r in results]

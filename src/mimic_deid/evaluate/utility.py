@@ -51,12 +51,14 @@ __all__ = [
     "fit_mortality_model",
     "subsequence_bounds",
     "trust_settings",
+    "utility_table",
 ]
 
 log = get_logger(__name__)
 
-DEFAULT_CS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
-"""Inverse regularisation strengths tried by default (the benchmark's own default is 1e-3)."""
+DEFAULT_CS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
+"""Inverse regularisation strengths tried by default, as config ``evaluate.utility.C`` (the
+benchmark's own default is 1e-3)."""
 
 MAX_ITER = 10_000
 
@@ -377,6 +379,51 @@ def trust_settings(
             )
     frame = pd.DataFrame(rows)
     return frame.astype({"n": "int64", "positives": "int64"})
+
+
+def utility_table(
+    series: pd.DataFrame,
+    meta: pd.DataFrame,
+    release_series: pd.DataFrame,
+    release_index: pd.DataFrame,
+    Cs: Sequence[float] = DEFAULT_CS,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`trust_settings` of an ``ihm48`` release against its original series.
+
+    Parameters
+    ----------
+    series, meta : DataFrame
+        The original ``ihm48`` series (icustay_id, hour, dims) and their meta table
+        (icustay_id, length, mortality, split).
+    release_series, release_index : DataFrame
+        The release (pseudonym, hour, dims) and its index (pseudonym, duration_class, split,
+        label).
+    Cs, n_bootstrap, seed
+        As :func:`trust_settings`.
+
+    Returns
+    -------
+    DataFrame
+        :func:`trust_settings`' table (``trust_settings.csv``).
+    """
+    dims = [c for c in series.columns if c not in ("icustay_id", "hour")]
+    original = datasets_from_long(
+        series, meta, "icustay_id", dims, label_col="mortality", length_col="length"
+    )
+    deidentified = datasets_from_long(
+        release_series,
+        release_index,
+        "pseudonym",
+        dims,
+        label_col="label",
+        length_col="duration_class",
+    )
+    table = trust_settings(original, deidentified, Cs=Cs, seed=seed, n_bootstrap=n_bootstrap)
+    for _, row in table.iterrows():
+        log.info("%s on %s: ROC-AUC %.3f", row["setting"], row["split"], row["roc_auc"])
+    return table
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mimic_deid.atomic import atomic_path
-from mimic_deid.errors import InputDataError
-from mimic_deid.report.tables import SETTING_LABELS, SETTINGS, require_columns
+from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.report.tables import SETTING_LABELS, SETTINGS
 
 FigureInfo = dict[str, Any]
 """``{"path", "title", "axes": [{"title", "xlabel", "ylabel", "xscale", "yscale",
@@ -550,19 +550,12 @@ def plot_first_disagreement_cdf(
 # genetic-algorithm example (seed Fig. 6.2 / 6.3)
 
 
-_FEATURE_KEYS = {
-    "original": ("original", "orig", "before"),
-    "target": ("target", "targets"),
-    "achieved": ("achieved", "result", "perturbed", "after"),
-}
-
-
 def _feature_block(features: Mapping[str, Any], role: str) -> dict[str, float] | None:
-    for key in _FEATURE_KEYS[role]:
-        if key in features and features[key] is not None:
-            block = features[key]
-            return {s: _float_or_nan(block.get(s)) for s in GA_STATS}
-    return None
+    """``features[role]`` (role: original, target or achieved) as floats, None if absent."""
+    block = features.get(role)
+    if block is None:
+        return None
+    return {s: _float_or_nan(block.get(s)) for s in GA_STATS}
 
 
 def _float_or_nan(value: Any) -> float:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.atomic import write_text
-from mimic_deid.errors import InputDataError
+from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
 #: Trust settings in the seed's column order: the labels ``evaluate.utility.trust_settings``
@@ -36,17 +35,6 @@ OPTIMISER_LABELS: dict[str, str] = {
     "iterations": "Avg. iterations",
 }
 ALL_CLASSES = "All classes"
-SWEEP_KEYS = ("release", "dk", "fk", "heuristic", "optimiser", "optimizer", "opt")
-
-
-def require_columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> None:
-    """Raise ``InputDataError`` naming ``what`` and the missing columns, if any are missing."""
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InputDataError(
-            f"{what}: missing column(s) {missing}; expected at least {list(columns)}, "
-            f"got {list(df.columns)}"
-        )
 
 
 def _finite(value: Any) -> float | None:
@@ -120,29 +108,6 @@ def trust_settings_table(utility: pd.DataFrame, split: str, digits: int = 2) -> 
     return table
 
 
-def summarise_optimiser(per_series: pd.DataFrame) -> pd.DataFrame:
-    """Aggregate per-series optimiser results into the seed's Table 6.1/6.2 shape (numbers).
-
-    ``per_series`` has columns ``class_length``, ``unfeasibility``, ``distortion`` and
-    optionally ``iterations`` (one row per series, e.g. ``optimiser.parquet``). Returns columns
-    ``duration``, ``unfeasibility``, ``distortion`` (and ``iterations``): the mean per class
-    length, then an ``"All classes"`` row averaged over all series (not over class means).
-    Suppressed series (``class_length == 0``) are left out.
-    """
-    require_columns(
-        per_series, ["class_length", "unfeasibility", "distortion"], "optimiser results"
-    )
-    metrics = [c for c in ("unfeasibility", "distortion", "iterations") if c in per_series]
-    kept = per_series[per_series["class_length"] > 0]
-    grouped = kept.groupby("class_length", sort=True)[metrics].mean().reset_index()
-    grouped = grouped.rename(columns={"class_length": "duration"})
-    grouped["duration"] = grouped["duration"].astype(object)
-    if len(kept):
-        total = {"duration": ALL_CLASSES, **{m: float(kept[m].mean()) for m in metrics}}
-        grouped = pd.concat([grouped, pd.DataFrame([total])], ignore_index=True)
-    return grouped
-
-
 def optimiser_table(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     """Seed Tables 6.1 / 6.2: format an optimiser summary for printing.
 
@@ -174,21 +139,6 @@ def _format_duration(value: Any) -> str:
     if isinstance(value, Real) and float(value).is_integer():
         return str(int(value))
     return str(value)
-
-
-def sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
-    """One row per sweep point, key columns first and rows sorted by them.
-
-    Key columns are whichever of ``release, dk, fk, heuristic, optimiser`` (or ``optimizer`` /
-    ``opt``) are present; metric columns keep their order. Values are left as numbers: format
-    them with ``to_markdown(..., float_format=...)``.
-    """
-    keys = [c for c in SWEEP_KEYS if c in sweep.columns]
-    others = [c for c in sweep.columns if c not in keys]
-    df = sweep[keys + others]
-    if keys:
-        df = df.sort_values(keys, kind="stable")
-    return df.reset_index(drop=True)
 
 
 def _cell(value: Any, float_format: str) -> str:

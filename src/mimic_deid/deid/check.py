@@ -1,0 +1,357 @@
+"""The privacy claims of a release, one function per claim, checked before anything is published.
+
+A release (``release/series.parquet`` and ``release/index.parquet``) claims:
+
+1. **no identifiers**: no SUBJECT_ID, HADM_ID, ICUSTAY_ID or ROW_ID column, no column whose
+   name speaks of a time, date, birth, death or age, no datetime-typed column and no value that
+   looks like an ISO timestamp (:func:`check_no_identifiers`);
+2. **pseudonyms**: every released series has one pseudonym, unique in the index, and series
+   and index name the same pseudonyms (:func:`check_pseudonyms`);
+3. **accounting**: released + suppressed = series that entered de-identification
+   (:func:`check_accounting`);
+4. **hours**: each series has exactly the hours ``0 .. duration_class - 1``
+   (:func:`check_hours`);
+5. **duration k**: every duration class of every de-identification group has at least ``dk``
+   series (:func:`check_duration_k`);
+6. **coverage**: the Mondrian equivalence classes cover exactly the released series
+   (:func:`check_coverage`);
+7. **feature k**: every equivalence class has at least ``fk`` series
+   (:func:`check_feature_k`).
+
+Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
+failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.deid.classes import KEY
+from mimic_deid.errors import ReleaseCheckError, require_columns
+from mimic_deid.logs import get_logger
+
+__all__ = [
+    "FORBIDDEN_COLUMNS",
+    "FORBIDDEN_SUBSTRINGS",
+    "check_accounting",
+    "check_coverage",
+    "check_duration_k",
+    "check_feature_k",
+    "check_hours",
+    "check_no_identifiers",
+    "check_pseudonyms",
+    "check_release",
+    "check_sweep_point",
+]
+
+log = get_logger(__name__)
+
+FORBIDDEN_COLUMNS = ("subject_id", "hadm_id", "icustay_id", "row_id")
+FORBIDDEN_SUBSTRINGS = ("time", "date", "dob", "dod", "age")
+_ISO_TIMESTAMP = re.compile(r"^\s*\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
+
+
+def _identifier_columns(
+    df: pd.DataFrame,
+    table: str,
+    forbidden_columns: Iterable[str],
+    forbidden_substrings: Iterable[str],
+) -> list[str]:
+    """Problems ("table.column: why") with columns that look like ids, times or ages."""
+    problems = []
+    exact = {c.lower() for c in forbidden_columns}
+    for col in df.columns:
+        name = str(col).lower()
+        if name in exact:
+            problems.append(f"{table}.{col}: identifier column")
+            continue
+        hit = [s for s in forbidden_substrings if s in name]
+        if hit:
+            problems.append(f"{table}.{col}: name contains '{hit[0]}'")
+            continue
+        dtype = df[col].dtype
+        if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+            problems.append(f"{table}.{col}: datetime-typed column")
+            continue
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            values = pd.Series(pd.unique(df[col].dropna())).astype(str)
+            if values.str.match(_ISO_TIMESTAMP).any():
+                problems.append(f"{table}.{col}: values look like ISO timestamps")
+    return problems
+
+
+def check_no_identifiers(
+    series_public: pd.DataFrame,
+    index_public: pd.DataFrame,
+    forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
+    forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
+) -> dict:
+    """Claim 1: no identifier, timestamp or age in either public table."""
+    problems = _identifier_columns(
+        series_public, "series", forbidden_columns, forbidden_substrings
+    ) + _identifier_columns(index_public, "index", forbidden_columns, forbidden_substrings)
+    if problems:
+        raise ReleaseCheckError(
+            "identifier, timestamp or age in the release: " + "; ".join(problems)
+        )
+    return {
+        "series_columns": [str(c) for c in series_public.columns],
+        "index_columns": [str(c) for c in index_public.columns],
+    }
+
+
+def check_pseudonyms(series_public: pd.DataFrame, index_public: pd.DataFrame) -> dict:
+    """Claim 2: one unique pseudonym per released series, the same in series and index."""
+    idx_p = index_public["pseudonym"]
+    if idx_p.isna().any():
+        raise ReleaseCheckError("pseudonyms: the index has a missing pseudonym")
+    n_rep = int(idx_p.duplicated().sum())
+    if n_rep:
+        raise ReleaseCheckError(f"pseudonyms: {n_rep} pseudonym(s) repeated in the index")
+    ser_set = set(pd.unique(series_public["pseudonym"].dropna()))
+    idx_set = set(idx_p)
+    missing_in_series = bool(series_public["pseudonym"].isna().any())
+    if ser_set != idx_set or missing_in_series:
+        raise ReleaseCheckError(
+            "pseudonyms differ between series and index: "
+            f"{len(ser_set - idx_set)} only in series, {len(idx_set - ser_set)} only in index"
+            + (", missing pseudonyms in series" if missing_in_series else "")
+        )
+    return {"unique": len(idx_set)}
+
+
+def check_accounting(index_public: pd.DataFrame, n_input: int, n_suppressed: int) -> dict:
+    """Claim 3: every series that entered de-identification is released or suppressed."""
+    n_released = len(index_public)
+    if n_released + int(n_suppressed) != int(n_input):
+        raise ReleaseCheckError(
+            f"series lost uncounted: released {n_released} + suppressed {int(n_suppressed)} "
+            f"!= input {int(n_input)}"
+        )
+    return {"input": int(n_input), "released": n_released, "suppressed": int(n_suppressed)}
+
+
+def check_hours(series_public: pd.DataFrame, index_public: pd.DataFrame) -> dict:
+    """Claim 4: each series has exactly the hours ``0 .. duration_class - 1``, once each."""
+    dur = index_public.set_index("pseudonym")["duration_class"]
+    rows = series_public[["pseudonym", "hour"]]
+    hours = rows["hour"].to_numpy(dtype=np.int64)
+    cls = dur.reindex(rows["pseudonym"]).to_numpy(dtype=np.int64)
+    out_of_range = (hours < 0) | (hours >= cls)
+    per_series = rows.groupby("pseudonym", sort=True).size()
+    expected = dur.reindex(per_series.index).to_numpy(dtype=np.int64)
+    wrong = per_series.to_numpy() != expected
+    dup_rows = rows.duplicated(keep=False).to_numpy()
+    dup_hours = bool(dup_rows.any())
+    if out_of_range.any() or wrong.any() or dup_hours:
+        bad = set(per_series.index[wrong]) | set(rows.loc[out_of_range | dup_rows, "pseudonym"])
+        raise ReleaseCheckError(
+            "hours: series whose hours are not exactly 0..duration_class-1 "
+            f"(wrong number of hours: {int(wrong.sum())}, hour outside the class: "
+            f"{int(out_of_range.sum())} rows, repeated hours: {dup_hours}; "
+            f"{len(bad)} series affected)"
+        )
+    return {"series": len(index_public), "rows": len(rows)}
+
+
+def _class_keys(index_public: pd.DataFrame) -> list[str]:
+    """Columns that name a published duration class: (split,) duration_class."""
+    return ["split", "duration_class"] if "split" in index_public.columns else ["duration_class"]
+
+
+def check_duration_k(index_public: pd.DataFrame, dk: int) -> dict:
+    """Claim 5: every duration class (within its split, if the index has one) has >= dk series."""
+    by = _class_keys(index_public)
+    sizes = index_public.groupby(by, sort=True).size()
+    if len(sizes) and sizes.min() < dk:
+        small = sizes[sizes < dk]
+        where = ", ".join(f"{key}: {int(v)}" for key, v in list(small.items())[:5])
+        raise ReleaseCheckError(
+            f"duration class under dk={dk}: {len(small)} class(es) with fewer series "
+            f"(({', '.join(by)}): size: {where})"
+        )
+    return {
+        "dk": int(dk),
+        "classes": len(sizes),
+        "smallest": int(sizes.min()) if len(sizes) else None,
+    }
+
+
+def _eq_keys(index_public: pd.DataFrame, eq_classes: pd.DataFrame) -> list[str]:
+    has_split = "split" in index_public.columns
+    if has_split and "split" not in eq_classes.columns:
+        raise ReleaseCheckError(
+            "equivalence-class table lacks column 'split' (the index is split per split)"
+        )
+    return ["split", "class_length"] if has_split else ["class_length"]
+
+
+def check_coverage(index_public: pd.DataFrame, eq_classes: pd.DataFrame) -> None:
+    """Claim 6: the equivalence classes cover exactly the released series of each class."""
+    eq_by = _eq_keys(index_public, eq_classes)
+
+    def counts(df: pd.DataFrame, cols: list[str]) -> dict[tuple, int]:
+        keys = [df[c].astype(str) if c == "split" else df[c].astype(np.int64) for c in cols]
+        return {
+            tuple(key if isinstance(key, tuple) else (key,)): int(v)
+            for key, v in df.groupby(keys, sort=True).size().items()
+        }
+
+    if counts(eq_classes, eq_by) != counts(index_public, _class_keys(index_public)):
+        raise ReleaseCheckError(
+            "equivalence classes do not cover the released series: "
+            f"{len(eq_classes)} rows for {len(index_public)} released series, or the per-"
+            "duration-class counts differ"
+        )
+    if "pseudonym" in eq_classes.columns:
+        dur = index_public.set_index("pseudonym")["duration_class"]
+        eq_cls = eq_classes.set_index("pseudonym")["class_length"]
+        same = eq_cls.index.is_unique and set(eq_cls.index) == set(dur.index)
+        if same:
+            same = bool(
+                np.array_equal(
+                    eq_cls.reindex(dur.index).to_numpy(dtype=np.int64),
+                    dur.to_numpy(dtype=np.int64),
+                )
+            )
+        if not same:
+            raise ReleaseCheckError(
+                "equivalence classes do not cover the released series: pseudonyms or class "
+                "lengths of the equivalence-class table differ from the index"
+            )
+
+
+def check_feature_k(index_public: pd.DataFrame, eq_classes: pd.DataFrame, fk: int) -> dict:
+    """Claim 7: every Mondrian equivalence class has at least ``fk`` series."""
+    eq_by = _eq_keys(index_public, eq_classes)
+    eq_sizes = eq_classes.groupby(eq_by + ["eq_class"], sort=True).size()
+    if len(eq_sizes) and eq_sizes.min() < fk:
+        small = eq_sizes[eq_sizes < fk]
+        raise ReleaseCheckError(
+            f"Mondrian equivalence class under fk={fk}: {len(small)} class(es), smallest "
+            f"{int(small.min())} members"
+        )
+    return {
+        "fk": int(fk),
+        "classes": len(eq_sizes),
+        "smallest": int(eq_sizes.min()) if len(eq_sizes) else None,
+    }
+
+
+def check_release(
+    series_public: pd.DataFrame,
+    index_public: pd.DataFrame,
+    *,
+    dk: int,
+    fk: int,
+    eq_classes: pd.DataFrame,
+    n_input: int,
+    n_suppressed: int,
+    forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
+    forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
+) -> dict:
+    """Verify every privacy claim of a release (module docstring); raise on the first violation.
+
+    Parameters
+    ----------
+    series_public : DataFrame
+        ``pseudonym``, ``hour``, dims.
+    index_public : DataFrame
+        ``pseudonym``, ``duration_class``, ``split`` (optional; classes are counted within
+        (split, duration_class)), [``label``].
+    dk, fk : int
+        Duration and feature k.
+    eq_classes : DataFrame
+        One row per released series: ``split`` (optional, as in the index), ``class_length``,
+        ``eq_class``, optionally ``pseudonym``.
+    n_input, n_suppressed : int
+        Series entering the de-identification and series suppressed by it.
+    forbidden_columns, forbidden_substrings : iterable of str
+        Column names (exact, case-insensitive) and name fragments that must not appear.
+
+    Returns
+    -------
+    dict
+        One entry per passed claim with its figures.
+
+    Raises
+    ------
+    ReleaseCheckError
+        A required column is missing, or a claim fails (checked in the module's order).
+    """
+    require_columns(series_public, ["pseudonym", "hour"], "release series table", ReleaseCheckError)
+    require_columns(
+        index_public, ["pseudonym", "duration_class"], "release index", ReleaseCheckError
+    )
+    require_columns(
+        eq_classes, ["class_length", "eq_class"], "equivalence-class table", ReleaseCheckError
+    )
+    result = {
+        "no_identifiers": check_no_identifiers(
+            series_public, index_public, forbidden_columns, forbidden_substrings
+        ),
+        "pseudonyms": check_pseudonyms(series_public, index_public),
+        "series_accounted": check_accounting(index_public, n_input, n_suppressed),
+        "hours_match_class": check_hours(series_public, index_public),
+        "duration_classes": check_duration_k(index_public, dk),
+    }
+    check_coverage(index_public, eq_classes)
+    result["equivalence_classes"] = check_feature_k(index_public, eq_classes, fk)
+    log.info(
+        "release check passed: %d series, %d rows",
+        result["series_accounted"]["released"],
+        result["hours_match_class"]["rows"],
+    )
+    return result
+
+
+def check_sweep_point(
+    series_public: pd.DataFrame,
+    index_public: pd.DataFrame,
+    classes: pd.DataFrame,
+    targets: pd.DataFrame,
+    pseudonyms: pd.DataFrame,
+    *,
+    dk: int,
+    fk: int,
+    group_by_split: bool,
+) -> dict:
+    """:func:`check_release` of one sweep point's release, from its private artefacts.
+
+    Classes are counted within the de-identification group: the split for a release
+    de-identified per split, the whole release otherwise
+    (:data:`mimic_deid.deid.duration.GROUP_BY_SPLIT`).
+
+    Parameters
+    ----------
+    series_public, index_public : DataFrame
+        The release (``release/series.parquet``, ``release/index.parquet``).
+    classes, targets, pseudonyms : DataFrame
+        ``duration.parquet``, ``targets.parquet`` and ``pseudonyms.parquet`` of the point.
+    dk, fk : int
+    group_by_split : bool
+
+    Returns
+    -------
+    dict
+        ``{"passed": True, "dk", "fk", "checks": check_release(...)}`` (``check.json``).
+    """
+    eq = targets[[KEY, "group", "class_length", "eq_class"]].merge(pseudonyms, on=KEY)
+    index_for_check = index_public if group_by_split else index_public.drop(columns=["split"])
+    eq_classes = (
+        eq.rename(columns={"group": "split"}) if group_by_split else eq.drop(columns=["group"])
+    )
+    result = check_release(
+        series_public,
+        index_for_check,
+        dk=dk,
+        fk=fk,
+        eq_classes=eq_classes.drop(columns=[KEY]),
+        n_input=len(classes),
+        n_suppressed=int((classes["class_length"] == 0).sum()),
+    )
+    return {"passed": True, "dk": dk, "fk": fk, "checks": result}

@@ -1,0 +1,277 @@
+"""The release-method registry: how the series of a duration class are changed before release.
+
+A *release method* takes one duration class and returns the series to publish. It is a name,
+the parameters that spell its label, and one function with this signature::
+
+    run(X, targets, spec, params, rng) -> OptimiseResult
+
+    X       : ndarray float64 (n, L, D)   the class's series, NaN = null record
+    targets : ndarray float64 (n, m)      Mondrian feature targets, NaN = unconstrained
+    spec    : FeatureSpec                 which statistic of which dimension each target is
+    params  : dict                        the method's parameters, parsed from its label
+    rng     : numpy.random.Generator      the class's own stream (mimic_deid.seeding)
+    returns : OptimiseResult              X (n, L, D) released, and per series unfeasibility,
+                                          distortion and iterations (mimic_deid.deid.optimise)
+
+The workflow names a method by its *label*, ``<name>-<key><value>-...`` with the parameters in
+the order the method declares them (``adhoc-it50-ns0.01``,
+``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0``), so that a result path
+names every parameter that produced it. ``deid.methods`` in the config lists, per method name,
+a sweep list per parameter; :func:`method_labels` expands them.
+
+Adding a method (docs/architecture.md has a worked example): write its module with a ``run``
+function of the signature above, add one :class:`ReleaseMethod` to :data:`REGISTRY`, and add
+its parameters under ``deid.methods`` in ``config/schema.yaml``. Sweeps, release, check,
+privacy, utility and report pick it up with no other change.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.deid import adhoc, genetic
+from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes
+from mimic_deid.deid.features import FeatureSpec, feature_spec
+from mimic_deid.deid.optimise import OptimiseResult
+from mimic_deid.deid.targets import class_target_matrix
+from mimic_deid.errors import ConfigError
+from mimic_deid.logs import get_logger
+from mimic_deid.seeding import derive_rng
+
+__all__ = [
+    "REGISTRY",
+    "ReleaseMethod",
+    "get_method",
+    "method_label",
+    "method_labels",
+    "parse_method_label",
+    "apply_method",
+    "run_method",
+]
+
+log = get_logger(__name__)
+
+Run = Callable[
+    [np.ndarray, np.ndarray, FeatureSpec, Mapping[str, Any], np.random.Generator], OptimiseResult
+]
+
+
+@dataclass(frozen=True)
+class ReleaseMethod:
+    """One entry of the registry.
+
+    Attributes
+    ----------
+    name : str
+        The method's name: first word of its label and its key under ``deid.methods``.
+    params : tuple of (name, label key, type)
+        The parameters in label order. A parameter whose label key is ``""`` is written as
+        its bare value and must be one of ``choices`` (e.g. the genetic fitness ``NA``).
+    run : callable
+        ``run(X, targets, spec, params, rng) -> OptimiseResult`` (module docstring).
+    choices : dict of str to tuple of str
+        Allowed values of the bare-value parameters.
+    """
+
+    name: str
+    params: tuple[tuple[str, str, type], ...]
+    run: Run
+    choices: Mapping[str, tuple[str, ...]] | None = None
+
+
+def _run_adhoc(X, targets, spec, params, rng) -> OptimiseResult:
+    return adhoc.optimise_adhoc(
+        X, targets, spec, iterations=params["iterations"], noise_sd=params["noise_sd"], rng=rng
+    )
+
+
+def _run_genetic(X, targets, spec, params, rng) -> OptimiseResult:
+    return genetic.optimise_genetic(X, targets, spec, genetic.GeneticParams.from_dict(params), rng)
+
+
+#: Every release method, by name (label order of the config's sweep is this order).
+REGISTRY: dict[str, ReleaseMethod] = {
+    m.name: m
+    for m in (
+        ReleaseMethod("adhoc", (("iterations", "it", int), ("noise_sd", "ns", float)), _run_adhoc),
+        ReleaseMethod(
+            "genetic",
+            (("fitness", "", str), *genetic.LABEL_PARAMS),
+            _run_genetic,
+            choices={"fitness": genetic.FITNESS_VARIANTS},
+        ),
+    )
+}
+
+
+def get_method(name: str) -> ReleaseMethod:
+    """The registered method ``name``; ``ConfigError`` listing the known names otherwise."""
+    if name not in REGISTRY:
+        raise ConfigError(f"unknown release method '{name}', expected one of {sorted(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def method_label(name: str, params: Mapping[str, Any]) -> str:
+    """The label of method ``name`` with ``params`` (module docstring)."""
+    method = get_method(name)
+    return "-".join([name] + [f"{key}{_fmt(params[p])}" for p, key, _ in method.params])
+
+
+def parse_method_label(label: str) -> tuple[str, dict[str, Any]]:
+    """Inverse of :func:`method_label`: ``(name, params)``; ``ConfigError`` if malformed."""
+    name, *rest = label.split("-")
+    if name not in REGISTRY:
+        raise ConfigError(f"method label '{label}': unknown release method '{name}'")
+    method = REGISTRY[name]
+    if len(rest) != len(method.params):
+        raise ConfigError(f"method label '{label}': expected {len(method.params)} parameters")
+    params: dict[str, Any] = {}
+    for part, (param, key, typ) in zip(rest, method.params, strict=True):
+        if not key:
+            allowed = (method.choices or {}).get(param, ())
+            if part not in allowed:
+                raise ConfigError(f"method label '{label}': expected a {param} in {tuple(allowed)}")
+            params[param] = part
+            continue
+        if not part.startswith(key):
+            raise ConfigError(f"method label '{label}': expected '{key}<value>', got '{part}'")
+        raw = part[len(key) :]
+        try:
+            params[param] = bool(int(raw)) if typ is bool else typ(raw)
+        except ValueError as exc:
+            raise ConfigError(f"method label '{label}': bad value for {param}: {raw!r}") from exc
+    return name, params
+
+
+def method_labels(methods: Mapping[str, Mapping[str, list]]) -> list[str]:
+    """Expand the ``deid.methods`` sweep lists into the labels of their product, config order."""
+    labels: list[str] = []
+    for name, grid in methods.items():
+        keys = [p for p, _, _ in get_method(name).params]
+        for values in itertools.product(*(grid[k] for k in keys)):
+            labels.append(method_label(name, dict(zip(keys, values, strict=True))))
+    return labels
+
+
+def run_method(
+    label: str, X: np.ndarray, targets: np.ndarray, spec: FeatureSpec, rng: np.random.Generator
+) -> OptimiseResult:
+    """Run the method named by ``label`` on one duration class (signature in the docstring)."""
+    name, params = parse_method_label(label)
+    return REGISTRY[name].run(X, targets, spec, params, rng)
+
+
+def _release_class(cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed: int):
+    """One class through method ``label`` (module level, so worker processes can run it)."""
+    return run_method(label, cls.X, targets, spec, derive_rng(seed, label, cls.group, cls.length))
+
+
+def apply_method(
+    classes: Sequence[ClassArray],
+    dims: list[str],
+    targets: pd.DataFrame,
+    features: Mapping[str, list[str]],
+    label: str,
+    seed: int,
+    threads: int = 1,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Change every released series with method ``label``, class by class.
+
+    Each class has its own generator, ``derive_rng(seed, label, group, class_length)``, so
+    running the classes in ``threads`` worker processes gives identical output.
+
+    Parameters
+    ----------
+    classes : sequence of ClassArray
+        The release's duration classes (:func:`~mimic_deid.deid.classes.class_arrays`).
+    dims : list of str
+    targets : DataFrame
+        The Mondrian targets (:func:`~mimic_deid.deid.targets.mondrian_targets`).
+    features : mapping of variable to list of statistics
+    label : str
+        Method label (:func:`method_label`).
+    seed : int
+        Master seed.
+    threads : int
+
+    Returns
+    -------
+    perturbed : DataFrame
+        group, class_length, icustay_id, hour, dims (``perturbed.parquet``).
+    per_series : DataFrame
+        icustay_id, group, class_length, unfeasibility, distortion, iterations
+        (``optimiser.parquet``).
+    summary : dict
+        Means and sds over the series and per class (``optimiser.json``).
+    """
+    parse_method_label(label)  # a bad label fails before any work
+    spec = feature_spec(dict(features), dims)
+    T = [class_target_matrix(targets, cls, spec) for cls in classes]
+    n = len(classes)
+    results = map_classes(
+        _release_class,
+        classes,
+        T,
+        [spec] * n,
+        [label] * n,
+        [seed] * n,
+        label=f"method {label}",
+        threads=threads,
+    )
+    perturbed, rows, per_class = [], [], []
+    for cls, result in zip(classes, results, strict=True):
+        perturbed.append(class_frame(cls, result.X, dims))
+        rows.append(
+            pd.DataFrame(
+                {
+                    KEY: cls.keys,
+                    "group": cls.group,
+                    "class_length": np.int32(cls.length),
+                    "unfeasibility": result.unfeasibility,
+                    "distortion": result.distortion,
+                    "iterations": result.iterations,
+                }
+            )
+        )
+        per_class.append(
+            {
+                "group": cls.group,
+                "class_length": cls.length,
+                "series": len(cls.keys),
+                "unfeasibility_mean": float(np.nanmean(result.unfeasibility)),
+                "distortion_mean": float(np.nanmean(result.distortion)),
+                "iterations_mean": float(np.mean(result.iterations)),
+            }
+        )
+    per_series = pd.concat(rows, ignore_index=True)
+    summary = {
+        "method": label,
+        "series": len(per_series),
+        "unfeasibility_mean": float(per_series["unfeasibility"].mean()),
+        "unfeasibility_sd": float(per_series["unfeasibility"].std(ddof=0)),
+        "distortion_mean": float(per_series["distortion"].mean()),
+        "distortion_sd": float(per_series["distortion"].std(ddof=0)),
+        "iterations_mean": float(per_series["iterations"].mean()),
+        "classes": per_class,
+    }
+    log.info(
+        "%s: unfeasibility %.3f, distortion %.3f per record",
+        label,
+        summary["unfeasibility_mean"],
+        summary["distortion_mean"],
+    )
+    return pd.concat(perturbed, ignore_index=True), per_series, summary

@@ -1,0 +1,120 @@
+"""Mondrian feature targets of a whole release, duration class by duration class (seed §4.1).
+
+Within each duration class (of each de-identification group) the series' features are
+partitioned by :func:`~mimic_deid.deid.mondrian.mondrian_partition` into equivalence classes of
+at least ``fk`` series, and every series gets its class's mean features as targets
+(:func:`~mimic_deid.deid.mondrian.class_targets`). The release methods then move the series
+towards these targets (:mod:`mimic_deid.deid.methods`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.deid.classes import KEY, ClassArray, map_classes
+from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
+from mimic_deid.deid.mondrian import class_targets, mondrian_partition
+from mimic_deid.errors import ConfigError
+from mimic_deid.logs import get_logger
+
+__all__ = ["class_target_matrix", "mondrian_targets"]
+
+log = get_logger(__name__)
+
+
+def _partition_class(cls: ClassArray, spec: FeatureSpec, fk: int, heuristic: str):
+    n = len(cls.keys)
+    if n < fk:
+        raise ConfigError(
+            f"parameter fk={fk} is larger than duration class of length {cls.length} h "
+            f"(group {cls.group}) with {n} series; use fk <= dk"
+        )
+    F = compute_features(cls.X, spec)
+    labels = mondrian_partition(F, fk, heuristic, X=cls.X if heuristic == "diversity" else None)
+    return F, labels, class_targets(F, labels)
+
+
+def mondrian_targets(
+    classes: Sequence[ClassArray],
+    dims: list[str],
+    features: Mapping[str, list[str]],
+    fk: int,
+    heuristic: str,
+) -> tuple[pd.DataFrame, dict]:
+    """Mondrian equivalence classes and class-mean feature targets of every series.
+
+    Parameters
+    ----------
+    classes : sequence of ClassArray
+        The release's duration classes (:func:`~mimic_deid.deid.classes.class_arrays`).
+    dims : list of str
+        Dimension names of the class arrays.
+    features : mapping of variable to list of statistics
+        The features the attacker is assumed to know (config ``deid.features``).
+    fk : int
+        Minimum series per equivalence class.
+    heuristic : {"range", "diversity"}
+
+    Returns
+    -------
+    targets : DataFrame
+        icustay_id, group, class_length (int32), eq_class (int64, unique over the release),
+        then ``orig_<feature>`` and ``target_<feature>`` per feature (``targets.parquet``).
+    summary : dict
+        fk, heuristic, features, duration_classes, equivalence_classes,
+        smallest_equivalence_class, mean_equivalence_class (``mondrian.json``).
+    """
+    spec = feature_spec(dict(features), dims)
+    results = map_classes(
+        _partition_class,
+        classes,
+        [spec] * len(classes),
+        [fk] * len(classes),
+        [heuristic] * len(classes),
+        label="mondrian duration classes",
+    )
+    frames, sizes = [], []
+    offset = 0
+    for cls, (F, labels, T) in zip(classes, results, strict=True):
+        frame = pd.DataFrame(
+            {
+                KEY: cls.keys,
+                "group": cls.group,
+                "class_length": np.int32(cls.length),
+                "eq_class": labels.astype(np.int64) + offset,
+            }
+        )
+        for j, name in enumerate(spec.names):
+            frame[f"orig_{name}"] = F[:, j]
+            frame[f"target_{name}"] = T[:, j]
+        frames.append(frame)
+        sizes.append(np.bincount(labels))
+        offset += int(labels.max()) + 1
+    targets = pd.concat(frames, ignore_index=True)
+    all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
+    summary = {
+        "fk": fk,
+        "heuristic": heuristic,
+        "features": list(spec.names),
+        "duration_classes": len(frames),
+        "equivalence_classes": int(all_sizes.size),
+        "smallest_equivalence_class": int(all_sizes.min()) if all_sizes.size else 0,
+        "mean_equivalence_class": float(all_sizes.mean()) if all_sizes.size else 0.0,
+    }
+    log.info("fk=%d %s: %d equivalence classes", fk, heuristic, summary["equivalence_classes"])
+    return targets, summary
+
+
+def class_target_matrix(targets: pd.DataFrame, cls: ClassArray, spec: FeatureSpec) -> np.ndarray:
+    """The target matrix of one class, rows in ``cls.keys`` order.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, m)
+        ``target_<feature>`` columns of ``targets`` in ``spec`` order.
+    """
+    sub = targets.set_index(KEY).loc[cls.keys]
+    return sub[[f"target_{name}" for name in spec.names]].to_numpy(dtype=np.float64)

@@ -1,0 +1,418 @@
+"""What the report shows: one registry of its figures and tables, and the function that builds it.
+
+Each :class:`ReportItem` names a figure (PNG) or table (CSV + Markdown), the report section it
+belongs to, its one-line caption on the HTML index and the function that draws it from the
+loaded run (:class:`ReportData`). ``workflow/rules/report.smk`` reads the names from
+:data:`ITEMS` for the rule's outputs, and each name has a longer caption
+``workflow/report/<name>.rst`` for Snakemake's HTML report: a figure lives in this registry and
+in its caption file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.atomic import read_json
+from mimic_deid.deid.classes import KEY, trim_to_classes
+from mimic_deid.deid.features import dimension_stats
+from mimic_deid.report import figures as fig
+from mimic_deid.report.html import write_index
+from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
+from mimic_deid.variables import load_variables
+
+__all__ = ["ITEMS", "ReportData", "ReportItem", "build_report", "ga_examples", "load_report_data"]
+
+GA_STATS = ("min", "max", "mean", "var")
+
+
+@dataclass
+class ReportData:
+    """Everything the report draws, loaded from one run.
+
+    Attributes
+    ----------
+    point : dict
+        The sweep point shown (dk, fk, heuristic, method).
+    lengths, class_lengths : ndarray of int, shape (n,)
+        Original and duration-class lengths of every ``stays`` series.
+    baseline_summary, summary : DataFrame
+        Summary disagreement curves of the original data and of the release.
+    baseline_series, per_series : DataFrame
+        Per-series disagreement of the original data and of the release.
+    linkage : dict
+        The release's linkage attack (``linkage.json``).
+    utility : DataFrame
+        The trust settings (``trust_settings.csv``).
+    tuning : dict of str to DataFrame
+        Tables 6.1/6.2 per optimiser kind (``adhoc``, ``genetic``), where configured.
+    ga_examples : list of dict
+        :func:`ga_examples` of the genetic optimiser, empty if none ran.
+    units : dict of str to (label, unit)
+        Variable labels and units.
+    main_class, small_class : int or None
+        The class lengths shown (closest to the seed's 30 h and 9 h).
+    """
+
+    point: dict
+    lengths: np.ndarray
+    class_lengths: np.ndarray
+    baseline_summary: pd.DataFrame
+    summary: pd.DataFrame
+    baseline_series: pd.DataFrame
+    per_series: pd.DataFrame
+    linkage: dict
+    utility: pd.DataFrame
+    tuning: dict[str, pd.DataFrame]
+    ga_examples: list[dict]
+    units: dict[str, tuple[str, str]]
+    main_class: int | None = field(init=False)
+    small_class: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.main_class = _closest_class(self.summary, 30)
+        self.small_class = _closest_class(self.summary, 9)
+
+
+def _closest_class(summary: pd.DataFrame, hours: int) -> int | None:
+    """The class length in ``summary`` closest to ``hours`` (the seed shows 30 h and 9 h)."""
+    lengths = np.unique(summary["class_length"].to_numpy()) if len(summary) else np.array([])
+    if lengths.size == 0:
+        return None
+    return int(lengths[np.argmin(np.abs(lengths - hours))])
+
+
+def _dim_features(values: np.ndarray) -> dict[str, float]:
+    stats = dimension_stats(values[None, :])
+    return {k: float(v[0]) for k, v in stats.items()}
+
+
+def ga_examples(
+    series: pd.DataFrame,
+    classes: pd.DataFrame,
+    perturbed: pd.DataFrame,
+    targets: pd.DataFrame,
+    per_series: pd.DataFrame,
+    features: Mapping[str, list[str]],
+) -> list[dict]:
+    """The highest- and lowest-distortion series of the genetic optimiser (seed Figs 6.2/6.3).
+
+    Parameters
+    ----------
+    series, classes : DataFrame
+        The original ``stays`` series and their duration classes.
+    perturbed, targets, per_series : DataFrame
+        ``perturbed.parquet``, ``targets.parquet`` and ``optimiser.parquet`` of the genetic point.
+    features : mapping
+        Config ``deid.features``: the first variable with mean and var features is shown.
+
+    Returns
+    -------
+    list of dict
+        Up to two ``{"original", "perturbed", "variable", "features"}``; empty when no series
+        has all four target statistics.
+    """
+    targets = targets.set_index(KEY)
+    variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
+    if variable is None:
+        return []
+    stat_cols = [f"target_{variable}_{s}" for s in GA_STATS]
+    usable = targets[stat_cols].notna().all(axis=1)
+    per_series = per_series[per_series[KEY].isin(targets.index[usable])]
+    per_series = per_series.sort_values(["distortion", KEY], kind="stable")
+    if per_series.empty:
+        return []
+    chosen = [int(per_series[KEY].iloc[-1]), int(per_series[KEY].iloc[0])]
+    original = trim_to_classes(series[series[KEY].isin(chosen)], classes)
+    out = []
+    for key in chosen:
+        orig = original.loc[original[KEY] == key, variable].to_numpy(dtype=np.float64)
+        pert = perturbed.loc[perturbed[KEY] == key, variable].to_numpy(dtype=np.float64)
+        target = {s: float(targets.loc[key, f"target_{variable}_{s}"]) for s in GA_STATS}
+        out.append(
+            {
+                "original": orig,
+                "perturbed": pert,
+                "variable": variable,
+                "features": {
+                    "original": _dim_features(orig),
+                    "target": target,
+                    "achieved": _dim_features(pert),
+                },
+            }
+        )
+    return out
+
+
+def load_report_data(
+    inputs: Mapping[str, str], point: Mapping[str, Any], features: Mapping[str, list[str]]
+) -> ReportData:
+    """Read the run's artefacts the report draws (input names as in ``rule report``)."""
+    meta = pd.read_parquet(inputs["meta"])
+    classes = pd.read_parquet(inputs["classes"]).set_index(KEY).loc[meta[KEY]]
+    tuning = {
+        kind: pd.read_csv(inputs[f"tuning_{kind}"])
+        for kind in ("adhoc", "genetic")
+        if f"tuning_{kind}" in inputs
+    }
+    examples: list[dict] = []
+    if "ga_perturbed" in inputs:
+        examples = ga_examples(
+            pd.read_parquet(inputs["ga_series"]),
+            pd.read_parquet(inputs["ga_classes"]),
+            pd.read_parquet(inputs["ga_perturbed"]),
+            pd.read_parquet(inputs["ga_targets"]),
+            pd.read_parquet(inputs["ga_optimiser"]),
+            features,
+        )
+    return ReportData(
+        point=dict(point),
+        lengths=meta["length"].to_numpy(),
+        class_lengths=classes["class_length"].to_numpy(),
+        baseline_summary=pd.read_parquet(inputs["baseline_summary"]),
+        summary=pd.read_parquet(inputs["summary"]),
+        baseline_series=pd.read_parquet(inputs["baseline_series"]),
+        per_series=pd.read_parquet(inputs["per_series"]),
+        linkage=read_json(inputs["linkage"]),
+        utility=pd.read_csv(inputs["utility"]),
+        tuning=tuning,
+        ga_examples=examples,
+        units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# drawing functions: (data, out_path) -> None
+
+
+def _ga_example(rank: int) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        if rank >= len(data.ga_examples):
+            fig.plot_ga_example(np.array([]), np.array([]), {}, out, "no genetic optimiser run", "")
+            return
+        ex = data.ga_examples[rank]
+        label, unit = data.units.get(ex["variable"], (ex["variable"], ""))
+        fig.plot_ga_example(ex["original"], ex["perturbed"], ex["features"], out, label, unit)
+
+    return draw
+
+
+def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        table = (
+            optimiser_table(data.tuning[kind])
+            if kind in data.tuning
+            else pd.DataFrame({"note": [f"no {kind} optimiser configured"]})
+        )
+        write_table(table, out, Path(out).with_suffix(".md"))
+
+    return draw
+
+
+def _trust_table(split: str) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        write_table(trust_settings_table(data.utility, split), out, Path(out).with_suffix(".md"))
+
+    return draw
+
+
+@dataclass(frozen=True)
+class ReportItem:
+    """One figure or table of the report.
+
+    Attributes
+    ----------
+    name : str
+        File stem (``figures/<name>.png`` or ``tables/<name>.csv``) and caption file stem.
+    kind : {"figure", "table"}
+    section : str
+        The report section (page heading) it appears under.
+    caption : str
+        One line on the index page; ``{main_class}`` and ``{small_class}`` are filled in.
+    draw : callable
+        ``draw(data, out_path)`` writes the file.
+    """
+
+    name: str
+    kind: str
+    section: str
+    caption: str
+    draw: Callable[[ReportData, str], None]
+
+
+#: The report's figures and tables in page order.
+ITEMS: tuple[ReportItem, ...] = (
+    ReportItem(
+        "duration_classes",
+        "figure",
+        "Duration classes",
+        "Length-of-stay classes before and after duration k-classes (seed Fig. 6.1).",
+        lambda d, out: fig.plot_duration_classes(d.lengths, d.class_lengths, out),
+    ),
+    ReportItem(
+        "records_lost",
+        "figure",
+        "Duration classes",
+        "Hours trimmed from the start of each series to join a duration class.",
+        lambda d, out: fig.plot_records_lost(d.lengths, d.class_lengths, out),
+    ),
+    ReportItem(
+        "optimiser_adhoc",
+        "table",
+        "Constraint optimisation",
+        "Ad-hoc optimiser on the tuning series (seed Table 6.1).",
+        _tuning_table("adhoc"),
+    ),
+    ReportItem(
+        "optimiser_genetic",
+        "table",
+        "Constraint optimisation",
+        "Genetic optimiser on the tuning series (seed Table 6.2).",
+        _tuning_table("genetic"),
+    ),
+    ReportItem(
+        "ga_example_high",
+        "figure",
+        "Constraint optimisation",
+        "Genetic optimiser: the series with the highest distortion (seed Fig. 6.2).",
+        _ga_example(0),
+    ),
+    ReportItem(
+        "ga_example_low",
+        "figure",
+        "Constraint optimisation",
+        "Genetic optimiser: the series with the lowest distortion (seed Fig. 6.3).",
+        _ga_example(1),
+    ),
+    ReportItem(
+        "summary_disagreement_mean",
+        "figure",
+        "Disagreement",
+        "Mean disagreement curve, class of {main_class} h, before and after (seed Fig. 6.4).",
+        lambda d, out: fig.plot_summary_disagreement(
+            d.baseline_summary, d.summary, d.main_class, out, stats=("mean",)
+        ),
+    ),
+    ReportItem(
+        "summary_disagreement_min",
+        "figure",
+        "Disagreement",
+        "Minimum disagreement curve, class of {small_class} h (seed Fig. 6.5).",
+        lambda d, out: fig.plot_summary_disagreement(
+            d.baseline_summary, d.summary, d.small_class, out, stats=("min",)
+        ),
+    ),
+    ReportItem(
+        "summary_disagreement_normalised",
+        "figure",
+        "Disagreement",
+        "Summary disagreement plot, normalised, class of {main_class} h (seed Fig. 5.4).",
+        lambda d, out: fig.plot_summary_disagreement(
+            d.baseline_summary,
+            d.summary,
+            d.main_class,
+            out,
+            stats=("min", "mean", "max"),
+            normalised=True,
+        ),
+    ),
+    ReportItem(
+        "first_disagreement_cdf",
+        "figure",
+        "Disagreement",
+        "First-disagreement CDF, class of {main_class} h (seed Fig. 6.6).",
+        lambda d, out: fig.plot_first_disagreement_cdf(
+            d.baseline_series, d.per_series, d.main_class, out
+        ),
+    ),
+    ReportItem(
+        "linkage",
+        "figure",
+        "Linkage attack",
+        "Re-identification rate and reconstruction error against the attacker's estimation error.",
+        lambda d, out: fig.plot_linkage(d.linkage, out),
+    ),
+    ReportItem(
+        "trust_settings",
+        "figure",
+        "Utility: in-hospital mortality",
+        "ROC-AUC and PR-AUC with 95 % bootstrap intervals under four trust settings.",
+        lambda d, out: fig.plot_trust_settings(d.utility, out),
+    ),
+    ReportItem(
+        "trust_settings_train",
+        "table",
+        "Utility: in-hospital mortality",
+        "Training set (seed Table 6.3).",
+        _trust_table("train"),
+    ),
+    ReportItem(
+        "trust_settings_test",
+        "table",
+        "Utility: in-hospital mortality",
+        "Test set (seed Table 6.4).",
+        _trust_table("test"),
+    ),
+)
+FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")
+TABLES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "table")
+
+
+def build_report(
+    data: ReportData,
+    figures_dir: str | os.PathLike,
+    tables_dir: str | os.PathLike,
+    index_out: str | os.PathLike,
+    sweep_csv: str | os.PathLike,
+) -> None:
+    """Draw every :data:`ITEMS` entry and write the HTML index that shows them.
+
+    Parameters
+    ----------
+    data : ReportData
+    figures_dir, tables_dir : path
+        Where ``<name>.png`` and ``<name>.csv`` (+ ``.md``) are written.
+    index_out : path
+        The index page; it links the files relative to its own directory.
+    sweep_csv : path
+        The sweep summary, shown as the last section.
+    """
+    base = os.path.dirname(os.fspath(index_out))
+    sections: dict[str, list[dict]] = {}
+    for item in ITEMS:
+        directory, suffix = (figures_dir, ".png") if item.kind == "figure" else (tables_dir, ".csv")
+        path = os.path.join(os.fspath(directory), item.name + suffix)
+        item.draw(data, path)
+        caption = item.caption.format(main_class=data.main_class, small_class=data.small_class)
+        sections.setdefault(item.section, []).append(
+            {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
+        )
+    p = data.point
+    label = f"dk={p['dk']}, fk={p['fk']}, {p['heuristic']} heuristic, method {p['method']}"
+    page = [
+        {
+            "title": title,
+            "items": items,
+            **({"text": f"Release 'stays', {label}."} if i == 0 else {}),
+        }
+        for i, (title, items) in enumerate(sections.items())
+    ]
+    page.append(
+        {
+            "title": "Sweep",
+            "items": [
+                {
+                    "kind": "table",
+                    "path": os.path.relpath(os.fspath(sweep_csv), base),
+                    "caption": "One row per sweep point.",
+                }
+            ],
+        }
+    )
+    write_index(index_out, "mimic-deid report", page)

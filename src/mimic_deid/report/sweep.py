@@ -1,0 +1,109 @@
+"""The sweep summary: one row per (dk, fk, heuristic, method) with what it cost and protected."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
+
+__all__ = ["sweep_row", "sweep_table"]
+
+
+def _disagreement_stats(per_series: pd.DataFrame, prefix: str) -> dict[str, float]:
+    first = per_series["first_disagreement"].to_numpy(dtype=np.float64)
+    auc = per_series["auc"].to_numpy(dtype=np.float64)
+    defined = first[~np.isnan(first)]
+    return {
+        f"{prefix}auc_median": float(np.nanmedian(auc)) if np.isfinite(auc).any() else np.nan,
+        f"{prefix}first_disagreement_median": float(np.median(defined)) if defined.size else np.nan,
+        f"{prefix}exact_reconstruction_pct": float(100.0 * np.mean(defined == 0))
+        if defined.size
+        else np.nan,
+    }
+
+
+def sweep_row(
+    point: Mapping,
+    duration: Mapping,
+    optimiser: Mapping,
+    disagreement: pd.DataFrame,
+    baseline: pd.DataFrame,
+    linkage: Mapping,
+    utility: pd.DataFrame,
+) -> dict:
+    """One row of the sweep summary.
+
+    Parameters
+    ----------
+    point : mapping
+        dk, fk, heuristic, method (the sweep point's wildcards).
+    duration, optimiser, linkage : mapping
+        ``duration.json``, ``optimiser.json`` and ``privacy/linkage.json`` of the point.
+    disagreement, baseline : DataFrame
+        Per-series disagreement of the release and of the original data.
+    utility : DataFrame
+        ``utility/trust_settings.csv`` of the point's ``ihm48`` release.
+
+    Returns
+    -------
+    dict
+        Column name to value; ``*_pct`` columns are percentages, linkage rates fractions.
+    """
+    row: dict = {
+        "dk": point["dk"],
+        "fk": point["fk"],
+        "heuristic": point["heuristic"],
+        "method": point["method"],
+        "series_moved": duration["moved"],
+        "series_suppressed": duration["suppressed"],
+        "records_lost_mean": duration["records_lost_mean"],
+        "records_lost_pct_mean": duration["records_lost_pct_mean"],
+        "unfeasibility_mean": optimiser["unfeasibility_mean"],
+        "distortion_mean": optimiser["distortion_mean"],
+        "iterations_mean": optimiser["iterations_mean"],
+    }
+    row.update(_disagreement_stats(baseline, "baseline_"))
+    row.update(_disagreement_stats(disagreement, ""))
+    for side in ("baseline", "release"):
+        for error, stats in sorted(linkage.get(side, {}).items(), key=lambda kv: float(kv[0])):
+            tag = f"{float(error) * 100:g}pct"
+            row[f"{side}_top1_e{tag}"] = stats["top1"]
+            row[f"{side}_top5_e{tag}"] = stats["top5"]
+    test = utility[utility["split"] == "test"].set_index("setting")
+    for setting, train_side, test_side in UTILITY_SETTINGS:
+        if setting in test.index:
+            name = f"{train_side}_{test_side}"
+            row[f"test_roc_auc_{name}"] = float(test.loc[setting, "roc_auc"])
+            row[f"test_pr_auc_{name}"] = float(test.loc[setting, "pr_auc"])
+    return row
+
+
+def sweep_table(
+    points: Sequence[Mapping],
+    duration: Mapping[int, Mapping],
+    baseline: Mapping[int, pd.DataFrame],
+    optimiser: Sequence[Mapping],
+    disagreement: Sequence[pd.DataFrame],
+    linkage: Sequence[Mapping],
+    utility: Sequence[pd.DataFrame],
+) -> pd.DataFrame:
+    """:func:`sweep_row` of every sweep point, in sweep order.
+
+    ``duration`` and ``baseline`` are keyed by dk; the other sequences follow ``points``.
+    """
+    rows = [
+        sweep_row(
+            point,
+            duration[point["dk"]],
+            optimiser[i],
+            disagreement[i],
+            baseline[point["dk"]],
+            linkage[i],
+            utility[i],
+        )
+        for i, point in enumerate(points)
+    ]
+    return pd.DataFrame(rows)

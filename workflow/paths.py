@@ -1,0 +1,60 @@
+"""Every artefact path of the workflow, spelled once (docs/architecture.md, "Artefacts").
+
+Templates use the rules' wildcards: ``{release}`` (stays | ihm48), ``{dk}``, ``{fk}``,
+``{heuristic}`` and ``{method}`` (a release-method label). The rule files and the benchmark
+scripts both read them from here; no other file spells a results path.
+"""
+
+PRIVATE = "results/private"
+REPORT = "results/report"
+#: The sweep point part of a path: dk, then Mondrian (fk, heuristic), then the method label.
+POINT = "dk{dk}/fk{fk}-{heuristic}/{method}"
+
+PATHS = {
+    # source (private)
+    "synthetic": "resources/synthetic/n{subjects}-s{seed}",
+    "raw": f"{PRIVATE}/raw",
+    # cohort and series (private)
+    "cohort_stays": f"{PRIVATE}/cohort/stays.parquet",
+    "cohort_counts": f"{PRIVATE}/cohort/cohort.json",
+    "series": f"{PRIVATE}/series/{{release}}/series.parquet",
+    "meta": f"{PRIVATE}/series/{{release}}/meta.parquet",
+    "cleaning": f"{PRIVATE}/series/{{release}}/cleaning.json",
+    # de-identification
+    "duration": f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
+    "duration_summary": "results/{release}/dk{dk}/duration.json",
+    "targets": f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
+    "mondrian_summary": "results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
+    "perturbed": f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
+    "method_series": f"{PRIVATE}/{{release}}/{POINT}/optimiser.parquet",
+    "method_summary": f"results/{{release}}/{POINT}/optimiser.json",
+    "pseudonyms": f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
+    "release_series": f"results/{{release}}/{POINT}/release/series.parquet",
+    "release_index": f"results/{{release}}/{POINT}/release/index.parquet",
+    "check": f"results/{{release}}/{POINT}/check.json",
+    "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
+    "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
+    # evaluation
+    "baseline_series": "results/{release}/dk{dk}/baseline/disagreement_series.parquet",
+    "baseline_summary": "results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
+    "disagreement_series": f"results/{{release}}/{POINT}/privacy/disagreement_series.parquet",
+    "disagreement_summary": f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
+    "linkage": f"results/{{release}}/{POINT}/privacy/linkage.json",
+    "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
+    # report
+    "sweep_csv": f"{REPORT}/sweep_summary.csv",
+    "sweep_md": f"{REPORT}/sweep_summary.md",
+    "report_index": f"{REPORT}/index.html",
+    "report_figure": f"{REPORT}/figures/{{name}}.png",
+    "report_table": f"{REPORT}/tables/{{name}}.csv",
+}
+
+
+def path(key, **wildcards):
+    """The path ``key`` with ``wildcards`` filled in (those not given stay as templates)."""
+
+    class _Keep(dict):
+        def __missing__(self, key):
+            return "{" + key + "}"
+
+    return PATHS[key].format_map(_Keep(wildcards))

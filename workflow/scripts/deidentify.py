@@ -1,0 +1,24 @@
+"""Rule deidentify: every released series changed by the sweep point's release method."""
+
+import pandas as pd
+
+from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.deid import apply_method, class_arrays
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    classes, dims = class_arrays(
+        pd.read_parquet(snakemake.input.series), pd.read_parquet(snakemake.input.classes)
+    )
+    perturbed, per_series, summary = apply_method(
+        classes,
+        dims,
+        pd.read_parquet(snakemake.input.targets),
+        dict(snakemake.params.features),
+        label=snakemake.wildcards.method,
+        seed=snakemake.params.seed,
+        threads=snakemake.threads,
+    )
+    write_parquet(perturbed, snakemake.output.perturbed)
+    write_parquet(per_series, snakemake.output.per_series)
+    write_json(summary, snakemake.output.summary)
