@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mimic_deid.deid import check
 from mimic_deid.deid.check import check_release
 from mimic_deid.deid.classes import trim_to_classes
 from mimic_deid.deid.duration import assign_duration_classes_grouped
@@ -306,4 +307,86 @@ def test_release_without_label_has_no_private_ids() -> None:
         eq_classes=eq_classes,
         n_input=len(duration),
         n_suppressed=int((duration["class_length"] == 0).sum()),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# each privacy claim alone (mimic_deid.deid.check)
+
+
+def _tiny_release():
+    index = pd.DataFrame(
+        {"pseudonym": ["Pa", "Pb", "Pc"], "duration_class": np.int32([2, 2, 2]), "split": "train"}
+    )
+    series = pd.DataFrame(
+        {"pseudonym": np.repeat(["Pa", "Pb", "Pc"], 2), "hour": np.tile([0, 1], 3), "hr": 80.0}
+    )
+    return series, index
+
+
+def test_claim_no_identifiers_alone() -> None:
+    series, index = _tiny_release()
+    assert check.check_no_identifiers(series, index)["series_columns"] == [
+        "pseudonym",
+        "hour",
+        "hr",
+    ]
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_no_identifiers(series.assign(age_years=60.0), index)
+    assert str(err.value) == (
+        "identifier, timestamp or age in the release: series.age_years: name contains 'age'"
+    )
+
+
+def test_claim_pseudonyms_alone() -> None:
+    series, index = _tiny_release()
+    assert check.check_pseudonyms(series, index) == {"unique": 3}
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_pseudonyms(series[series["pseudonym"] != "Pc"], index)
+    assert str(err.value) == (
+        "pseudonyms differ between series and index: 0 only in series, 1 only in index"
+    )
+
+
+def test_claim_accounting_alone() -> None:
+    _, index = _tiny_release()
+    assert check.check_accounting(index, 4, 1) == {"input": 4, "released": 3, "suppressed": 1}
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_accounting(index, 5, 1)
+    assert str(err.value) == "series lost uncounted: released 3 + suppressed 1 != input 5"
+
+
+def test_claim_hours_alone() -> None:
+    series, index = _tiny_release()
+    assert check.check_hours(series, index) == {"series": 3, "rows": 6}
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_hours(series.iloc[1:], index)
+    assert str(err.value) == (
+        "hours: series whose hours are not exactly 0..duration_class-1 (wrong number of hours: "
+        "1, hour outside the class: 0 rows, repeated hours: False; 1 series affected)"
+    )
+
+
+def test_claims_duration_k_coverage_and_feature_k_alone() -> None:
+    _, index = _tiny_release()
+    assert check.check_duration_k(index, 3) == {"dk": 3, "classes": 1, "smallest": 3}
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_duration_k(index, 4)
+    assert str(err.value) == (
+        "duration class under dk=4: 1 class(es) with fewer series "
+        "((split, duration_class): size: ('train', 2): 3)"
+    )
+    eq = pd.DataFrame({"split": "train", "class_length": [2, 2, 2], "eq_class": [0, 0, 1]})
+    check.check_coverage(index, eq)
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_coverage(index, eq.iloc[:2])
+    assert str(err.value) == (
+        "equivalence classes do not cover the released series: 2 rows for 3 released series, "
+        "or the per-duration-class counts differ"
+    )
+    assert check.check_feature_k(index, eq, 1)["smallest"] == 1
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_feature_k(index, eq, 2)
+    assert (
+        str(err.value) == "Mondrian equivalence class under fk=2: 1 class(es), smallest 1 members"
     )

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mimic_deid.errors import InputDataError
-from mimic_deid.report import figures, html, tables
+from mimic_deid.report import figures, html, shaping, tables
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 STATS = ("min", "mean", "max", "q10", "q25", "q50", "q75", "q90")
@@ -221,21 +221,28 @@ def test_records_lost(tmp_path):
     info = figures.plot_records_lost(lengths, classes, tmp_path / "r.png")
     _png_ok(tmp_path / "r.png")
     _labels_ok(info, 2)
-    lost = figures.records_lost(lengths, classes)
+    lost = shaping.records_lost(lengths, classes)
     assert f"mean {lost.mean():.2f} h" in info["title"]
     assert "hours" in info["axes"][0]["xlabel"]
 
 
 def test_records_lost_counts_suppressed_as_lost():
-    lost = figures.records_lost(np.array([10, 7, 3]), np.array([8, 7, 0]))
+    lost = shaping.records_lost(np.array([10, 7, 3]), np.array([8, 7, 0]))
     assert lost.tolist() == [2, 0, 3]
 
 
 def test_duration_inputs_rejected():
-    with pytest.raises(InputDataError, match="same number"):
-        figures.records_lost(np.array([1, 2]), np.array([1]))
-    with pytest.raises(InputDataError, match="shortened"):
-        figures.records_lost(np.array([5]), np.array([6]))
+    with pytest.raises(InputDataError) as err:
+        shaping.duration_inputs(np.array([1, 2]), np.array([1]))
+    assert str(err.value) == (
+        "lengths and class_lengths: expected the same number of series, got 2 and 1"
+    )
+    with pytest.raises(InputDataError) as err:
+        shaping.duration_inputs(np.array([5]), np.array([6]))
+    assert str(err.value) == (
+        "class_lengths: a class length exceeds the series' original length; series are only "
+        "ever shortened"
+    )
 
 
 @pytest.mark.parametrize("normalised", [False, True])

@@ -21,15 +21,13 @@ import pandas as pd
 
 from mimic_deid.atomic import read_json
 from mimic_deid.deid.classes import KEY, trim_to_classes
-from mimic_deid.deid.features import dimension_stats
 from mimic_deid.report import figures as fig
 from mimic_deid.report.html import write_index
+from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
 from mimic_deid.variables import load_variables
 
 __all__ = ["ITEMS", "ReportData", "ReportItem", "build_report", "ga_examples", "load_report_data"]
-
-GA_STATS = ("min", "max", "mean", "var")
 
 
 @dataclass
@@ -88,11 +86,6 @@ def _closest_class(summary: pd.DataFrame, hours: int) -> int | None:
     return int(lengths[np.argmin(np.abs(lengths - hours))])
 
 
-def _dim_features(values: np.ndarray) -> dict[str, float]:
-    stats = dimension_stats(values[None, :])
-    return {k: float(v[0]) for k, v in stats.items()}
-
-
 def ga_examples(
     series: pd.DataFrame,
     classes: pd.DataFrame,
@@ -141,9 +134,9 @@ def ga_examples(
                 "perturbed": pert,
                 "variable": variable,
                 "features": {
-                    "original": _dim_features(orig),
+                    "original": series_features(orig),
                     "target": target,
-                    "achieved": _dim_features(pert),
+                    "achieved": series_features(pert),
                 },
             }
         )

@@ -30,6 +30,8 @@ from matplotlib.figure import Figure
 
 from mimic_deid.atomic import atomic_path
 from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.report import shaping
+from mimic_deid.report.shaping import GA_STATS
 from mimic_deid.report.tables import SETTING_LABELS, SETTINGS
 
 FigureInfo = dict[str, Any]
@@ -60,10 +62,7 @@ STAT_LABELS = {
     "q75": "75th percentile",
     "q90": "90th percentile",
 }
-SUMMARY_COLUMNS = ("class_length", "inclusion", "stat", "value", "normalised")
-SERIES_COLUMNS = ("class_length", "first_disagreement")
 UTILITY_FIGURE_COLUMNS = ("setting", "split", "roc_auc", "pr_auc")
-GA_STATS = ("min", "max", "mean", "var")
 NO_DATA = "no data"
 DISTANCE_UNIT = "Euclidean distance, series units"
 
@@ -140,31 +139,6 @@ def _no_data(ax: Axes, message: str = NO_DATA) -> None:
     ax.grid(False)
 
 
-def _as_1d(values: Any, name: str) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise InputDataError(f"{name}: expected a 1-d array, got shape {arr.shape}")
-    return arr
-
-
-def _duration_inputs(lengths: Any, class_lengths: Any) -> tuple[np.ndarray, np.ndarray]:
-    lengths = _as_1d(lengths, "lengths").astype(np.int64, copy=False)
-    class_lengths = _as_1d(class_lengths, "class_lengths").astype(np.int64, copy=False)
-    if lengths.shape != class_lengths.shape:
-        raise InputDataError(
-            f"lengths and class_lengths: expected the same number of series, got "
-            f"{lengths.shape[0]} and {class_lengths.shape[0]}"
-        )
-    if (lengths < 0).any() or (class_lengths < 0).any():
-        raise InputDataError("lengths / class_lengths: expected non-negative hour counts")
-    if (class_lengths > lengths).any():
-        raise InputDataError(
-            "class_lengths: a class length exceeds the series' original length; series are "
-            "only ever shortened"
-        )
-    return lengths, class_lengths
-
-
 def _legend(ax: Axes, **kwargs: Any) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
@@ -194,7 +168,7 @@ def plot_duration_classes(
     class_lengths : (n,) int
         Released class length of each series; 0 = suppressed.
     """
-    lengths, class_lengths = _duration_inputs(lengths, class_lengths)
+    lengths, class_lengths = shaping.duration_inputs(lengths, class_lengths)
     fig = _new_figure(11.5, 4.4)
     ax_days, ax_sizes = fig.subplots(1, 2)
     n = lengths.size
@@ -282,12 +256,6 @@ def plot_duration_classes(
     return _save(fig, out_path)
 
 
-def records_lost(lengths: np.ndarray, class_lengths: np.ndarray) -> np.ndarray:
-    """Hours dropped per series: ``length - class_length``, all hours for a suppressed one."""
-    lengths, class_lengths = _duration_inputs(lengths, class_lengths)
-    return np.where(class_lengths > 0, lengths - class_lengths, lengths)
-
-
 def plot_records_lost(
     lengths: np.ndarray, class_lengths: np.ndarray, out_path: str | os.PathLike
 ) -> FigureInfo:
@@ -298,8 +266,8 @@ def plot_records_lost(
     mean and standard deviation (population, ddof=0) of the hours lost and of the percentage of
     the series lost. A suppressed series counts all its hours as lost.
     """
-    lengths, class_lengths = _duration_inputs(lengths, class_lengths)
-    lost = records_lost(lengths, class_lengths)
+    lengths, class_lengths = shaping.duration_inputs(lengths, class_lengths)
+    lost = shaping.records_lost(lengths, class_lengths)
     fig = _new_figure(11.5, 4.4)
     ax_hist, ax_scatter = fig.subplots(1, 2)
     ax_hist.set_title("Hours lost per series")
@@ -377,16 +345,6 @@ def plot_records_lost(
 # disagreement (seed Fig. 5.4, 6.4, 6.5, 6.6)
 
 
-def _summary_rows(
-    df: pd.DataFrame | None, class_length: int, stats: Sequence[str], what: str
-) -> pd.DataFrame:
-    if df is None or len(df) == 0:
-        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
-    require_columns(df, SUMMARY_COLUMNS, what)
-    rows = df[(df["class_length"] == class_length) & df["stat"].isin(list(stats))]
-    return rows.sort_values(["stat", "inclusion"], kind="stable")
-
-
 def plot_summary_disagreement(
     baseline: pd.DataFrame | None,
     release: pd.DataFrame | None,
@@ -413,8 +371,8 @@ def plot_summary_disagreement(
         raise InputDataError(
             f"stats: unknown statistic(s) {unknown}; expected some of {list(STAT_COLORS)}"
         )
-    base = _summary_rows(baseline, class_length, stats, "baseline disagreement summary")
-    rel = _summary_rows(release, class_length, stats, "release disagreement summary")
+    base = shaping.summary_rows(baseline, class_length, stats, "baseline disagreement summary")
+    rel = shaping.summary_rows(release, class_length, stats, "release disagreement summary")
     column = "normalised" if normalised else "value"
     fig = _new_figure(8.0, 5.0)
     ax = fig.subplots()
@@ -472,15 +430,6 @@ def _percent_tick(value: float, _pos: int) -> str:
     return f"{value:g}"
 
 
-def _first_values(df: pd.DataFrame | None, class_length: int | None, what: str) -> np.ndarray:
-    if df is None or len(df) == 0:
-        return np.empty(0)
-    require_columns(df, SERIES_COLUMNS, what)
-    if class_length is not None:
-        df = df[df["class_length"] == class_length]
-    return pd.to_numeric(df["first_disagreement"], errors="coerce").to_numpy(dtype=float)
-
-
 def plot_first_disagreement_cdf(
     baseline_series: pd.DataFrame | None,
     release_series: pd.DataFrame | None,
@@ -495,8 +444,8 @@ def plot_first_disagreement_cdf(
     smallest positive value (dotted line), and the note gives their share. Undefined values
     (NaN) are left out and counted in the note. ``class_length=None`` pools all classes.
     """
-    base = _first_values(baseline_series, class_length, "baseline disagreement series")
-    rel = _first_values(release_series, class_length, "release disagreement series")
+    base = shaping.first_values(baseline_series, class_length, "baseline disagreement series")
+    rel = shaping.first_values(release_series, class_length, "release disagreement series")
     where = "all duration classes" if class_length is None else f"duration class {class_length} h"
     fig = _new_figure(8.0, 5.0)
     ax = fig.subplots()
@@ -550,33 +499,6 @@ def plot_first_disagreement_cdf(
 # genetic-algorithm example (seed Fig. 6.2 / 6.3)
 
 
-def _feature_block(features: Mapping[str, Any], role: str) -> dict[str, float] | None:
-    """``features[role]`` (role: original, target or achieved) as floats, None if absent."""
-    block = features.get(role)
-    if block is None:
-        return None
-    return {s: _float_or_nan(block.get(s)) for s in GA_STATS}
-
-
-def _float_or_nan(value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _series_features(x: np.ndarray) -> dict[str, float]:
-    ok = x[np.isfinite(x)]
-    if ok.size == 0:
-        return dict.fromkeys(GA_STATS, math.nan)
-    return {
-        "min": float(ok.min()),
-        "max": float(ok.max()),
-        "mean": float(ok.mean()),
-        "var": float(ok.var()),
-    }
-
-
 def _fmt(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.2f}"
 
@@ -608,16 +530,16 @@ def plot_ga_example(
     variable_label, unit : str
         E.g. ``"Heart rate"``, ``"bpm"``.
     """
-    original = _as_1d(original, "original").astype(float)
-    perturbed = _as_1d(perturbed, "perturbed").astype(float)
+    original = shaping.as_1d(original, "original").astype(float)
+    perturbed = shaping.as_1d(perturbed, "perturbed").astype(float)
     if original.shape != perturbed.shape:
         raise InputDataError(
             f"GA example: original and perturbed series differ in length "
             f"({original.size} vs {perturbed.size})"
         )
-    orig_f = _feature_block(features, "original") or _series_features(original)
-    target_f = _feature_block(features, "target") or dict.fromkeys(GA_STATS, math.nan)
-    achieved_f = _feature_block(features, "achieved") or _series_features(perturbed)
+    orig_f = shaping.feature_block(features, "original") or shaping.series_features(original)
+    target_f = shaping.feature_block(features, "target") or dict.fromkeys(GA_STATS, math.nan)
+    achieved_f = shaping.feature_block(features, "achieved") or shaping.series_features(perturbed)
     both = np.isfinite(original) & np.isfinite(perturbed)
     distortion = float(np.abs(perturbed[both] - original[both]).mean()) if both.any() else math.nan
     unfeasibility = float(
@@ -675,33 +597,6 @@ def plot_ga_example(
 # linkage attack
 
 
-def _linkage_points(block: Mapping[str, Any] | None) -> pd.DataFrame:
-    block = block or {}
-    if isinstance(block.get("by_error"), Sequence):  # evaluate.linkage's own shape
-        items = [(row.get("error"), {"n": block.get("n"), **row}) for row in block["by_error"]]
-    else:
-        items = list(block.items())
-    rows = []
-    for key, values in items:
-        error = _float_or_nan(key)
-        if not math.isfinite(error) or not isinstance(values, Mapping):
-            continue
-        recon = values.get("reconstruction_error")
-        if isinstance(recon, Mapping):
-            recon = recon.get("overall")
-        rows.append(
-            {
-                "error": error,
-                "top1": _float_or_nan(values.get("top1")),
-                "top5": _float_or_nan(values.get("top5")),
-                "reconstruction_error": _float_or_nan(recon),
-                "n": _float_or_nan(values.get("n", values.get("n_targets"))),
-            }
-        )
-    df = pd.DataFrame(rows, columns=["error", "top1", "top5", "reconstruction_error", "n"])
-    return df.sort_values("error").reset_index(drop=True)
-
-
 def plot_linkage(linkage: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
     """Linkage attack: re-identification rate and reconstruction error vs estimation error.
 
@@ -717,8 +612,8 @@ def plot_linkage(linkage: Mapping[str, Any], out_path: str | os.PathLike) -> Fig
     "top1", "top5", "reconstruction_error", ...}]}``).
     """
     parts = [
-        ("original", ORIGINAL_COLOR, _linkage_points(linkage.get("baseline"))),
-        ("de-identified", RELEASE_COLOR, _linkage_points(linkage.get("release"))),
+        ("original", ORIGINAL_COLOR, shaping.linkage_points(linkage.get("baseline"))),
+        ("de-identified", RELEASE_COLOR, shaping.linkage_points(linkage.get("release"))),
     ]
     fig = _new_figure(11.5, 4.6)
     ax_rate, ax_recon = fig.subplots(1, 2)
@@ -804,11 +699,11 @@ def plot_trust_settings(utility: pd.DataFrame, out_path: str | os.PathLike) -> F
                 row = rows.loc[setting]
                 if isinstance(row, pd.DataFrame):
                     row = row.iloc[0]
-                v = _float_or_nan(row[metric])
+                v = shaping.float_or_nan(row[metric])
                 if not math.isfinite(v):
                     continue
-                low = _float_or_nan(row.get(f"{metric}_lo"))
-                high = _float_or_nan(row.get(f"{metric}_hi"))
+                low = shaping.float_or_nan(row.get(f"{metric}_lo"))
+                high = shaping.float_or_nan(row.get(f"{metric}_hi"))
                 xs.append(i + offset)
                 ys.append(v)
                 lo.append(v - low if math.isfinite(low) else 0.0)

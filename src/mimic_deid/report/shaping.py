@@ -1,0 +1,139 @@
+"""Data shaping for the report's figures: from run artefacts to the numbers drawn.
+
+Functions here validate and reshape loaded objects (arrays, DataFrames, dicts) and never
+draw; :mod:`mimic_deid.report.figures` draws what they return.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.deid.duration import records_lost
+from mimic_deid.deid.features import dimension_stats
+from mimic_deid.errors import InputDataError, require_columns
+
+__all__ = [
+    "GA_STATS",
+    "SERIES_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "as_1d",
+    "duration_inputs",
+    "feature_block",
+    "first_values",
+    "float_or_nan",
+    "linkage_points",
+    "records_lost",
+    "series_features",
+    "summary_rows",
+]
+
+SUMMARY_COLUMNS = ("class_length", "inclusion", "stat", "value", "normalised")
+SERIES_COLUMNS = ("class_length", "first_disagreement")
+GA_STATS = ("min", "max", "mean", "var")
+
+
+def as_1d(values: Any, name: str) -> np.ndarray:
+    """``values`` as a 1-d array; ``InputDataError`` naming ``name`` otherwise."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise InputDataError(f"{name}: expected a 1-d array, got shape {arr.shape}")
+    return arr
+
+
+def duration_inputs(lengths: Any, class_lengths: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Original and class lengths (hours) as int64 arrays, checked to match and to shrink."""
+    lengths = as_1d(lengths, "lengths").astype(np.int64, copy=False)
+    class_lengths = as_1d(class_lengths, "class_lengths").astype(np.int64, copy=False)
+    if lengths.shape != class_lengths.shape:
+        raise InputDataError(
+            f"lengths and class_lengths: expected the same number of series, got "
+            f"{lengths.shape[0]} and {class_lengths.shape[0]}"
+        )
+    if (lengths < 0).any() or (class_lengths < 0).any():
+        raise InputDataError("lengths / class_lengths: expected non-negative hour counts")
+    if (class_lengths > lengths).any():
+        raise InputDataError(
+            "class_lengths: a class length exceeds the series' original length; series are "
+            "only ever shortened"
+        )
+    return lengths, class_lengths
+
+
+def summary_rows(
+    df: pd.DataFrame | None, class_length: int, stats: Sequence[str], what: str
+) -> pd.DataFrame:
+    """Rows of a disagreement summary for one class length and the given statistics."""
+    if df is None or len(df) == 0:
+        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
+    require_columns(df, SUMMARY_COLUMNS, what)
+    rows = df[(df["class_length"] == class_length) & df["stat"].isin(list(stats))]
+    return rows.sort_values(["stat", "inclusion"], kind="stable")
+
+
+def first_values(df: pd.DataFrame | None, class_length: int | None, what: str) -> np.ndarray:
+    """First-disagreement values of one class length (all lengths if None) of a per-series table."""
+    if df is None or len(df) == 0:
+        return np.empty(0)
+    require_columns(df, SERIES_COLUMNS, what)
+    if class_length is not None:
+        df = df[df["class_length"] == class_length]
+    return pd.to_numeric(df["first_disagreement"], errors="coerce").to_numpy(dtype=float)
+
+
+def float_or_nan(value: Any) -> float:
+    """``float(value)``, NaN where it is not a number."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def feature_block(features: Mapping[str, Any], role: str) -> dict[str, float] | None:
+    """``features[role]`` (role: original, target or achieved) as floats, None if absent."""
+    block = features.get(role)
+    if block is None:
+        return None
+    return {s: float_or_nan(block.get(s)) for s in GA_STATS}
+
+
+def series_features(x: np.ndarray) -> dict[str, float]:
+    """min, max, mean and variance (ddof=0) of one series' non-null values, as the features
+    of :func:`mimic_deid.deid.features.dimension_stats`; NaN for an all-null series."""
+    x = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(x).any():
+        return dict.fromkeys(GA_STATS, math.nan)
+    stats = dimension_stats(x[None, :])
+    return {s: float(stats[s][0]) for s in GA_STATS}
+
+
+def linkage_points(block: Mapping[str, Any] | None) -> pd.DataFrame:
+    """One side of ``linkage.json`` as rows (error, top1, top5, reconstruction_error, n)."""
+    block = block or {}
+    if isinstance(block.get("by_error"), Sequence):  # evaluate.linkage's own shape
+        items = [(row.get("error"), {"n": block.get("n"), **row}) for row in block["by_error"]]
+    else:
+        items = list(block.items())
+    rows = []
+    for key, values in items:
+        error = float_or_nan(key)
+        if not math.isfinite(error) or not isinstance(values, Mapping):
+            continue
+        recon = values.get("reconstruction_error")
+        if isinstance(recon, Mapping):
+            recon = recon.get("overall")
+        rows.append(
+            {
+                "error": error,
+                "top1": float_or_nan(values.get("top1")),
+                "top5": float_or_nan(values.get("top5")),
+                "reconstruction_error": float_or_nan(recon),
+                "n": float_or_nan(values.get("n", values.get("n_targets"))),
+            }
+        )
+    df = pd.DataFrame(rows, columns=["error", "top1", "top5", "reconstruction_error", "n"])
+    return df.sort_values("error").reset_index(drop=True)
