@@ -42,6 +42,7 @@ from common import (
     path,
     point_dir,
     point_wildcards,
+    print_release,
     run_dir_parser,
     snakemake_record,
     timed,
@@ -331,14 +332,7 @@ def main() -> None:
 
     machine = machine_info()
     release = load_release(args.run_dir.resolve(), seed=args.seed)
-    size = release.summary()
-    print(f"data: {release.description}", flush=True)
-    big = size["largest_class"]
-    print(
-        f"release: {size['series']:,} series in {size['classes']} classes; largest class "
-        f"{big['n']} series x {big['length_h']} h",
-        flush=True,
-    )
+    size = print_release(release)
     cls = release.get(release.largest_index())
     ref = args.ref_series
     if args.quick:

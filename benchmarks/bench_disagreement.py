@@ -35,11 +35,13 @@ from common import (
     RESULTS,
     ROOT,
     Release,
+    class_figures,
     genetic_label,
     load_release,
     load_released_classes,
     machine_info,
     point_dir,
+    print_release,
     run_dir_parser,
     snakemake_record,
     timed,
@@ -96,10 +98,7 @@ def bench_loop(release: Release, released: Released, cls: ClassArray, seed: int)
         if both.any():
             worst = max(worst, float(np.max(np.abs(a[both] - b[both]) / (1 + np.abs(b[both])))))
     return {
-        "group": cls.group,
-        "n": len(cls.keys),
-        "length_h": cls.length,
-        "null_fraction": round(float(np.isnan(X).mean()), 3),
+        **class_figures(cls),
         "loop_s": round(t_loop.wall_s, 3),
         "vectorised_s": round(t_vec.wall_s, 4),
         "speedup": round(t_loop.wall_s / t_vec.wall_s, 1),
@@ -127,10 +126,7 @@ def bench_big(release: Release, released: Released, cls: ClassArray, seed: int) 
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {
-        "group": cls.group,
-        "n": len(cls.keys),
-        "length_h": cls.length,
-        "null_fraction": round(float(np.isnan(X).mean()), 3),
+        **class_figures(cls),
         "features_s": round(t_feat.wall_s, 3),
         "baseline_s": round(t_base.wall_s, 3),
         "release_s": round(t_rel.wall_s, 3),
@@ -208,14 +204,7 @@ def main() -> None:
 
     machine = machine_info()
     release = load_release(args.run_dir.resolve())
-    size = release.summary()
-    print(f"data: {release.description}", flush=True)
-    big = size["largest_class"]
-    print(
-        f"release: {size['series']:,} series in {size['classes']} classes; largest class "
-        f"{big['n']} series x {big['length_h']} h",
-        flush=True,
-    )
+    size = print_release(release)
     released: Released = None
     released_from = "stand-in: original + N(0, 3) noise on the feature dimensions"
     if release.real:

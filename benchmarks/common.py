@@ -147,6 +147,30 @@ def run_dir_parser(doc: str) -> argparse.ArgumentParser:
     return parser
 
 
+def class_figures(cls: ClassArray) -> dict[str, Any]:
+    """Size, length and share of null records of one class, for a benchmark record."""
+    return {
+        "group": cls.group,
+        "n": len(cls.keys),
+        "length_h": cls.length,
+        "null_fraction": round(float(np.isnan(cls.X).mean()), 3),
+    }
+
+
+def print_release(release: Release) -> dict[str, Any]:
+    """Print what is measured (data source, series, classes, the largest class); return the
+    release summary."""
+    size = release.summary()
+    print(f"data: {release.description}", flush=True)
+    big = size["largest_class"]
+    print(
+        f"release: {size['series']:,} series in {size['classes']} classes; largest class "
+        f"{big['n']} series x {big['length_h']} h",
+        flush=True,
+    )
+    return size
+
+
 def genetic_label(config: dict) -> str:
     """Label of the first genetic optimiser point of the config (the full-scale sweep point)."""
     return method_labels({"genetic": config["deid"]["methods"]["genetic"]})[0]

@@ -158,6 +158,11 @@ def check_hours(series_public: pd.DataFrame, index_public: pd.DataFrame) -> dict
     return {"series": len(index_public), "rows": len(rows)}
 
 
+def _size_figures(sizes: pd.Series) -> dict:
+    """Number of classes and the smallest class size (None when there is no class)."""
+    return {"classes": len(sizes), "smallest": int(sizes.min()) if len(sizes) else None}
+
+
 def _class_keys(index_public: pd.DataFrame) -> list[str]:
     """Columns that name a published duration class: (split,) duration_class."""
     return ["split", "duration_class"] if "split" in index_public.columns else ["duration_class"]
@@ -174,11 +179,7 @@ def check_duration_k(index_public: pd.DataFrame, dk: int) -> dict:
             f"duration class under dk={dk}: {len(small)} class(es) with fewer series "
             f"(({', '.join(by)}): size: {where})"
         )
-    return {
-        "dk": int(dk),
-        "classes": len(sizes),
-        "smallest": int(sizes.min()) if len(sizes) else None,
-    }
+    return {"dk": int(dk), **_size_figures(sizes)}
 
 
 def _eq_keys(index_public: pd.DataFrame, eq_classes: pd.DataFrame) -> list[str]:
@@ -235,11 +236,7 @@ def check_feature_k(index_public: pd.DataFrame, eq_classes: pd.DataFrame, fk: in
             f"Mondrian equivalence class under fk={fk}: {len(small)} class(es), smallest "
             f"{int(small.min())} members"
         )
-    return {
-        "fk": int(fk),
-        "classes": len(eq_sizes),
-        "smallest": int(eq_sizes.min()) if len(eq_sizes) else None,
-    }
+    return {"fk": int(fk), **_size_figures(eq_sizes)}
 
 
 def check_release(

@@ -196,6 +196,22 @@ def _ga_example(rank: int) -> Callable[[ReportData, str], None]:
     return draw
 
 
+def _summary_curves(
+    which: str, stats: tuple[str, ...], normalised: bool = False
+) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        fig.plot_summary_disagreement(
+            data.baseline_summary,
+            data.summary,
+            getattr(data, which),
+            out,
+            stats=stats,
+            normalised=normalised,
+        )
+
+    return draw
+
+
 def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
     def draw(data: ReportData, out: str) -> None:
         table = (
@@ -288,32 +304,21 @@ ITEMS: tuple[ReportItem, ...] = (
         "figure",
         "Disagreement",
         "Mean disagreement curve, class of {main_class} h, before and after (seed Fig. 6.4).",
-        lambda d, out: fig.plot_summary_disagreement(
-            d.baseline_summary, d.summary, d.main_class, out, stats=("mean",)
-        ),
+        _summary_curves("main_class", ("mean",)),
     ),
     ReportItem(
         "summary_disagreement_min",
         "figure",
         "Disagreement",
         "Minimum disagreement curve, class of {small_class} h (seed Fig. 6.5).",
-        lambda d, out: fig.plot_summary_disagreement(
-            d.baseline_summary, d.summary, d.small_class, out, stats=("min",)
-        ),
+        _summary_curves("small_class", ("min",)),
     ),
     ReportItem(
         "summary_disagreement_normalised",
         "figure",
         "Disagreement",
         "Summary disagreement plot, normalised, class of {main_class} h (seed Fig. 5.4).",
-        lambda d, out: fig.plot_summary_disagreement(
-            d.baseline_summary,
-            d.summary,
-            d.main_class,
-            out,
-            stats=("min", "mean", "max"),
-            normalised=True,
-        ),
+        _summary_curves("main_class", ("min", "mean", "max"), normalised=True),
     ),
     ReportItem(
         "first_disagreement_cdf",
