@@ -190,6 +190,18 @@ def test_build_release_ihm48(raw_dir: Path) -> None:
     assert meta["length"].tolist() == [3]
     np.testing.assert_allclose(series["heart_rate"], [80, 90, 100])
     assert stats["heart_rate"]["rows"] == 2
+    assert stats["ihm_window"] == {
+        "rule": "charttime in [INTIME, INTIME + 48 h)",
+        "dropped_at_end": 0,
+    }
+
+
+def test_ihm_window_drops_and_counts_an_observation_at_its_end(raw_dir: Path) -> None:
+    """Stay 100 has heart rate 90 at exactly INTIME + 49 h: a 49 h window ends before it."""
+    series, meta, stats = build_release(raw_dir, cohort(), VARIABLES, "ihm48", ihm_hours=49)
+    s100 = series[series["icustay_id"] == 100]
+    assert s100["hour"].max() < 49 and 90.0 not in s100["heart_rate"].iloc[-1:].tolist()
+    assert stats["ihm_window"]["dropped_at_end"] >= 1
 
 
 def test_build_release_errors(raw_dir: Path, tmp_path: Path) -> None:

@@ -262,5 +262,5 @@ def test_sweep_table_has_one_row_per_point(point):
         utility=[utility] * 2,
     )
     assert list(table["fk"]) == [5, 6]
-    assert table.loc[0, "release_top1_e0pct"] == 0.1
+    assert table.loc[0, "release_top1_pct_err0"] == pytest.approx(10.0)
     assert table.loc[0, "test_roc_auc_orig_orig"] == 0.8

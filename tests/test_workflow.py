@@ -43,6 +43,30 @@ def test_run_produces_report_and_checked_releases(finished_run):
     assert all(json.loads(p.read_text())["passed"] for p in checks)
 
 
+def test_release_protects_every_published_value(finished_run):
+    """Only protected variables, no missing-hours pattern, labels only in ihm48, and the strong
+    attacker (every released variable's features and hour counts) within the promised bound."""
+    workdir, _ = finished_run
+    features = {"heart_rate", "systolic_blood_pressure", "diastolic_blood_pressure"}
+    features |= {"oxygen_saturation", "glucose", "height", "weight"}
+    for series_path in sorted(workdir.glob("results/*/dk*/fk*/*/release/series.parquet")):
+        series = pd.read_parquet(series_path)
+        index = pd.read_parquet(series_path.with_name("index.parquet"))
+        assert set(series.columns) - {"pseudonym", "hour"} == features, series_path
+        keys = ["split", "duration_class"]
+        cls = series.merge(index[["pseudonym", *keys]], on="pseudonym")
+        nulls = cls[sorted(features)].isna()
+        share_null = nulls.groupby([cls[k] for k in keys]).mean()
+        assert share_null.isin([0.0, 1.0]).all().all(), series_path
+        assert ("label" in index) == ("ihm48" in series_path.parts), series_path
+    linkage = sorted(workdir.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
+    assert len(linkage) == 2
+    for path in linkage:
+        bound = json.loads(path.read_text())["bound"]
+        assert bound["strong_top1"] <= bound["top1"], (path, bound)
+        assert bound["within"] is True
+
+
 def test_release_folders_hold_no_identifiers(finished_run):
     workdir, _ = finished_run
     forbidden = {"subject_id", "hadm_id", "icustay_id", "row_id", "age", "age_years"}

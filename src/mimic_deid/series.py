@@ -133,13 +133,19 @@ def resample_hourly(clean: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _window_ihm(events: pd.DataFrame, stays: pd.DataFrame, hours: int) -> pd.DataFrame:
-    """Events with charttime in [INTIME, INTIME + hours) of their stay."""
+def _window_ihm(events: pd.DataFrame, stays: pd.DataFrame, hours: int) -> tuple[pd.DataFrame, int]:
+    """Events with charttime in [INTIME, INTIME + hours) of their stay, and the number of
+    events dropped because they fall exactly at INTIME + hours.
+
+    The window is half-open so that the series has exactly ``hours`` hourly bins;
+    mimic3-benchmarks keeps an observation at exactly 48.0 h, this project drops it and
+    counts it (``cleaning.json``: ``ihm_window.dropped_at_end``).
+    """
     intime = stays.set_index("icustay_id")["intime"]
     start = intime.reindex(events["icustay_id"].to_numpy()).to_numpy()
     charttime = events["charttime"].to_numpy()
     end = start + np.timedelta64(hours * HOUR_S, "s")
-    return events[(charttime >= start) & (charttime < end)]
+    return events[(charttime >= start) & (charttime < end)], int((charttime == end).sum())
 
 
 def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
@@ -199,13 +205,15 @@ def build_release(
     dims = [v.name for v in series_variables(variables)]
 
     stats = empty_stats(variables)
+    dropped_at_end = 0
     pieces = []
     progress = Progress(f"{release} event parts", len(parts), log, every_s=0.0)
     for path in parts:
         events = pd.read_parquet(path)
         events = assign_events_to_stays(events, cohort)
         if release == "ihm48":
-            events = _window_ihm(events, cohort, ihm_hours)
+            events, at_end = _window_ihm(events, cohort, ihm_hours)
+            dropped_at_end += at_end
         clean, part_stats = clean_events(events, variables)
         stats = merge_stats(stats, part_stats)
         pieces.append(resample_hourly(clean, dims))
@@ -221,6 +229,11 @@ def build_release(
     series_long = series_long.sort_values(["icustay_id", "hour"], kind="stable")
     series_long = series_long.reset_index(drop=True)
     meta = release_meta(series_long, cohort)
+    if release == "ihm48":
+        stats["ihm_window"] = {
+            "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
+            "dropped_at_end": dropped_at_end,
+        }
     log.info(
         "%s: %d series, %d grid hours (median length %d h)",
         release,

@@ -6,10 +6,16 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from paths import PATHS, POINT, path
 
 from mimic_deid.config import validate_config
-from mimic_deid.deid.duration import GROUP_BY_SPLIT
+from mimic_deid.deid import (
+    GROUP_BY_SPLIT,
+    LABELLED,
+    protected_features,
+    released_variables,
+)
 from mimic_deid.deid.methods import REGISTRY, method_labels
 from mimic_deid.errors import ConfigError
 from mimic_deid.report.content import FIGURES, TABLES
+from mimic_deid.variables import load_variables, series_variables
 
 try:
     # Coerces --config strings, fills the schema's defaults, checks cross-field rules.
@@ -19,6 +25,14 @@ except ConfigError as exc:
 
 RELEASES = list(GROUP_BY_SPLIT)
 DEID = config["deid"]
+SERIES_VARIABLES = [
+    v.name for v in series_variables(load_variables(config["variables"]))
+]
+# What de-identification protects and what a release publishes (config release/variables).
+PROTECTED = protected_features(
+    DEID["features"], SERIES_VARIABLES, config["release"]["variables"]
+)
+RELEASED = released_variables(PROTECTED, SERIES_VARIABLES)
 METHODS = method_labels(DEID["methods"])
 TUNING_GRID = (
     method_labels({"genetic": DEID["tuning_grid"]}) if "tuning_grid" in DEID else []
@@ -63,6 +77,15 @@ def extract_input(wildcards):
 
 def group_by_split(wildcards):
     return GROUP_BY_SPLIT[wildcards.release]
+
+
+def labelled(wildcards):
+    return LABELLED[wildcards.release]
+
+
+def outcome_l(wildcards):
+    """Distinct outcomes per class, for a release that publishes labels (else None)."""
+    return DEID["outcome_l"] if LABELLED[wildcards.release] else None
 
 
 def primary_point():

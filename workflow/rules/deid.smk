@@ -20,6 +20,7 @@ rule duration_classes:
         mem_mb=1000,
     params:
         group_by_split=group_by_split,
+        outcome_l=outcome_l,
     script:
         "../scripts/duration_classes.py"
 
@@ -41,7 +42,7 @@ rule mondrian:
     resources:
         mem_mb=4000,
     params:
-        features=DEID["features"],
+        features=PROTECTED,
     script:
         "../scripts/mondrian.py"
 
@@ -65,7 +66,7 @@ rule deidentify:
     resources:
         mem_mb=6000,
     params:
-        features=DEID["features"],
+        features=PROTECTED,
         seed=config["seed"],
     script:
         "../scripts/deidentify.py"
@@ -91,6 +92,8 @@ rule release:
         mem_mb=4000,
     params:
         seed=config["seed"],
+        variables=RELEASED,
+        labelled=labelled,
     script:
         "../scripts/release.py"
 
@@ -115,6 +118,9 @@ rule check_release:
         mem_mb=2000,
     params:
         group_by_split=group_by_split,
+        variables=RELEASED,
+        labelled=labelled,
+        outcome_l=DEID["outcome_l"],
     script:
         "../scripts/check_release.py"
 

@@ -12,5 +12,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         dk=int(snakemake.wildcards.dk),
         fk=int(snakemake.wildcards.fk),
         group_by_split=snakemake.params.group_by_split,
+        variables=list(snakemake.params.variables),
+        labelled=snakemake.params.labelled,
+        outcome_l=snakemake.params.outcome_l,
     )
     write_json(result, snakemake.output.check)

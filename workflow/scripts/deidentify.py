@@ -8,7 +8,9 @@ from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     classes, dims = class_arrays(
-        pd.read_parquet(snakemake.input.series), pd.read_parquet(snakemake.input.classes)
+        pd.read_parquet(snakemake.input.series),
+        pd.read_parquet(snakemake.input.classes),
+        fill_missing=True,
     )
     perturbed, per_series, summary = apply_method(
         classes,

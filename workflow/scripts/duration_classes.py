@@ -11,6 +11,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         pd.read_parquet(snakemake.input.meta),
         dk=int(snakemake.wildcards.dk),
         group_by_split=snakemake.params.group_by_split,
+        outcome_l=snakemake.params.outcome_l,
     )
     write_parquet(classes, snakemake.output.classes)
     write_json(summary, snakemake.output.summary)

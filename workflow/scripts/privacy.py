@@ -1,9 +1,9 @@
-"""Rule privacy: disagreement and linkage attack of a release against the original series."""
+"""Rule privacy: disagreement and linkage attacks of a release against the original series."""
 
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
-from mimic_deid.deid import class_arrays, iter_class_arrays
+from mimic_deid.deid import attacker_features, class_arrays, dims_of, iter_class_arrays
 from mimic_deid.evaluate import evaluate_release, released_by_key
 from mimic_deid.logs import run_stage
 
@@ -11,9 +11,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     durations = pd.read_parquet(snakemake.input.classes)
     original, dims = class_arrays(pd.read_parquet(snakemake.input.series), durations)
     pseudonyms = pd.read_parquet(snakemake.input.pseudonyms)
-    released = released_by_key(
-        pd.read_parquet(snakemake.input.release_series), pseudonyms, durations
-    )
+    release_series = pd.read_parquet(snakemake.input.release_series)
+    released = released_by_key(release_series, pseudonyms, durations, dims)
     per_series, summary, linkage = evaluate_release(
         original,
         list(iter_class_arrays(released, dims)),
@@ -23,6 +22,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         snakemake.params.standardise,
         snakemake.params.linkage_errors,
         snakemake.params.seed,
+        strong_features=attacker_features(dims_of(release_series)),
+        fk=int(snakemake.wildcards.fk),
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

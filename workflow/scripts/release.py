@@ -14,6 +14,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         seed=snakemake.params.seed,
         # The release path as salt: two releases get unrelated pseudonyms for one seed.
         salt=snakemake.output.series,
+        variables=list(snakemake.params.variables),
+        labelled=snakemake.params.labelled,
     )
     write_parquet(series, snakemake.output.series)
     write_parquet(index, snakemake.output.index)

@@ -6,12 +6,21 @@ from mimic_deid.deid.classes import (
     KEY,
     ClassArray,
     class_arrays,
+    dims_of,
     iter_class_arrays,
     map_classes,
     trim_to_classes,
 )
-from mimic_deid.deid.duration import GROUP_BY_SPLIT, deid_groups, duration_classes
-from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
+from mimic_deid.deid.duration import GROUP_BY_SPLIT, LABELLED, deid_groups, duration_classes
+from mimic_deid.deid.features import (
+    RELEASE_VARIABLES,
+    FeatureSpec,
+    attacker_features,
+    compute_features,
+    feature_spec,
+    protected_features,
+    released_variables,
+)
 from mimic_deid.deid.methods import (
     REGISTRY,
     ReleaseMethod,
@@ -28,17 +37,21 @@ from mimic_deid.deid.tuning import tuning_grid_summary, tuning_table
 __all__ = [
     "GROUP_BY_SPLIT",
     "KEY",
+    "LABELLED",
     "REGISTRY",
+    "RELEASE_VARIABLES",
     "ClassArray",
     "FeatureSpec",
     "ReleaseMethod",
     "apply_method",
+    "attacker_features",
     "assemble_release",
     "check_release",
     "check_sweep_point",
     "class_arrays",
     "compute_features",
     "deid_groups",
+    "dims_of",
     "duration_classes",
     "feature_spec",
     "iter_class_arrays",
@@ -48,7 +61,9 @@ __all__ = [
     "method_labels",
     "mondrian_targets",
     "parse_method_label",
+    "protected_features",
     "pseudonymous_release",
+    "released_variables",
     "run_method",
     "trim_to_classes",
     "tuning_grid_summary",

@@ -16,7 +16,13 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
 6. **coverage**: the Mondrian equivalence classes cover exactly the released series
    (:func:`check_coverage`);
 7. **feature k**: every equivalence class has at least ``fk`` series
-   (:func:`check_feature_k`).
+   (:func:`check_feature_k`);
+8. **protected variables**: every published variable is one whose features de-identification
+   protects; the others are withheld (:func:`check_released_variables`);
+9. **missing hours withheld**: within a duration class each published variable is complete
+   for every series or null for every series (:func:`check_missing_withheld`);
+10. **outcomes**: a release publishes a label only if it needs one, and then every published
+    class holds at least ``l`` distinct outcomes (:func:`check_outcomes`).
 
 Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
@@ -38,6 +44,9 @@ __all__ = [
     "FORBIDDEN_COLUMNS",
     "FORBIDDEN_SUBSTRINGS",
     "check_accounting",
+    "check_missing_withheld",
+    "check_outcomes",
+    "check_released_variables",
     "check_coverage",
     "check_duration_k",
     "check_feature_k",
@@ -239,6 +248,58 @@ def check_feature_k(index_public: pd.DataFrame, eq_classes: pd.DataFrame, fk: in
     return {"fk": int(fk), **_size_figures(eq_sizes)}
 
 
+def check_released_variables(series_public: pd.DataFrame, variables: Iterable[str]) -> dict:
+    """Claim 8: the series publish only protected variables."""
+    published = [str(c) for c in series_public.columns if c not in ("pseudonym", "hour")]
+    extra = [c for c in published if c not in set(variables)]
+    if extra:
+        raise ReleaseCheckError(
+            f"unprotected variable(s) published: {extra}; only variables whose features are "
+            "de-identified may be released (config release/variables)"
+        )
+    return {"published": published}
+
+
+def check_missing_withheld(series_public: pd.DataFrame, index_public: pd.DataFrame) -> dict:
+    """Claim 9: no missing-hours pattern: per class, a variable is complete or null throughout."""
+    variables = [c for c in series_public.columns if c not in ("pseudonym", "hour")]
+    by = _class_keys(index_public)
+    cls = index_public.set_index("pseudonym")[by].reindex(series_public["pseudonym"])
+    nulls = series_public[variables].isna().to_numpy()
+    frame = pd.DataFrame(nulls, columns=variables)
+    for col in by:
+        frame[col] = cls[col].to_numpy()
+    share = frame.groupby(by, sort=True)[variables].mean()
+    mixed = (share > 0) & (share < 1)
+    if mixed.to_numpy().any():
+        where = [f"{v} in class {k}" for k, row in mixed.iterrows() for v in variables if row[v]]
+        raise ReleaseCheckError(
+            f"missing-hours pattern published: {len(where)} (class, variable) pair(s) mix "
+            f"observed and null hours, e.g. {', '.join(where[:3])}"
+        )
+    return {"classes": len(share), "variables": len(variables)}
+
+
+def check_outcomes(index_public: pd.DataFrame, labelled: bool, ell: int) -> dict:
+    """Claim 10: a label only where needed, and >= ``ell`` distinct outcomes per class."""
+    has_label = "label" in index_public.columns
+    if has_label != labelled:
+        raise ReleaseCheckError(
+            "outcome label: this release must not publish it"
+            if has_label
+            else "outcome label: this release must publish it"
+        )
+    if not has_label:
+        return {"label": False}
+    distinct = index_public.groupby(_class_keys(index_public), sort=True)["label"].nunique()
+    poor = distinct[distinct < ell]
+    if len(poor):
+        raise ReleaseCheckError(
+            f"outcome disclosed: {len(poor)} class(es) with fewer than l={ell} distinct outcomes"
+        )
+    return {"label": True, "l": int(ell), "classes": len(distinct)}
+
+
 def check_release(
     series_public: pd.DataFrame,
     index_public: pd.DataFrame,
@@ -248,6 +309,9 @@ def check_release(
     eq_classes: pd.DataFrame,
     n_input: int,
     n_suppressed: int,
+    variables: Iterable[str] | None = None,
+    labelled: bool | None = None,
+    outcome_l: int = 1,
     forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
     forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
 ) -> dict:
@@ -267,6 +331,12 @@ def check_release(
         ``eq_class``, optionally ``pseudonym``.
     n_input, n_suppressed : int
         Series entering the de-identification and series suppressed by it.
+    variables : iterable of str, optional
+        The protected variables; checks claims 8 and 9 when given.
+    labelled : bool, optional
+        Whether the release must publish the outcome label; checks claim 10 when given.
+    outcome_l : int
+        Distinct outcomes required per published class (claim 10).
     forbidden_columns, forbidden_substrings : iterable of str
         Column names (exact, case-insensitive) and name fragments that must not appear.
 
@@ -298,6 +368,11 @@ def check_release(
     }
     check_coverage(index_public, eq_classes)
     result["equivalence_classes"] = check_feature_k(index_public, eq_classes, fk)
+    if variables is not None:
+        result["variables_protected"] = check_released_variables(series_public, variables)
+        result["missing_hours_withheld"] = check_missing_withheld(series_public, index_public)
+    if labelled is not None:
+        result["outcomes"] = check_outcomes(index_public, labelled, outcome_l)
     log.info(
         "release check passed: %d series, %d rows",
         result["series_accounted"]["released"],
@@ -316,6 +391,9 @@ def check_sweep_point(
     dk: int,
     fk: int,
     group_by_split: bool,
+    variables: Iterable[str] | None = None,
+    labelled: bool | None = None,
+    outcome_l: int = 1,
 ) -> dict:
     """:func:`check_release` of one sweep point's release, from its private artefacts.
 
@@ -331,6 +409,8 @@ def check_sweep_point(
         ``duration.parquet``, ``targets.parquet`` and ``pseudonyms.parquet`` of the point.
     dk, fk : int
     group_by_split : bool
+    variables, labelled, outcome_l
+        As :func:`check_release`.
 
     Returns
     -------
@@ -350,5 +430,8 @@ def check_sweep_point(
         eq_classes=eq_classes.drop(columns=[KEY]),
         n_input=len(classes),
         n_suppressed=int((classes["class_length"] == 0).sum()),
+        variables=variables,
+        labelled=labelled,
+        outcome_l=outcome_l,
     )
     return {"passed": True, "dk": dk, "fk": fk, "checks": result}

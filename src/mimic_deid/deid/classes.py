@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import InputDataError
 from mimic_deid.logs import Progress, get_logger
 
@@ -130,7 +131,9 @@ def dims_of(series: pd.DataFrame) -> list[str]:
     return [c for c in series.columns if c not in (KEY, "hour", "pseudonym")]
 
 
-def class_arrays(series: pd.DataFrame, classes: pd.DataFrame) -> tuple[list[ClassArray], list[str]]:
+def class_arrays(
+    series: pd.DataFrame, classes: pd.DataFrame, fill_missing: bool = False
+) -> tuple[list[ClassArray], list[str]]:
     """The duration classes of a release as arrays, and the dimension names.
 
     Parameters
@@ -139,6 +142,10 @@ def class_arrays(series: pd.DataFrame, classes: pd.DataFrame) -> tuple[list[Clas
         Long table (icustay_id, hour, dims...), e.g. ``series.parquet``.
     classes : DataFrame
         icustay_id, group, length, class_length (``duration.parquet``).
+    fill_missing : bool
+        Withhold the missing-hours pattern (:func:`~mimic_deid.deid.missing.fill_missing_hours`)
+        of every class: the input of de-identification, so that the release methods meet the
+        targets on exactly what is published.
 
     Returns
     -------
@@ -148,7 +155,10 @@ def class_arrays(series: pd.DataFrame, classes: pd.DataFrame) -> tuple[list[Clas
         The dimension columns of ``series``.
     """
     dims = dims_of(series)
-    return list(iter_class_arrays(trim_to_classes(series, classes), dims)), dims
+    arrays = list(iter_class_arrays(trim_to_classes(series, classes), dims))
+    if fill_missing:
+        arrays = [ClassArray(c.group, c.length, c.keys, fill_missing_hours(c.X)) for c in arrays]
+    return arrays, dims
 
 
 def map_classes(

@@ -241,6 +241,9 @@ def duration_summary(lengths: np.ndarray, class_lengths: np.ndarray) -> dict:
     }
 
 
+#: Releases that publish the outcome label (in-hospital mortality): only the one that needs it.
+LABELLED: dict[str, bool] = {"stays": False, "ihm48": True}
+
 #: Releases de-identified separately per split. The utility release ``ihm48`` is: the parties
 #: that train and test differ (seed §6.4's trust settings), so no training series may share a
 #: duration or equivalence class with a test series. ``stays`` is de-identified as one group.
@@ -265,8 +268,43 @@ def deid_groups(split: np.ndarray, group_by_split: bool) -> np.ndarray:
     return split if group_by_split else np.full(split.shape, "all")
 
 
+def outcome_diverse(
+    class_lengths: np.ndarray, groups: np.ndarray, labels: np.ndarray, ell: int
+) -> np.ndarray:
+    """Class lengths with every published class holding at least ``ell`` distinct outcomes.
+
+    A duration class (within its group) whose series share fewer than ``ell`` distinct labels
+    would disclose their outcome (e.g. a class of patients who all died); it is suppressed
+    (class length 0).
+
+    Parameters
+    ----------
+    class_lengths : ndarray of int, shape (n,)
+        From :func:`assign_duration_classes_grouped` (0 = suppressed).
+    groups, labels : ndarray, shape (n,)
+        De-identification group and outcome label of each series.
+    ell : int
+        Distinct outcomes required per class (1 = no requirement).
+
+    Returns
+    -------
+    ndarray of int32, shape (n,)
+    """
+    ell = require_int(ell, "outcome diversity l (deid/outcome_l)")
+    out = np.asarray(class_lengths).astype(np.int32, copy=True)
+    if ell <= 1 or out.size == 0:
+        return out
+    frame = pd.DataFrame({"g": np.asarray(groups), "c": out, "y": np.asarray(labels)})
+    distinct = frame[frame["c"] > 0].groupby(["g", "c"])["y"].nunique()
+    poor = distinct[distinct < ell].index
+    if len(poor):
+        key = pd.MultiIndex.from_arrays([frame["g"], frame["c"]])
+        out[key.isin(poor) & (out > 0)] = 0
+    return out
+
+
 def duration_classes(
-    meta: pd.DataFrame, dk: int, group_by_split: bool
+    meta: pd.DataFrame, dk: int, group_by_split: bool, outcome_l: int | None = None
 ) -> tuple[pd.DataFrame, dict]:
     """Assign every series of a release to a duration class of at least ``dk`` series.
 
@@ -278,6 +316,10 @@ def duration_classes(
         Duration k.
     group_by_split : bool
         Classes within each split (:data:`GROUP_BY_SPLIT`) or over the whole release.
+    outcome_l : int, optional
+        For a release that publishes labels (:data:`LABELLED`): every class must hold at least
+        this many distinct ``mortality`` values, or it is suppressed
+        (:func:`outcome_diverse`); None for a release without labels.
 
     Returns
     -------
@@ -285,14 +327,30 @@ def duration_classes(
         icustay_id, group, split, length (int32), class_length (int32, 0 = suppressed),
         sorted by icustay_id (``duration.parquet``).
     summary : dict
-        ``dk``, ``group_by_split``, :func:`duration_summary` of the release and ``groups``:
-        the summary of each group (``duration.json``).
+        ``dk``, ``group_by_split``, :func:`duration_summary` of the release, ``groups``:
+        the summary of each group, and with ``outcome_l`` the classes and series suppressed
+        for outcome diversity (``duration.json``).
     """
     require_columns(meta, ["icustay_id", "length", "split"], "series meta table")
     meta = meta.sort_values("icustay_id", kind="stable")
     lengths = meta["length"].to_numpy(dtype=np.int64)
     groups = deid_groups(meta["split"].to_numpy(), group_by_split)
     class_lengths = assign_duration_classes_grouped(lengths, groups, dk)
+    outcome: dict = {}
+    if outcome_l is not None:
+        require_columns(meta, ["mortality"], "series meta table")
+        diverse = outcome_diverse(class_lengths, groups, meta["mortality"].to_numpy(), outcome_l)
+        dropped = (diverse == 0) & (class_lengths > 0)
+        outcome = {
+            "outcome_l": int(outcome_l),
+            "outcome_suppressed_series": int(dropped.sum()),
+            "outcome_suppressed_classes": int(
+                pd.DataFrame({"g": groups[dropped], "c": class_lengths[dropped]})
+                .drop_duplicates()
+                .shape[0]
+            ),
+        }
+        class_lengths = diverse
     classes = pd.DataFrame(
         {
             "icustay_id": meta["icustay_id"].to_numpy(dtype=np.int64),
@@ -306,6 +364,7 @@ def duration_classes(
         "dk": dk,
         "group_by_split": group_by_split,
         **duration_summary(lengths, class_lengths),
+        **outcome,
     }
     summary["groups"] = {
         str(g): duration_summary(lengths[groups == g], class_lengths[groups == g])

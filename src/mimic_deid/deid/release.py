@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid.classes import KEY, dims_of
+from mimic_deid.deid.classes import KEY, class_frame, dims_of, iter_class_arrays
+from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import ConfigError, InputDataError, require_columns
 from mimic_deid.logs import get_logger
 from mimic_deid.seeding import derive_rng
@@ -166,9 +167,18 @@ def assemble_release(
 
 
 def pseudonymous_release(
-    perturbed: pd.DataFrame, classes: pd.DataFrame, meta: pd.DataFrame, seed: int, salt: str
+    perturbed: pd.DataFrame,
+    classes: pd.DataFrame,
+    meta: pd.DataFrame,
+    seed: int,
+    salt: str,
+    variables: list[str] | None = None,
+    labelled: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Replace identifiers with random per-release pseudonyms: the public release.
+
+    Only ``variables`` are published, each with its missing-hours pattern withheld
+    (:func:`~mimic_deid.deid.missing.fill_missing_hours`, per duration class).
 
     Parameters
     ----------
@@ -183,6 +193,11 @@ def pseudonymous_release(
     salt : str
         Names the release (its path), so two releases made with the same master seed get
         unrelated pseudonyms.
+    variables : list of str, optional
+        The variables published (default: every dimension of ``perturbed``); the others are
+        withheld.
+    labelled : bool
+        Publish the outcome label (only the release that needs it, ``ihm48``).
 
     Returns
     -------
@@ -191,12 +206,30 @@ def pseudonymous_release(
     pseudonyms : DataFrame
         icustay_id, pseudonym (private: the key back to the patients).
     """
-    perturbed = perturbed.drop(columns=["group", "class_length"])
-    keys = np.sort(perturbed[KEY].unique())
+    dims = (
+        variables
+        if variables is not None
+        else dims_of(perturbed.drop(columns=["group", "class_length"]))
+    )
+    require_columns(perturbed, ["group", "class_length", KEY, "hour", *dims], "perturbed series")
+    filled = [
+        class_frame(cls, fill_missing_hours(cls.X), dims)
+        for cls in iter_class_arrays(perturbed, dims)
+    ]
+    published = (
+        pd.concat(filled, ignore_index=True).drop(columns=["group", "class_length"])
+        if filled
+        else perturbed[[KEY, "hour", *dims]].iloc[0:0]
+    )
+    keys = np.sort(published[KEY].unique())
     pseudonyms = pd.DataFrame(
         {KEY: keys, "pseudonym": make_pseudonyms(len(keys), derive_rng(seed, "pseudonyms", salt))}
     )
     series_public, index_public = assemble_release(
-        perturbed, classes, pseudonyms, labels=meta[[KEY, "mortality"]], dims=dims_of(perturbed)
+        published,
+        classes,
+        pseudonyms,
+        labels=meta[[KEY, "mortality"]] if labelled else None,
+        dims=dims,
     )
     return series_public, index_public, pseudonyms

@@ -396,7 +396,8 @@ def utility_table(
     ----------
     series, meta : DataFrame
         The original ``ihm48`` series (icustay_id, hour, dims) and their meta table
-        (icustay_id, length, mortality, split).
+        (icustay_id, length, mortality, split). Only the variables the release publishes are
+        used, on both sides.
     release_series, release_index : DataFrame
         The release (pseudonym, hour, dims) and its index (pseudonym, duration_class, split,
         label).
@@ -408,7 +409,8 @@ def utility_table(
     DataFrame
         :func:`trust_settings`' table (``trust_settings.csv``).
     """
-    dims = [c for c in series.columns if c not in ("icustay_id", "hour")]
+    # Both sides see the variables the release publishes, so the settings compare like with like.
+    dims = [c for c in release_series.columns if c not in ("pseudonym", "hour")]
     original = datasets_from_long(
         series, meta, "icustay_id", dims, label_col="mortality", length_col="length"
     )

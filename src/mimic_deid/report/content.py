@@ -337,6 +337,18 @@ ITEMS: tuple[ReportItem, ...] = (
         lambda d, out: fig.plot_linkage(d.linkage, out),
     ),
     ReportItem(
+        "linkage_strong",
+        "figure",
+        "Linkage attack",
+        "The strong attacker: features and observed-hour counts of every released variable "
+        "({bound}).",
+        lambda d, out: fig.plot_linkage(
+            d.linkage.get("strong", {}),
+            out,
+            title="Strong attacker: every released variable's features and hour counts",
+        ),
+    ),
+    ReportItem(
         "trust_settings",
         "figure",
         "Utility: in-hospital mortality",
@@ -360,6 +372,17 @@ ITEMS: tuple[ReportItem, ...] = (
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")
 TABLES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "table")
+
+
+def _bound_text(data: ReportData) -> str:
+    bound = data.linkage.get("bound")
+    if not bound:
+        return "no bound measured"
+    verdict = "kept" if bound["within"] else "NOT kept"
+    return (
+        f"top-1 {100 * bound['strong_top1']:.1f} % against the promised at most "
+        f"{100 * bound['top1']:.1f} % = 1/fk + the seed attacker's rate: {verdict}"
+    )
 
 
 def build_report(
@@ -387,7 +410,9 @@ def build_report(
         directory, suffix = (figures_dir, ".png") if item.kind == "figure" else (tables_dir, ".csv")
         path = os.path.join(os.fspath(directory), item.name + suffix)
         item.draw(data, path)
-        caption = item.caption.format(main_class=data.main_class, small_class=data.small_class)
+        caption = item.caption.format(
+            main_class=data.main_class, small_class=data.small_class, bound=_bound_text(data)
+        )
         sections.setdefault(item.section, []).append(
             {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
         )

@@ -597,7 +597,11 @@ def plot_ga_example(
 # linkage attack
 
 
-def plot_linkage(linkage: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
+def plot_linkage(
+    linkage: Mapping[str, Any],
+    out_path: str | os.PathLike,
+    title: str = "Linkage attack on the features",
+) -> FigureInfo:
     """Linkage attack: re-identification rate and reconstruction error vs estimation error.
 
     Left: top-1 (solid) and top-5 (dashed) re-identification rates (% of targets) against the
@@ -618,10 +622,7 @@ def plot_linkage(linkage: Mapping[str, Any], out_path: str | os.PathLike) -> Fig
     fig = _new_figure(11.5, 4.6)
     ax_rate, ax_recon = fig.subplots(1, 2)
     counts = sorted({int(v) for _, _, df in parts for v in df["n"] if math.isfinite(v)})
-    fig.suptitle(
-        "Linkage attack on the features"
-        + (f" ({', '.join(map(str, counts))} targets)" if counts else "")
-    )
+    fig.suptitle(title + (f" ({', '.join(map(str, counts))} targets)" if counts else ""))
     ax_rate.set_title("Re-identification rate")
     ax_rate.set_xlabel("relative feature-estimation error (%)")
     ax_rate.set_ylabel("targets re-identified (%)")

@@ -12,6 +12,10 @@ from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 __all__ = ["sweep_row", "sweep_table"]
 
 
+def _pct(fraction: float | None) -> float:
+    return float("nan") if fraction is None else 100.0 * float(fraction)
+
+
 def _disagreement_stats(per_series: pd.DataFrame, prefix: str) -> dict[str, float]:
     first = per_series["first_disagreement"].to_numpy(dtype=np.float64)
     auc = per_series["auc"].to_numpy(dtype=np.float64)
@@ -50,7 +54,12 @@ def sweep_row(
     Returns
     -------
     dict
-        Column name to value; ``*_pct`` columns are percentages, linkage rates fractions.
+        Column name to value. Rates are percentages in ``_pct`` columns: e.g.
+        ``release_top1_pct_err5`` is the seed attacker's top-1 re-identification rate (%) on
+        the release when its features are known up to a 5 % relative error; ``strong_`` columns
+        are the strong attacker's (every released variable's features and observed-hour
+        counts), ``strong_bound_top1_pct`` the bound the release promises it
+        (:func:`mimic_deid.evaluate.privacy.linkage_bound`).
     """
     row: dict = {
         "dk": point["dk"],
@@ -67,11 +76,17 @@ def sweep_row(
     }
     row.update(_disagreement_stats(baseline, "baseline_"))
     row.update(_disagreement_stats(disagreement, ""))
-    for side in ("baseline", "release"):
-        for error, stats in sorted(linkage.get(side, {}).items(), key=lambda kv: float(kv[0])):
-            tag = f"{float(error) * 100:g}pct"
-            row[f"{side}_top1_e{tag}"] = stats["top1"]
-            row[f"{side}_top5_e{tag}"] = stats["top5"]
+    attacks = {"": linkage, "strong_": linkage.get("strong", {})}
+    for prefix, attack in attacks.items():
+        for side in ("baseline", "release"):
+            by_error = sorted(attack.get(side, {}).items(), key=lambda kv: float(kv[0]))
+            for error, stats in by_error:
+                tag = f"err{float(error) * 100:g}"
+                for k in ("top1", "top5"):
+                    row[f"{prefix}{side}_{k}_pct_{tag}"] = _pct(stats[k])
+    if "bound" in linkage:
+        row["strong_bound_top1_pct"] = _pct(linkage["bound"]["top1"])
+        row["strong_within_bound"] = bool(linkage["bound"]["within"])
     test = utility[utility["split"] == "test"].set_index("setting")
     for setting, train_side, test_side in UTILITY_SETTINGS:
         if setting in test.index:

@@ -1,0 +1,161 @@
+"""A release as private as its least protected variable: withheld variables, no missing-hours
+pattern, outcome diversity, and the strong attacker's bound."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mimic_deid.deid import (
+    attacker_features,
+    check,
+    protected_features,
+    released_variables,
+)
+from mimic_deid.deid.duration import duration_classes, outcome_diverse
+from mimic_deid.deid.missing import fill_missing_hours
+from mimic_deid.errors import ConfigError, ReleaseCheckError
+from mimic_deid.evaluate.privacy import linkage_bound
+
+NAN = np.nan
+DIMS = ["heart_rate", "glucose", "temperature"]
+
+
+def test_fill_missing_hours_by_hand():
+    X = np.array(
+        [
+            [[NAN, NAN, NAN], [80.0, 100.0, NAN], [NAN, NAN, NAN], [84.0, NAN, NAN]],
+            [[70.0, NAN, NAN], [72.0, NAN, NAN], [74.0, NAN, NAN], [76.0, NAN, NAN]],
+        ]
+    )
+    out = fill_missing_hours(X)
+    # leading hour: first value; interior gap: last value before; trailing: last value
+    assert out[0, :, 0].tolist() == [80.0, 80.0, 80.0, 84.0]
+    assert out[0, :, 1].tolist() == [100.0] * 4
+    # series 1 never observed glucose: the class mean of what the class publishes
+    assert out[1, :, 1].tolist() == [100.0] * 4
+    # temperature is null in the whole class: it stays null
+    assert np.isnan(out[:, :, 2]).all()
+    assert not np.isnan(out[:, :, :2]).any()
+    assert np.isnan(X[0, 0, 0])  # the input is not modified
+
+
+def test_fill_missing_hours_keeps_observed_values():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 12, 4))
+    X[rng.random(X.shape) < 0.4] = NAN
+    out = fill_missing_hours(X)
+    observed = ~np.isnan(X)
+    assert np.array_equal(out[observed], X[observed])
+
+
+def test_protected_and_released_variables():
+    features = {"glucose": ["mean"], "heart_rate": ["mean", "var"]}
+    assert released_variables(protected_features(features, DIMS, "features"), DIMS) == [
+        "heart_rate",
+        "glucose",
+    ]
+    everything = protected_features(features, DIMS, "all")
+    assert everything == {
+        "heart_rate": ["mean", "var"],
+        "glucose": ["mean"],
+        "temperature": ["mean", "var", "min", "max"],
+    }
+    assert attacker_features(["glucose"]) == {"glucose": ["mean", "var", "min", "max", "count"]}
+    with pytest.raises(ConfigError) as err:
+        protected_features(features, DIMS, "some")
+    assert str(err.value) == (
+        "config parameter 'release/variables': expected one of ('features', 'all'), got 'some'"
+    )
+
+
+def test_outcome_diverse_suppresses_classes_of_one_outcome():
+    class_lengths = np.array([5, 5, 5, 3, 3, 3, 3, 0])
+    groups = np.array(["train"] * 8)
+    labels = np.array([0, 1, 0, 1, 1, 1, 1, 0])
+    out = outcome_diverse(class_lengths, groups, labels, 2)
+    assert out.tolist() == [5, 5, 5, 0, 0, 0, 0, 0]
+    assert outcome_diverse(class_lengths, groups, labels, 1).tolist() == class_lengths.tolist()
+
+
+def test_duration_classes_count_outcome_suppression():
+    meta = pd.DataFrame(
+        {
+            "icustay_id": np.arange(12),
+            "length": [8] * 6 + [4] * 6,
+            "split": "train",
+            "mortality": [0, 1, 0, 0, 0, 0] + [0] * 6,
+        }
+    )
+    classes, summary = duration_classes(meta, dk=6, group_by_split=True, outcome_l=2)
+    assert classes["class_length"].tolist() == [8] * 6 + [0] * 6
+    assert summary["outcome_suppressed_series"] == 6
+    assert summary["outcome_suppressed_classes"] == 1
+    assert summary["suppressed"] == 6
+
+
+def _release():
+    index = pd.DataFrame(
+        {
+            "pseudonym": ["Pa", "Pb", "Pc", "Pd"],
+            "duration_class": np.int32([2, 2, 2, 2]),
+            "split": "test",
+            "label": np.int8([0, 1, 0, 0]),
+        }
+    )
+    series = pd.DataFrame(
+        {
+            "pseudonym": np.repeat(["Pa", "Pb", "Pc", "Pd"], 2),
+            "hour": np.tile([0, 1], 4),
+            "heart_rate": 80.0,
+            "glucose": NAN,
+        }
+    )
+    return series, index
+
+
+def test_claim_released_variables():
+    series, _ = _release()
+    assert check.check_released_variables(series, ["heart_rate", "glucose"])["published"] == [
+        "heart_rate",
+        "glucose",
+    ]
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_released_variables(series, ["heart_rate"])
+    assert str(err.value) == (
+        "unprotected variable(s) published: ['glucose']; only variables whose features are "
+        "de-identified may be released (config release/variables)"
+    )
+
+
+def test_claim_missing_withheld():
+    series, index = _release()
+    assert check.check_missing_withheld(series, index) == {"classes": 1, "variables": 2}
+    series.loc[0, "glucose"] = 100.0
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_missing_withheld(series, index)
+    assert str(err.value) == (
+        "missing-hours pattern published: 1 (class, variable) pair(s) mix observed and null "
+        "hours, e.g. glucose in class ('test', 2)"
+    )
+
+
+def test_claim_outcomes():
+    _, index = _release()
+    assert check.check_outcomes(index, labelled=True, ell=2)["classes"] == 1
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_outcomes(index, labelled=True, ell=3)
+    assert str(err.value) == "outcome disclosed: 1 class(es) with fewer than l=3 distinct outcomes"
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_outcomes(index, labelled=False, ell=2)
+    assert str(err.value) == "outcome label: this release must not publish it"
+
+
+def test_linkage_bound():
+    linkage = {
+        "release": {"0": {"top1": 0.02}, "0.1": {"top1": 0.01}},
+        "strong": {"release": {"0": {"top1": 0.11}, "0.1": {"top1": 0.05}}},
+    }
+    assert linkage_bound(linkage, 10) == pytest.approx(
+        {"error": 0.0, "top1": 0.12, "strong_top1": 0.11, "within": True}
+    )
+    assert linkage_bound(linkage, 20)["within"] is False
