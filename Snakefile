@@ -8,6 +8,9 @@ min_version("8.20")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/source.smk"
 include: "workflow/rules/cohort.smk"
@@ -22,3 +25,10 @@ rule all:
     input:
         PATHS["report_index"],
         PATHS["sweep_csv"],
+
+
+onsuccess:
+    print(
+        f"mimic-deid: done. Report: {Path(PATHS['report_index']).resolve()} "
+        "(for the Snakemake HTML report: snakemake --report report.html)"
+    )

@@ -1,10 +1,20 @@
 """Atomic writers: an interrupted write leaves nothing behind; output is deterministic."""
 
+import os
+import stat
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from mimic_deid.atomic import atomic_dir, atomic_path, read_json, write_json, write_parquet
+from mimic_deid.atomic import (
+    atomic_dir,
+    atomic_path,
+    read_json,
+    write_json,
+    write_parquet,
+    write_text,
+)
 
 
 def test_failed_write_leaves_no_file(tmp_path):
@@ -37,3 +47,37 @@ def test_parquet_and_json_are_byte_identical_across_writes(tmp_path):
     write_json(obj, tmp_path / "2.json")
     assert (tmp_path / "1.json").read_bytes() == (tmp_path / "2.json").read_bytes()
     assert read_json(tmp_path / "1.json") == {"a": [1, 2.5], "m": {"k": True}, "z": None}
+
+
+def test_public_files_follow_umask_and_private_files_are_owner_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        public = tmp_path / "results" / "stays" / "release" / "series.parquet"
+        private = tmp_path / "results" / "private" / "stays" / "series.parquet"
+        df = pd.DataFrame({"x": [1, 2]})
+        write_parquet(df, public)
+        write_parquet(df, private)
+        with atomic_dir(tmp_path / "results" / "private" / "raw") as tmp:
+            (tmp / "events").mkdir()
+            (tmp / "events" / "part-0.parquet").write_bytes(b"x")
+    finally:
+        os.umask(old)
+    mode = lambda p: stat.S_IMODE(p.stat().st_mode)  # noqa: E731
+    assert mode(public) == 0o644
+    assert mode(private) == 0o600
+    assert mode(tmp_path / "results" / "private") == 0o700
+    raw = tmp_path / "results" / "private" / "raw"
+    assert [mode(raw), mode(raw / "events"), mode(raw / "events" / "part-0.parquet")] == [
+        0o700,
+        0o700,
+        0o600,
+    ]
+
+
+def test_public_files_follow_a_stricter_umask(tmp_path):
+    old = os.umask(0o077)
+    try:
+        write_text("x", tmp_path / "report" / "index.html")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "report" / "index.html").stat().st_mode) == 0o600

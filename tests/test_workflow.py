@@ -112,9 +112,30 @@ def test_changing_the_optimiser_reruns_no_mondrian(finished_run):
 def test_bad_config_value_stops_with_the_parameter_named(tmp_path):
     config = prepare(tmp_path, {"deid": {"fk": [0]}})
     proc = snakemake(tmp_path, "-n", config=config, check=False)
-    assert proc.returncode != 0
-    lines = (proc.stdout + proc.stderr).splitlines()
-    assert "config parameter 'deid/fk/0': 0 is less than the minimum of 1" in lines
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "mimic-deid: invalid configuration: config parameter 'deid/fk/0': "
+        "0 is less than the minimum of 1"
+    )
+    assert "Traceback" not in proc.stderr and 'File "' not in proc.stderr
+
+
+def test_readme_command_line_overrides_work_as_documented(tmp_path):
+    """The README's --config examples: a valid override plans its sweep, a bad one gives the
+    README's message verbatim."""
+    config = prepare(tmp_path)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    good = 'snakemake --cores all --config \'deid={"fk": [5], "dk": [50]}\' seed=7'
+    bad = "$ snakemake -n --config 'deid={\"fk\": [0]}'"
+    assert good in readme and bad in readme
+    expected = readme.split(bad + "\n", 1)[1].splitlines()[0]
+    proc = snakemake(
+        tmp_path, "-n", "--config", 'deid={"fk": [5], "dk": [50]}', "seed=7", config=config
+    )
+    assert "mondrian" in planned_jobs(proc.stdout)
+    proc = snakemake(tmp_path, "-n", "--config", 'deid={"fk": [0]}', config=config, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == expected
 
 
 def test_interrupted_run_resumes_to_identical_outputs(finished_run, tmp_path):

@@ -3,6 +3,12 @@
 Outputs are written to a temporary file in the destination directory and renamed into place,
 so an interrupted run never leaves a partial file that looks finished. Writers are
 deterministic: the same data gives byte-identical files.
+
+File modes follow one rule, applied here and nowhere else (:func:`apply_mode`): an artefact
+with a directory named ``private`` among its parents (``results/private/``: identifiers,
+timestamps, unprotected series) is readable only by its owner (files 0600, directories 0700);
+every other artefact (release, report, sweep summary) gets the mode any new file gets under the
+user's umask, so colleagues and web servers can read what is meant for sharing.
 """
 
 from __future__ import annotations
@@ -24,6 +30,46 @@ import pyarrow.parquet as pq
 
 PARQUET_COMPRESSION = "zstd"
 
+#: A directory of this name marks everything below it as private (owner-only modes).
+PRIVATE_DIR = "private"
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def is_private(path: str | os.PathLike) -> bool:
+    """Whether ``path`` lies below a directory named :data:`PRIVATE_DIR`."""
+    return PRIVATE_DIR in Path(path).absolute().parent.parts
+
+
+def apply_mode(path: str | os.PathLike, *, directory: bool = False) -> None:
+    """Give ``path`` its mode: owner-only below ``private/``, else the umask's default.
+
+    Parameters
+    ----------
+    path : path-like
+        A file or directory just written (still at its temporary name is fine, as long as it
+        lies in its final directory).
+    directory : bool, default False
+        ``path`` is a directory (modes 0700 / 0777 & ~umask instead of 0600 / 0666 & ~umask).
+    """
+    full = 0o777 if directory else 0o666
+    private = 0o700 if directory else 0o600
+    os.chmod(path, private if is_private(path) else full & ~_umask())
+
+
+def make_dirs(path: str | os.PathLike) -> None:
+    """Create directory ``path`` and its parents; a new ``private`` directory gets mode 0700."""
+    dest = Path(path)
+    missing = [p for p in (dest, *dest.parents) if not p.exists()]
+    dest.mkdir(parents=True, exist_ok=True)
+    for created in missing:
+        if created.name == PRIVATE_DIR:
+            os.chmod(created, 0o700)
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
@@ -32,12 +78,13 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     On an exception the temporary file is removed and ``path`` is left untouched.
     """
     dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dest.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix or ".tmp", dir=dest.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        apply_mode(tmp_path)
         os.replace(tmp_path, dest)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -49,16 +96,23 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory next to ``path``; move it onto ``path`` on success."""
     dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(dest.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
         yield tmp
+        _apply_tree_modes(tmp)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _apply_tree_modes(root: Path) -> None:
+    apply_mode(root, directory=True)
+    for sub in root.rglob("*"):
+        apply_mode(sub, directory=sub.is_dir())
 
 
 def write_table(table: pa.Table, path: str | os.PathLike) -> None:

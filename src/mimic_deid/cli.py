@@ -79,11 +79,23 @@ def _add_synth(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_synth)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mimic-deid")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        from mimic_deid import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one subparser per command."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="mimic-deid: de-identification of MIMIC-III ICU time series."
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     parser.add_argument("--log-file", metavar="FILE", help="also write the log to FILE")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

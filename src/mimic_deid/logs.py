@@ -6,12 +6,16 @@ Log lines carry counts and timings only: never patient rows, identifiers or pass
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
-__all__ = ["Progress", "configure", "get_logger", "run_stage"]
+from tqdm import tqdm
+
+__all__ = ["Progress", "configure", "get_logger", "job_tag", "run_stage"]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -21,12 +25,31 @@ def get_logger(name: str) -> logging.Logger:
     return logging.getLogger(f"mimic_deid.{name}" if not name.startswith("mimic_deid") else name)
 
 
-def configure(log_file: str | None = None, level: int = logging.INFO) -> None:
-    """Send package logs to ``log_file`` (a Snakemake ``log:``) and to stderr."""
+def job_tag(rule: str, log_file: str | None = None) -> str:
+    """The tag that tells one job's log lines from its parallel siblings'.
+
+    A job's log file is unique to it (``logs/stays/dk50/fk10-.../genetic/deidentify.log``), so
+    its path below ``logs/``, without the suffix, is the tag; without a log file, the rule.
+    """
+    if not log_file:
+        return rule
+    path = Path(log_file).with_suffix("")
+    parts = path.parts[1:] if path.parts[:1] == ("logs",) else path.parts
+    return "/".join(parts) or rule
+
+
+def configure(
+    log_file: str | None = None, level: int = logging.INFO, tag: str | None = None
+) -> None:
+    """Send package logs to ``log_file`` (a Snakemake ``log:``) and to stderr.
+
+    With ``tag``, every line carries ``[tag]`` after its level (see :func:`job_tag`).
+    """
     root = logging.getLogger("mimic_deid")
     root.setLevel(level)
     root.handlers.clear()
-    formatter = logging.Formatter(FORMAT, datefmt="%Y-%m-%d %H:%M:%S")
+    fmt = FORMAT if tag is None else FORMAT.replace("%(name)s", f"[{tag}] %(name)s")
+    formatter = logging.Formatter(fmt, datefmt="%Y-%m-%d %H:%M:%S")
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
@@ -36,34 +59,87 @@ def configure(log_file: str | None = None, level: int = logging.INFO) -> None:
     root.propagate = False
 
 
+class _LogStream(io.TextIOBase):
+    """A text stream for ``tqdm`` that turns each refreshed progress line into a log record."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__()
+        self.logger = logger
+
+    def write(self, text: str) -> int:
+        line = text.strip("\r\n\x1b[A ")
+        if line:
+            self.logger.info(line)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
 class Progress:
-    """Log ``label: done/total (pct) elapsed`` at most every ``every_s`` seconds."""
+    """Progress of a long step as periodic log lines: done/total, percent, rate and ETA.
+
+    A thin wrapper over :class:`tqdm.tqdm` (counting, rate and ETA estimation) whose output
+    goes through the stage's logger, so each line carries the job's tag (see
+    :func:`run_stage`) and lands in the rule's log file as well as on stderr. A line is written
+    at most every ``every_s`` seconds and once when the step ends; a step shorter than
+    ``every_s`` writes only its final line.
+
+    Parameters
+    ----------
+    label : str
+        What is counted, e.g. ``"genetic L=48"``.
+    total : int or None
+        The amount of work, in ``unit``; None when unknown (rows of a streamed table).
+    logger : logging.Logger
+        Where the lines go.
+    every_s : float, default 10.0
+        Minimum seconds between two lines.
+    unit : str, default "items"
+        The unit of ``total`` and of the rate, e.g. ``"series"``, ``"rows"``.
+    """
 
     def __init__(
-        self, label: str, total: int | None, logger: logging.Logger, every_s: float = 10.0
+        self,
+        label: str,
+        total: int | None,
+        logger: logging.Logger,
+        every_s: float = 10.0,
+        unit: str = "items",
     ) -> None:
-        self.label, self.total, self.logger, self.every_s = label, total, logger, every_s
-        self.done = 0
-        self.start = self._last = time.monotonic()
+        known = "{desc}: {n_fmt}/{total_fmt}{unit} ({percentage:.0f}%) in {elapsed}, {rate_fmt}, ETA {remaining}"
+        unknown = "{desc}: {n_fmt}{unit} in {elapsed}, {rate_fmt}"
+        self._bar = tqdm(
+            total=total,
+            desc=label,
+            unit=f" {unit}",
+            unit_scale=False,
+            mininterval=every_s,
+            maxinterval=max(every_s, 1.0),
+            delay=every_s,
+            bar_format=known if total else unknown,
+            file=_LogStream(logger),
+            ascii=True,
+            dynamic_ncols=False,
+            leave=True,
+        )
+        self._final = False
+
+    @property
+    def done(self) -> int:
+        """Work done so far, in ``unit``."""
+        return int(self._bar.n)
 
     def update(self, n: int = 1) -> None:
-        self.done += n
-        now = time.monotonic()
-        if now - self._last >= self.every_s:
-            self._last = now
-            self._emit(now)
+        """Record ``n`` more units of work done."""
+        self._bar.update(n)
 
     def close(self) -> None:
-        self._emit(time.monotonic(), final=True)
-
-    def _emit(self, now: float, final: bool = False) -> None:
-        elapsed = now - self.start
-        if self.total:
-            pct = 100.0 * self.done / self.total
-            msg = f"{self.label}: {self.done:,}/{self.total:,} ({pct:.0f}%) in {elapsed:.1f}s"
-        else:
-            msg = f"{self.label}: {self.done:,} in {elapsed:.1f}s"
-        self.logger.info(msg + (" - done" if final else ""))
+        """Write the final line (once) and stop."""
+        if not self._final:
+            self._final = True
+            self._bar.delay = 0  # a step shorter than every_s still gets its final line
+            self._bar.close()
 
 
 @contextlib.contextmanager
@@ -88,7 +164,7 @@ def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger
     """
     from mimic_deid.errors import MimicDeidError
 
-    configure(log_file)
+    configure(log_file, tag=job_tag(rule, log_file))
     logger = get_logger(f"stage.{rule}")
     start = time.monotonic()
     try:

@@ -207,7 +207,7 @@ def build_release(
     stats = empty_stats(variables)
     dropped_at_end = 0
     pieces = []
-    progress = Progress(f"{release} event parts", len(parts), log, every_s=0.0)
+    progress = Progress(f"{release} event parts", len(parts), log, every_s=5.0, unit="parts")
     for path in parts:
         events = pd.read_parquet(path)
         events = assign_events_to_stays(events, cohort)

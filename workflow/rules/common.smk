@@ -21,7 +21,9 @@ try:
     # Coerces --config strings, fills the schema's defaults, checks cross-field rules.
     validate_config(config, workflow.source_path("../../config/schema.yaml"))
 except ConfigError as exc:
-    raise WorkflowError(str(exc)) from None
+    # One line naming the parameter, no traceback, before any job runs.
+    print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
+    sys.exit(1)
 
 RELEASES = list(GROUP_BY_SPLIT)
 DEID = config["deid"]

@@ -199,7 +199,8 @@ def map_classes(
                 f"{label}: {len(extra)} per-class arguments for {len(classes)} classes"
             )
     args = [(cls, *(extra[i] for extra in per_class)) for i, cls in enumerate(classes)]
-    progress = Progress(label, len(classes), log)
+    sizes = [int(cls.X.shape[0]) for cls in classes]
+    progress = Progress(label, sum(sizes), log, unit="series")
     results: list[Any] = [None] * len(classes)
     if threads > 1 and len(classes) > 1:
         order = sorted(
@@ -209,10 +210,10 @@ def map_classes(
             futures = {i: pool.submit(fn, *args[i]) for i in order}
             for i in order:
                 results[i] = futures[i].result()
-                progress.update()
+                progress.update(sizes[i])
     else:
         for i, a in enumerate(args):
             results[i] = fn(*a)
-            progress.update()
+            progress.update(sizes[i])
     progress.close()
     return results

@@ -57,18 +57,6 @@ class Reader(Protocol):
     ) -> Iterator[pa.RecordBatch | pa.Table]: ...
 
 
-class RateProgress(Progress):
-    """``Progress`` whose log line also gives the rate in rows per second."""
-
-    def _emit(self, now: float, final: bool = False) -> None:
-        elapsed = now - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        self.logger.info(
-            f"{self.label}: {self.done:,} rows read in {elapsed:.1f}s ({rate:,.0f} rows/s)"
-            + (" - done" if final else "")
-        )
-
-
 # --------------------------------------------------------------------------- small tables
 
 
@@ -301,7 +289,7 @@ def _extract_events(
     )
     stats: dict[str, Any] = {}
     received = 0
-    progress = RateProgress(f"{name}", None, log, every_s=5.0)
+    progress = Progress(f"{name}", None, log, every_s=5.0, unit="rows")
     source = repr(reader)
     for batch in reader.iter_events(name, ids.to_pylist(), chunk_rows, stats=stats):
         tab = normalise_batch(batch, source, name)

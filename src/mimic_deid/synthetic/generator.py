@@ -21,7 +21,7 @@ from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
-logger = get_logger(__name__)
+log = get_logger(__name__)
 
 BLOCK_SUBJECTS = 100  # subjects per random stream: output does not depend on chunk_subjects
 SUMMARY_FILE = "SYNTHETIC.json"
@@ -243,13 +243,10 @@ def generate(
     started = time.monotonic()
     ids = IdState.for_subjects(subjects)
     counts = {"admissions": 0, "icustays": 0}
-    progress = Progress("synthetic subjects", subjects, logger)
+    progress = Progress("synthetic", subjects, log, unit="subjects")
     n_blocks = -(-subjects // BLOCK_SUBJECTS)
     try:
         with atomic_dir(dest) as tmp:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private
             writers = {name: TableWriter(tmp, name) for name in TABLES}
             try:
                 for name, cols in _dictionary_tables().items():
@@ -288,7 +285,7 @@ def generate(
     progress.close()
     elapsed = time.monotonic() - started
     chart = summary["rows"]["CHARTEVENTS"]
-    logger.info(
+    log.info(
         "synthetic MIMIC-III: %d subjects, %d admissions, %d ICU stays, %d CHARTEVENTS rows "
         "in %.1f s (%.0f chart rows/s)",
         subjects, counts["admissions"], counts["icustays"], chart, elapsed, chart / max(elapsed, 1e-9),
