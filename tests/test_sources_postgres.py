@@ -23,7 +23,7 @@ from mimic_deid.errors import InputDataError, SourceConnectionError
 from mimic_deid.sources import tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
-from mimic_deid.sources.postgres_source import PostgresSource
+from mimic_deid.sources.postgres_source import PostgresSource, describe_target
 from mimic_deid.variables import load_variables
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -233,3 +233,32 @@ def test_malformed_dsn_is_not_echoed() -> None:
     with pytest.raises(SourceConnectionError) as err:
         PostgresSource("host=127.0.0.1 password=secret garbage")
     assert "secret" not in str(err.value)
+
+
+@pytest.mark.postgres
+def test_fingerprint_changes_when_and_only_when_the_data_change(
+    tmp_path: Path, pg_dsn: str, schema: str
+) -> None:
+    loader.load_csv_dir(pg_dsn, write_mimic_dir(tmp_path / "m"), schema)
+    source = PostgresSource(pg_dsn, schema)
+    before = source.fingerprint()
+    assert before.startswith("sha256:") and len(before) == len("sha256:") + 64
+    assert source.fingerprint() == before
+    with psycopg2.connect(pg_dsn) as conn, conn.cursor() as cur:
+        cur.execute(f'DELETE FROM "{schema}".patients WHERE ctid IN '
+                    f'(SELECT ctid FROM "{schema}".patients LIMIT 1)')  # fmt: skip
+    conn.close()
+    after = source.fingerprint()
+    assert after != before
+    assert source.fingerprint() == after
+
+
+@pytest.mark.postgres
+def test_fingerprint_of_an_empty_schema_is_refused(pg_dsn: str, schema: str) -> None:
+    with pytest.raises(InputDataError) as exc:
+        PostgresSource(pg_dsn, schema).fingerprint()
+    t = describe_target(pg_dsn)
+    target = f"host={t['host']} port={t['port']} dbname={t['dbname']} user={t['user']}"
+    assert str(exc.value) == (
+        f"PostgreSQL schema '{schema}' ({target}) holds no tables (set source.postgres.schema)"
+    )

@@ -6,8 +6,10 @@ resume tests make a second run of their own.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -205,3 +207,19 @@ def test_tuning_sweep_has_a_row_per_grid_point(finished_run):
     assert sorted(summary["mutation_sd"]) == [2.0, 3.0]
     assert summary["unfeasibility"].is_monotonic_increasing
     assert (summary["iterations"] <= 20).all()
+
+
+def test_replacing_a_csv_table_reruns_the_extraction(finished_run, tmp_path):
+    """CSV files are inputs of the extraction: a replaced table re-runs it, nothing else does."""
+    reference, _ = finished_run
+    source = tmp_path / "mimic"
+    shutil.copytree(next((reference / "resources" / "synthetic").iterdir()), source)
+    config = prepare(tmp_path, {"source": {"kind": "csv", "csv": {"path": str(source)}}})
+    snakemake(tmp_path, "--cores", "1", "results/private/raw", config=config)
+    assert (
+        planned_jobs(snakemake(tmp_path, "-n", "results/private/raw", config=config).stdout) == {}
+    )
+    table = source / "LABEVENTS.csv.gz"  # replaced by a copy compressed differently
+    table.write_bytes(gzip.compress(gzip.decompress(table.read_bytes()), compresslevel=1))
+    proc = snakemake(tmp_path, "-n", "results/private/raw", config=config)
+    assert planned_jobs(proc.stdout) == {"extract": 1}, proc.stdout + proc.stderr

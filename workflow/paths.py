@@ -14,6 +14,7 @@ PATHS = {
     # source (private)
     "synthetic": "resources/synthetic/n{subjects}-s{seed}",
     "raw": f"{PRIVATE}/raw",
+    "source_fingerprint": f"{PRIVATE}/source_fingerprint.txt",
     # cohort and series (private)
     "cohort_stays": f"{PRIVATE}/cohort/stays.parquet",
     "cohort_counts": f"{PRIVATE}/cohort/cohort.json",

@@ -5,6 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from paths import PATHS, POINT, path
 
+from mimic_deid.atomic import write_text
 from mimic_deid.config import validate_config
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
@@ -13,7 +14,9 @@ from mimic_deid.deid import (
     released_variables,
 )
 from mimic_deid.deid.methods import REGISTRY, method_labels
-from mimic_deid.errors import ConfigError
+from mimic_deid.errors import ConfigError, MimicDeidError
+from mimic_deid.sources import open_source
+from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, TABLES
 from mimic_deid.variables import load_variables, series_variables
 
@@ -71,10 +74,34 @@ def synthetic_dir():
 
 
 def extract_input(wildcards):
+    """What the extraction reads, so that a changed source re-runs it: the synthetic copy,
+    the CSV files present, or a file holding the PostgreSQL database's fingerprint."""
     inputs = {"variables": config["variables"]}
-    if config["source"]["kind"] == "synthetic":
+    kind = config["source"]["kind"]
+    if kind == "synthetic":
         inputs["source_dir"] = synthetic_dir()
+    elif kind == "csv":
+        inputs["tables"] = [str(p) for p in table_files(config["source"]["csv"]["path"])]
+    else:
+        inputs["fingerprint"] = postgres_fingerprint()
     return inputs
+
+
+def postgres_fingerprint():
+    """Write the database's fingerprint (or the user's version tag) where the extraction sees
+    it; the file changes, and the extraction re-runs, only when the database does."""
+    pg = config["source"]["postgres"]
+    try:
+        text = pg["version_tag"] or open_source(
+            "postgres", dsn=pg["dsn"], schema=pg["schema"]
+        ).fingerprint()
+    except MimicDeidError as exc:
+        print(f"mimic-deid: source: {exc}", file=sys.stderr)
+        sys.exit(1)
+    target = Path(PATHS["source_fingerprint"])
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        write_text(text, target)
+    return str(target)
 
 
 def group_by_split(wildcards):

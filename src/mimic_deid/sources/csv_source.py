@@ -65,6 +65,19 @@ def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
     )
 
 
+def table_files(directory: str | os.PathLike) -> list[Path]:
+    """The MIMIC-III files in ``directory`` that the extraction reads (those present).
+
+    The workflow declares them as inputs of the extraction, so replacing a table re-runs it;
+    a missing table is reported by the extraction itself, naming the file it expected.
+    """
+    found = []
+    for spec in tables.ALL_TABLES.values():
+        with contextlib.suppress(InputDataError):
+            found.append(find_table_file(directory, spec.name.upper()))
+    return found
+
+
 def is_gzip(path: str | os.PathLike) -> bool:
     """True when the file starts with the gzip magic bytes."""
     with open(path, "rb") as fh:
