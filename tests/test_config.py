@@ -178,3 +178,23 @@ def test_bad_method_label(label, expected):
     with pytest.raises(ConfigError) as err:
         parse_method_label(label)
     assert str(err.value) == expected
+
+
+def _leaf_parameters(node: dict, definitions: dict, path: tuple[str, ...] = ()):
+    if "$ref" in node:
+        node = {**definitions[node["$ref"].split("/")[-1]], **node}
+    if node.get("type") == "object" and "properties" in node:
+        for key, child in node["properties"].items():
+            yield from _leaf_parameters(child, definitions, (*path, key))
+    else:
+        yield ".".join(path)
+
+
+def test_config_readme_documents_every_parameter():
+    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    text = (SCHEMA.parent / "README.md").read_text(encoding="utf-8")
+    params = set(_leaf_parameters(schema, schema["definitions"]))
+    # the tuning grid takes the genetic method's parameters, documented once
+    params = {p for p in params if not p.startswith("deid.tuning_grid.")} | {"deid.tuning_grid"}
+    missing = sorted(p for p in params if f"`{p}`" not in text)
+    assert missing == [], f"config/README.md does not document {missing}"
