@@ -23,6 +23,7 @@ from mimic_deid.deid import (
 from mimic_deid.errors import ConfigError, ReleaseCheckError
 from mimic_deid.evaluate import baseline_disagreement, evaluate_release, released_by_key
 from mimic_deid.report import sweep_table
+from mimic_deid.report.sweep import sweep_overview
 
 FEATURES = {"heart_rate": ["mean", "var", "min", "max"], "glucose": ["mean"]}
 ADHOC = "adhoc-it10-ns0.01"
@@ -264,3 +265,32 @@ def test_sweep_table_has_one_row_per_point(point):
     assert list(table["fk"]) == [5, 6]
     assert table.loc[0, "release_top1_pct_err0"] == pytest.approx(10.0)
     assert table.loc[0, "test_roc_auc_orig_orig"] == 0.8
+
+
+def test_sweep_overview_shows_the_compared_columns_rounded():
+    summary = pd.DataFrame(
+        {
+            "dk": [50],
+            "fk": [10],
+            "heuristic": ["range"],
+            "method": [ADHOC],
+            "records_lost_pct_mean": [12.3456],
+            "unfeasibility_mean": [0.012345],
+            "distortion_mean": [3.14159],
+            "release_top1_pct_err0": [6.66666],
+            "release_top1_pct_err5": [4.0],
+            "strong_release_top1_pct_err0": [11.9],
+            "strong_bound_top1_pct": [16.5],
+            "test_roc_auc_orig_orig": [0.8412],
+            "test_roc_auc_deid_orig": [0.8012],
+        }
+    )
+    out = sweep_overview(summary)
+    assert list(out.columns) == [
+        "method", "dk", "fk", "heuristic", "records lost %", "unfeasibility", "distortion",
+        "re-id top-1 % (seed attacker)", "re-id top-1 % (strong attacker)", "promised bound %",
+        "ROC-AUC orig. / orig.", "ROC-AUC de-id. / orig.", "ΔROC-AUC de-id./orig.",
+    ]  # fmt: skip
+    assert out.iloc[0].tolist() == [
+        ADHOC, 50, 10, "range", 12.3, 0.0123, 3.14, 6.67, 11.9, 16.5, 0.841, 0.801, -0.04,
+    ]  # fmt: skip

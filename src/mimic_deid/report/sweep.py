@@ -9,7 +9,7 @@ import pandas as pd
 
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
-__all__ = ["sweep_row", "sweep_table"]
+__all__ = ["OVERVIEW_COLUMNS", "sweep_overview", "sweep_row", "sweep_table"]
 
 
 def _pct(fraction: float | None) -> float:
@@ -122,3 +122,53 @@ def sweep_table(
         for i, point in enumerate(points)
     ]
     return pd.DataFrame(rows)
+
+
+#: The columns a reader compares across sweep points: (sweep summary column, heading). The
+#: full table, with every attacker error and both sides, is the CSV the report links.
+OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("method", "method"),
+    ("dk", "dk"),
+    ("fk", "fk"),
+    ("heuristic", "heuristic"),
+    ("records_lost_pct_mean", "records lost %"),
+    ("unfeasibility_mean", "unfeasibility"),
+    ("distortion_mean", "distortion"),
+    ("release_top1_pct_err0", "re-id top-1 % (seed attacker)"),
+    ("strong_release_top1_pct_err0", "re-id top-1 % (strong attacker)"),
+    ("strong_bound_top1_pct", "promised bound %"),
+    *(
+        (f"test_roc_auc_{train}_{test}", f"ROC-AUC {label}")
+        for label, train, test in UTILITY_SETTINGS
+    ),
+    ("delta_roc_auc", "ΔROC-AUC de-id./orig."),
+)
+
+
+def sweep_overview(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """The few columns of the sweep summary a reader compares, rounded for the HTML page.
+
+    Parameters
+    ----------
+    summary : DataFrame, one row per sweep point
+        :func:`sweep_table`'s output (or the CSV it was written to).
+    digits : int, default 3
+        Significant digits of the numbers shown.
+
+    Returns
+    -------
+    DataFrame
+        The :data:`OVERVIEW_COLUMNS` present in ``summary``, renamed to their headings;
+        ``ΔROC-AUC de-id./orig.`` is the test ROC-AUC of a model trained on the release minus
+        that of one trained on the original data, both scored on original test data (the
+        utility cost of publishing).
+    """
+    frame = summary.copy()
+    train_deid, train_orig = "test_roc_auc_deid_orig", "test_roc_auc_orig_orig"
+    if {train_deid, train_orig} <= set(frame.columns):
+        frame["delta_roc_auc"] = frame[train_deid] - frame[train_orig]
+    present = [(c, h) for c, h in OVERVIEW_COLUMNS if c in frame.columns]
+    out = frame[[c for c, _ in present]].rename(columns=dict(present))
+    numeric = out.select_dtypes("number").columns.difference(["dk", "fk"])
+    out[numeric] = out[numeric].map(lambda v: float(f"{v:.{digits}g}") if pd.notna(v) else v)
+    return out
