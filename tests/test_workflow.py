@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -223,3 +224,25 @@ def test_replacing_a_csv_table_reruns_the_extraction(finished_run, tmp_path):
     table.write_bytes(gzip.compress(gzip.decompress(table.read_bytes()), compresslevel=1))
     proc = snakemake(tmp_path, "-n", "results/private/raw", config=config)
     assert planned_jobs(proc.stdout) == {"extract": 1}, proc.stdout + proc.stderr
+
+
+def test_html_report_works_after_the_readme_install(finished_run, tmp_path):
+    """`pip install -e .` (the README's quick start, no test extra) gives a working
+    `snakemake --report`: Snakemake's report dependencies are runtime dependencies."""
+    workdir, config = finished_run
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-e", str(ROOT)]
+    pip += ["-c", str(ROOT / "constraints.txt")]
+    proc = subprocess.run(pip, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    listed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "list"], capture_output=True, text=True
+    ).stdout
+    assert "pytest " not in listed  # really the environment without the test extra
+    out = tmp_path / "report.html"
+    cmd = [str(venv / "bin" / "snakemake"), "-s", str(ROOT / "Snakefile"), "-d", str(workdir)]
+    cmd += ["--report", str(out), "--configfile", str(config)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "linkage_strong.png" in out.read_text(errors="replace")
