@@ -79,18 +79,16 @@ def mondrian_targets(
     frames, sizes = [], []
     offset = 0
     for cls, (F, labels, T) in zip(classes, results, strict=True):
-        frame = pd.DataFrame(
-            {
-                KEY: cls.keys,
-                "group": cls.group,
-                "class_length": np.int32(cls.length),
-                "eq_class": labels.astype(np.int64) + offset,
-            }
-        )
+        columns = {
+            KEY: cls.keys,
+            "group": cls.group,
+            "class_length": np.int32(cls.length),
+            "eq_class": labels.astype(np.int64) + offset,
+        }
         for j, name in enumerate(spec.names):
-            frame[f"orig_{name}"] = F[:, j]
-            frame[f"target_{name}"] = T[:, j]
-        frames.append(frame)
+            columns[f"orig_{name}"] = F[:, j]
+            columns[f"target_{name}"] = T[:, j]
+        frames.append(pd.DataFrame(columns))
         sizes.append(np.bincount(labels))
         offset += int(labels.max()) + 1
     targets = pd.concat(frames, ignore_index=True)
