@@ -14,16 +14,16 @@ are not genes and are never changed. Every generation:
    Gaussian noise of sd ``mutation_sd``.
 
 The initial population is Gaussian with sd ``init_sd``. Fitness (higher is better), with
-``|objective| = sum |perturbation|`` and ``infeasibility = sum_j w_j |f_j(x + p) - target_j|``
+``|objective| = sum |perturbation|`` and ``unfeasibility = sum_j w_j |f_j(x + p) - target_j|``
 (``w_j = 1``, or ``1 / class-wide sd of the original feature j`` when ``normalise_features``):
 
-- ``annealed`` (eq. 4.2-4.4): ``-|objective| * exp(infeasibility * sqrt(m))`` at generation
+- ``annealed`` (eq. 4.2-4.4): ``-|objective| * exp(unfeasibility * sqrt(m))`` at generation
   ``m``; it overflows in floating point for large ``m`` (seed §6.2), so chromosomes are
-  ranked by the equivalent key ``-(log|objective| + infeasibility * sqrt(m))``, which is
+  ranked by the equivalent key ``-(log|objective| + unfeasibility * sqrt(m))``, which is
   finite for any ``m``;
-- ``DF``: as annealed with ``infeasibility / 100``;
+- ``DF``: as annealed with ``unfeasibility / 100``;
 - ``CI``: as annealed with ``m`` capped at 300;
-- ``NA``: ``-(100 * infeasibility + |objective|)``.
+- ``NA``: ``-(100 * unfeasibility + |objective|)``.
 
 A series stops after ``patience`` consecutive generations in which no child beat the elite
 (under the current generation's fitness; for ``NA`` this means the best fitness did not
@@ -258,19 +258,19 @@ def bernoulli_positions(rng: np.random.Generator, size: int, p: float) -> np.nda
 
 
 def fitness_key(
-    abs_objective: np.ndarray, infeasibility: np.ndarray, m: int, fitness: str
+    abs_objective: np.ndarray, unfeasibility: np.ndarray, m: int, fitness: str
 ) -> np.ndarray:
     """Ranking key (higher = fitter) of chromosomes at generation ``m``.
 
     Monotone in the seed's fitness for every variant; finite for any ``m`` (log space for the
-    annealed variants). ``abs_objective = sum |perturbation|``, ``infeasibility`` as in the
+    annealed variants). ``abs_objective = sum |perturbation|``, ``unfeasibility`` as in the
     module docstring; any shape.
     """
     if fitness == "NA":
-        return -(100.0 * infeasibility + abs_objective)
+        return -(100.0 * unfeasibility + abs_objective)
     if fitness not in ("annealed", "DF", "CI"):
         raise ConfigError(f"unknown fitness '{fitness}', expected one of {FITNESS_VARIANTS}")
-    inf = infeasibility / 100.0 if fitness == "DF" else infeasibility
+    inf = unfeasibility / 100.0 if fitness == "DF" else unfeasibility
     mm = min(m, 300) if fitness == "CI" else m
     return -(np.log(np.maximum(abs_objective, _TINY)) + inf * math.sqrt(mm))
 
@@ -392,7 +392,7 @@ class _Problem:
         self.n_valid = self.n_valid[cols]
 
     def evaluate(self, pop: np.ndarray, ws: _Workspace) -> tuple[np.ndarray, np.ndarray]:
-        """``(|objective|, infeasibility)`` of chromosomes ``pop`` (G, q, n); each (q, n)."""
+        """``(|objective|, unfeasibility)`` of chromosomes ``pop`` (G, q, n); each (q, n)."""
         _, q, n = pop.shape
         scratch = ws.get("eval", pop.shape, pop.dtype)
         abs_obj = np.abs(pop, out=scratch).sum(axis=0, dtype=np.float64)
@@ -626,7 +626,7 @@ def optimise_genetic(
     size = int(chunk_series) if chunk_series else chunk_size(n, n_genes, params.population)
     out = np.empty_like(X)
     iters = np.zeros(n, dtype=np.int64)
-    progress = Progress(f"genetic L={length}", n, log)
+    progress = Progress(f"genetic L={length}", n, log, unit="series")
     for start in range(0, n, size):
         sl = slice(start, min(start + size, n))
         idx = np.arange(sl.start, sl.stop)
