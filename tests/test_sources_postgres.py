@@ -17,6 +17,7 @@ import pg_loader as loader
 import psycopg2
 import pyarrow as pa
 import pytest
+from families import unavailable
 from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
 
 from mimic_deid.errors import InputDataError, SourceConnectionError
@@ -24,6 +25,7 @@ from mimic_deid.sources import tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
 from mimic_deid.sources.postgres_source import PostgresSource, describe_target
+from mimic_deid.synthetic import generate
 from mimic_deid.variables import load_variables
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +47,7 @@ def _server_error() -> str | None:
 def pg_dsn() -> str:
     reason = _server_error()
     if reason:
-        pytest.skip(f"PostgreSQL test server not reachable ({DSN}): {reason}")
+        unavailable("postgres", f"PostgreSQL test server not reachable ({DSN}): {reason}")
     return DSN
 
 
@@ -113,10 +115,6 @@ def write_rows(table: str) -> list[dict]:
 def test_synthetic_extraction_identical_through_csv_and_postgres(
     tmp_path: Path, pg_dsn: str, schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    try:
-        from mimic_deid.synthetic import generate
-    except ImportError as exc:  # pragma: no cover - until the generator lands
-        pytest.skip(f"synthetic generator not available: {exc}")
     folder = tmp_path / "syn"
     generate(folder, 40, 2020)
     loader.load_csv_dir(pg_dsn, folder, schema)

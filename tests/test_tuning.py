@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from test_adhoc import DIMS, FEATURES, group_targets, make_class
 
+from mimic_deid.deid import mondrian
 from mimic_deid.deid.adhoc import optimise_adhoc
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.deid.genetic import GeneticParams, optimise_genetic
@@ -104,7 +105,6 @@ def test_select_complete_series_and_fallback(classes, tspec):
 
 
 def test_select_with_real_mondrian(classes, tspec):
-    mondrian = pytest.importorskip("mimic_deid.deid.mondrian")
     X = classes[25].copy()
     X[:, :, tspec.feature_dims] = np.nan_to_num(X[:, :, tspec.feature_dims], nan=90.0)
     sel = select_tuning_series(
