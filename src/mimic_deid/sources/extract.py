@@ -23,6 +23,7 @@ sorted, independent of the table size.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -221,9 +222,19 @@ class BucketSpool:
         self.buffered = 0
 
     def close(self) -> None:
+        """Flush the buffers and close the spool files (they stay readable)."""
         self.flush()
         for writer in self.writers.values():
             writer.close()
+        self.writers.clear()
+
+    def discard(self) -> None:
+        """Drop the buffers and close the files without writing (after a failure); idempotent."""
+        self.buffers = [[] for _ in range(self.buckets)]
+        self.buffered = 0
+        for writer in self.writers.values():
+            with contextlib.suppress(Exception):  # the original error is what the user sees
+                writer.close()
         self.writers.clear()
 
     def read(self, b: int, hadm_range: tuple[int, int] | None = None) -> pa.Table:
@@ -464,7 +475,7 @@ def extract_raw(
                 if n:
                     log.warning(f"{name}: {n:,} exact duplicate rows dropped (counted)")
         finally:
-            spool.close()
+            spool.discard()
             shutil.rmtree(spool_dir, ignore_errors=True)
         atomic.write_json(summary, tmp / "extract.json")
     kept = sum(summary["tables"][n]["kept"] for n in EVENT_ORDER)
