@@ -182,7 +182,7 @@ def test_method_labels_expand_the_product_and_round_trip(config):
         assert label.startswith(name)
         for key, value in params.items():
             assert value in grid[name][key]
-    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1"
+    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian"
     assert parse_method_label(label)[1]["normalise_features"] is True
 
 
@@ -193,8 +193,8 @@ def test_method_labels_expand_the_product_and_round_trip(config):
         ("adhoc-it5", "method label 'adhoc-it5': expected 2 parameters"),
         ("adhoc-itx-ns0.1", "method label 'adhoc-itx-ns0.1': bad value for iterations: 'x'"),
         (
-            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1",
-            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1': "
+            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian",
+            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian': "
             "expected a fitness in ('annealed', 'DF', 'CI', 'NA')",
         ),
     ],
