@@ -10,6 +10,7 @@ import yaml
 from mimic_deid.config import validate_config
 from mimic_deid.deid.methods import method_labels, parse_method_label
 from mimic_deid.errors import ConfigError
+from mimic_deid.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "config" / "schema.yaml"
@@ -165,8 +166,11 @@ def test_postgres_source_with_a_csv_path_is_refused(config):
 
 def test_unknown_feature_variable_is_refused(config):
     config["deid"]["features"]["pulse"] = ["mean"]
-    assert message(config).startswith(
+    variables = load_variables(ROOT / "config" / "variables.yaml")
+    dimensions = sorted(v.name for v in series_variables(variables))
+    assert message(config) == (
         "config parameter 'deid/features': unknown variable(s) ['pulse']; expected some of "
+        f"{dimensions}"
     )
 
 

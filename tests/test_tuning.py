@@ -123,10 +123,12 @@ def test_select_with_real_mondrian(classes, tspec):
 
 
 def test_select_bad_input(classes, tspec):
-    with pytest.raises(ConfigError, match="n_per_class"):
+    with pytest.raises(ConfigError) as info:
         select_tuning_series(classes, tspec, n_per_class=0, rng=np.random.default_rng(0))
-    with pytest.raises(ConfigError, match="rng"):
+    assert str(info.value) == "tuning: n_per_class must be an integer >= 1, got 0"
+    with pytest.raises(ConfigError) as info:
         select_tuning_series(classes, tspec)
+    assert str(info.value) == "tuning: a numpy Generator 'rng' is required to draw the series"
 
 
 def _tuning_class(L, X, T, spec):
