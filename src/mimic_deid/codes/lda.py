@@ -38,9 +38,11 @@ __all__ = [
     "Trajectories",
     "LdaResult",
     "ags",
+    "ags_align",
     "ags_matrices",
     "avg_relative_error",
     "baseline",
+    "baseline_align",
     "check_k_anonymous",
     "check_weights",
     "mdav",
@@ -84,10 +86,10 @@ class Trajectories:
         length = np.bincount(record, minlength=n).astype(np.int64)
         width = int(length.max()) if n else 0
         pos = np.arange(record.size) - np.repeat(np.cumsum(length) - length, length)
-        I = np.full((n, width), -1, dtype=np.int64)
-        A = np.full((n, width), -1, dtype=np.int64)
-        I[record, pos], A[record, pos] = icd, age
-        return cls(I, A, length)
+        icd_m = np.full((n, width), -1, dtype=np.int64)
+        age_m = np.full((n, width), -1, dtype=np.int64)
+        icd_m[record, pos], age_m[record, pos] = icd, age
+        return cls(icd_m, age_m, length)
 
     def __len__(self) -> int:
         return self.length.size
