@@ -83,8 +83,9 @@ def gccens_table(
     -------
     DataFrame
         table, k, cap (str), mean, sd, median, skewness (of CUL), modified_percent (records
-        with at least one code censored), censored_percent (code instances censored),
-        iterations.
+        with at least one code censored by the greedy loop), capped_percent (mean share of a
+        record's codes removed by the caps), censored_percent (code instances released less
+        than in the sample, caps included), iterations.
     """
     records = code_records(diag, unit, level)
     rows = sample_rows(records, sample, "GCCens")
@@ -110,6 +111,7 @@ def gccens_table(
                 "cap": str(c),
                 **stats,
                 "modified_percent": 100.0 * float((res.cul > 0).mean()),
+                "capped_percent": 100.0 * float(res.capped.mean()),
                 "censored_percent": 100.0 * float(1 - res.censored.count.sum() / total),
                 "iterations": res.iterations,
             }

@@ -129,7 +129,7 @@ NEONATAL: tuple[tuple[str, str, float], ...] = (
 )
 
 LONG_TITLE_PREFIX = "Synthetic copy: "
-ACUTE_PER_ADULT = 10.5  # mean acute codes per adult admission (severity raises it)
+ACUTE_PER_ADULT = 11.5  # mean acute codes per adult admission (severity raises it)
 CHILD_SCALE = 0.3  # children carry fewer chronic codes
 CHRONIC_RECORDED = 0.85  # a carried chronic condition is coded at a given admission
 CLUSTER_SD = 1.0  # spread of the latent cluster scores (log-odds)
