@@ -176,8 +176,12 @@ def gccens(index: MultisetIndex, sample: Multisets, k: int, caps: np.ndarray) ->
             dis[changed] = index.distinguishability(sub)
     censored = _compact(sample.n_records, rec, item, count)
     left = np.bincount(rec, weights=count, minlength=sample.n_records)
-    cul = np.divide(after_caps - left, after_caps, out=np.zeros(sample.n_records), where=after_caps > 0)
-    capped = np.divide(before - after_caps, before, out=np.zeros(sample.n_records), where=before > 0)
+    cul = np.divide(
+        after_caps - left, after_caps, out=np.zeros(sample.n_records), where=after_caps > 0
+    )
+    capped = np.divide(
+        before - after_caps, before, out=np.zeros(sample.n_records), where=before > 0
+    )
     return CensoringResult(censored, cul, capped, dis, caps, iterations)
 
 
