@@ -1,7 +1,6 @@
 # Codes stage (seed 002): DIAGNOSES_ICD from the source, the distinguishability / k-map audit
 # of the released cohort's codes, and the GCCens and LDA comparators. Target: `codes`.
 from mimic_deid.codes import check_codes_config
-from mimic_deid.sources.tables import CODE_TABLES
 
 try:
     check_codes_config(config["codes"])
@@ -10,22 +9,6 @@ except ConfigError as exc:
     sys.exit(1)
 
 CODES = config["codes"]
-
-
-def codes_extract_input(wildcards):
-    """The raw admissions/patients and the source's diagnosis tables (as extract_input)."""
-    inputs = {"raw": PATHS["raw"]}
-    kind = config["source"]["kind"]
-    if kind == "synthetic":
-        inputs["source_dir"] = synthetic_dir()
-    elif kind == "csv":
-        inputs["tables"] = [
-            str(p)
-            for p in table_files(config["source"]["csv"]["path"], CODE_TABLES.values())
-        ]
-    else:
-        inputs["fingerprint"] = postgres_fingerprint()
-    return inputs
 
 
 rule codes:

@@ -169,3 +169,22 @@ def report_input(wildcards):
         inputs["ga_targets"] = path("targets", **g)
         inputs["ga_optimiser"] = path("method_series", **g)
     return inputs
+
+
+def codes_extract_input(wildcards):
+    """What the codes stage's extraction reads: the raw admissions/patients and the source's
+    diagnosis tables (files or fingerprint, as in extract_input)."""
+    from mimic_deid.sources.tables import CODE_TABLES
+
+    inputs = {"raw": PATHS["raw"]}
+    kind = config["source"]["kind"]
+    if kind == "synthetic":
+        inputs["source_dir"] = synthetic_dir()
+    elif kind == "csv":
+        inputs["tables"] = [
+            str(p)
+            for p in table_files(config["source"]["csv"]["path"], CODE_TABLES.values())
+        ]
+    else:
+        inputs["fingerprint"] = postgres_fingerprint()
+    return inputs
