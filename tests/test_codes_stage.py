@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_sources_postgres import pg_dsn, schema  # noqa: F401  (fixtures)
 from workflow_helpers import planned_jobs, prepare, snakemake
 
 from mimic_deid.codes import diagnoses_with_ages, gccens_table, lda_table, restrict_codes
@@ -138,3 +139,20 @@ def test_codes_target_with_snakemake(tmp_path):
         "mimic-deid: invalid configuration: config parameter 'codes/lda/w_icd + codes/lda/w_age'"
         ": w_icd and w_age must be >= 0 and sum to 1, got 0.3 + 0.5 = 0.8"
     ) in bad.stderr
+
+
+@pytest.mark.postgres
+def test_diagnosis_tables_read_alike_from_postgres(synthetic, pg_dsn, schema):  # noqa: F811
+    import pg_loader as loader
+
+    from mimic_deid.sources.postgres_source import PostgresSource
+
+    loader.load_csv_dir(pg_dsn, synthetic, schema, tables=["diagnoses_icd", "d_icd_diagnoses"])
+    pg, csv = PostgresSource(pg_dsn, schema), CsvSource(synthetic)
+    for name, key in (
+        ("diagnoses_icd", ["hadm_id", "seq_num"]),
+        ("d_icd_diagnoses", ["icd9_code"]),
+    ):
+        got = pg.read_table(name).sort_values(key).reset_index(drop=True)
+        ref = csv.read_table(name).sort_values(key).reset_index(drop=True)
+        assert got.dtypes.equals(ref.dtypes) and got.equals(ref), name
