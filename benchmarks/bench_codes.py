@@ -56,9 +56,13 @@ def population(subjects: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd
                 }
             )
         )
-        pat.append(pd.DataFrame({"subject_id": pop.s_id, "dob": pd.to_datetime(pop.s_dob, unit="s")}))
+        pat.append(
+            pd.DataFrame({"subject_id": pop.s_id, "dob": pd.to_datetime(pop.s_dob, unit="s")})
+        )
         cols = diagnoses.block_tables(pop, seed, b)["DIAGNOSES_ICD"]
-        diag.append(pd.DataFrame({k.lower(): v.to_numpy(zero_copy_only=False) for k, v in cols.items()}))
+        diag.append(
+            pd.DataFrame({k.lower(): v.to_numpy(zero_copy_only=False) for k, v in cols.items()})
+        )
     return pd.concat(adm), pd.concat(pat), pd.concat(diag)
 
 
@@ -101,7 +105,9 @@ def main() -> None:
         print(f"audit per {unit}: {audits[unit]}")
     out["audit"] = audits
     rec = code_records(diag, "subject", "category")
-    idx = timed(lambda: MultisetIndex(rec.sets).distinguishability(rec.sets.take(rec.sample(adults))))
+    idx = timed(
+        lambda: MultisetIndex(rec.sets).distinguishability(rec.sets.take(rec.sample(adults)))
+    )
     per_record_index = idx.wall_s / adults.size
     per_record_brute = brute_force_rate(diag, adults, 300)
     out["index_vs_brute_force"] = {

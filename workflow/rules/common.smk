@@ -160,6 +160,8 @@ def report_input(wildcards):
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
+    for name in ("codes_audit", "codes_gccens", "codes_lda"):
+        inputs[name] = PATHS[name]
     g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
     if g:
         g = dict(g, release="stays")

@@ -19,7 +19,7 @@ from mimic_deid.codes.index import MultisetIndex
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import get_logger
 
-__all__ = ["CDF_POINTS", "dis_summary", "plot_dis_cdf", "risk_audit"]
+__all__ = ["CDF_POINTS", "dis_summary", "plot_dis_cdf", "plot_dis_cdf_points", "risk_audit"]
 
 log = get_logger(__name__)
 
@@ -101,29 +101,63 @@ def risk_audit(
     return summary, {"codes": dis_c, "trajectories": dis_p}
 
 
+LABELS = {"codes": "repeated codes", "trajectories": "(ICD, age) trajectories"}
+
+
 def plot_dis_cdf(dis: dict[str, np.ndarray], k: int, out_path: str | os.PathLike) -> None:
-    """Seed Figure 2: percent of sample records with distinguishability <= x (log x axis)."""
+    """Seed Figure 2: percent of sample records with distinguishability <= x (log x axis).
+
+    Parameters
+    ----------
+    dis : dict of str to ndarray of int
+        The sample's dis values per kind (``codes``, ``trajectories``).
+    k : int
+        Drawn as a dotted vertical line.
+    out_path : path
+        PNG written atomically.
+    """
+    curves = {}
+    for name, values in dis.items():
+        values = np.asarray(values, dtype=np.int64)
+        if values.size:
+            x, counts = np.unique(values, return_counts=True)
+            curves[name] = (x, 100.0 * np.cumsum(counts) / values.size)
+    _draw_cdf(curves, k, out_path)
+
+
+def plot_dis_cdf_points(summary: dict | None, out_path: str | os.PathLike) -> None:
+    """The same figure from the CDF points of ``audit.json`` (public aggregates only)."""
+    curves = {}
+    for name in LABELS:
+        cdf = (summary or {}).get(name, {}).get("cdf", {})
+        if cdf:
+            x = np.array(sorted(int(v) for v in cdf))
+            curves[name] = (x, np.array([cdf[str(v)] for v in x], dtype=np.float64))
+    _draw_cdf(curves, (summary or {}).get("k"), out_path)
+
+
+def _draw_cdf(curves: dict, k: int | None, out_path: str | os.PathLike) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.0, 4.5))
-    labels = {"codes": "repeated codes", "trajectories": "(ICD, age) trajectories"}
-    for name, values in dis.items():
-        values = np.sort(np.asarray(values, dtype=np.int64))
-        if values.size == 0:
-            continue
-        x, last = np.unique(values, return_index=False, return_counts=True)
-        y = 100.0 * np.cumsum(last) / values.size
-        ax.step(np.maximum(x, 1), y, where="post", label=labels.get(name, name))
-    ax.axvline(k, color="grey", linestyle=":", label=f"k = {k}")
+    for name, (x, y) in curves.items():
+        ax.step(np.maximum(x, 1), y, where="post", label=LABELS.get(name, name))
+    if not curves:
+        ax.text(
+            0.5, 0.5, "no diagnosis-code audit in this run", ha="center", transform=ax.transAxes
+        )
+    if k is not None:
+        ax.axvline(k, color="grey", linestyle=":", label=f"k = {k}")
     ax.set_xscale("log")
     ax.set_xlabel("distinguishability (population records matching, log scale)")
     ax.set_ylabel("sample records with dis ≤ x (%)")
     ax.set_ylim(0, 100)
     ax.set_title("Distinguishability of the released cohort's diagnoses")
-    ax.legend(loc="lower right")
+    if curves:
+        ax.legend(loc="lower right")
     fig.tight_layout()
     with atomic_path(out_path, suffix=".png") as tmp:
         fig.savefig(tmp, format="png", dpi=120, metadata={"Software": None})
