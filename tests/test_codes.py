@@ -93,6 +93,29 @@ def test_index_equals_brute_force_containment(n, rows, sample, dense_min):
     assert got.tolist() == want.tolist()
 
 
+def test_index_in_small_chunks_equals_brute_force(monkeypatch):
+    import mimic_deid.codes.index as index_module
+
+    monkeypatch.setattr(index_module, "CHUNK_BYTES", 64 * 3)  # a few queries per chunk
+    rng = np.random.default_rng(1)
+    for _ in range(40):
+        n, width, rows = (
+            int(rng.integers(1, 80)),
+            int(rng.integers(1, 6)),
+            int(rng.integers(0, 200)),
+        )
+        pop = multisets(rng.integers(0, n, rows), rng.integers(0, width, rows), n)
+        query = pop.take(rng.integers(0, n, int(rng.integers(0, 40))))
+        dense = np.zeros((n, width), dtype=np.int64)
+        np.add.at(dense, (pop.record, pop.item), pop.count)
+        q = np.zeros((query.n_records, width), dtype=np.int64)
+        np.add.at(q, (query.record, query.item), query.count)
+        want = (dense[None] >= q[:, None]).all(axis=2).sum(axis=1)
+        for dense_min in (0, 2, 1000):
+            got = MultisetIndex(pop, dense_min=dense_min).distinguishability(query)
+            assert got.tolist() == want.tolist()
+
+
 def test_dis_summary_counts_unique_and_k_map():
     s = dis_summary(np.array([1, 1, 2, 5, 10]), k=2, population=20)
     assert (s["unique"], s["below_k"], s["k_map"], s["records"]) == (2, 2, False, 5)
@@ -388,4 +411,56 @@ def test_config_cross_checks():
     assert str(err.value) == (
         "config parameter 'codes/lda/w_icd + codes/lda/w_age': w_icd and w_age must be >= 0 "
         "and sum to 1, got 0.7 + 0.7 = 1.4"
+    )
+
+
+def tiny_diagnoses() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "subject_id": [1, 1, 2],
+            "hadm_id": [10, 10, 20],
+            "seq_num": [1, 2, 1],
+            "icd9_code": ["4019", "25000", "4019"],
+            "age": [60, 60, 90],
+        }
+    )
+
+
+def test_audit_refuses_k_above_the_population():
+    from mimic_deid.codes import risk_audit
+
+    with pytest.raises(ConfigError) as err:
+        risk_audit(tiny_diagnoses(), np.array([1]), "subject", "category", 3)
+    assert str(err.value) == (
+        "config parameter 'codes/k': k = 3 exceeds the population size |P| = 2 subjects"
+    )
+
+
+def test_empty_sample_is_a_named_error():
+    from mimic_deid.codes import risk_audit
+
+    with pytest.raises(InputDataError) as err:
+        risk_audit(tiny_diagnoses(), np.array([7, 8]), "subject", "category", 1)
+    assert str(err.value) == (
+        "risk audit: the sample is empty: none of the 2 cohort subjects has a row in table "
+        "diagnoses_icd"
+    )
+
+
+def test_audit_of_a_tiny_population():
+    from mimic_deid.codes import risk_audit
+
+    summary, dis = risk_audit(tiny_diagnoses(), np.array([1, 2]), "subject", "category", 2)
+    assert dis["codes"].tolist() == [1, 2]  # {250, 401} only in subject 1; {401} in both
+    assert dis["trajectories"].tolist() == [1, 1]  # (401, 60) vs (401, 90+)
+    assert summary["codes"]["unique"] == 1 and not summary["codes"]["k_map"]
+
+
+def test_unknown_unit_names_the_parameter():
+    from mimic_deid.codes import code_records
+
+    with pytest.raises(ConfigError) as err:
+        code_records(tiny_diagnoses(), "patient", "category")
+    assert str(err.value) == (
+        "config parameter 'codes/unit': expected one of ['subject', 'admission'], got 'patient'"
     )

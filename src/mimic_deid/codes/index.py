@@ -214,7 +214,21 @@ class MultisetIndex:
             )
         return result
 
-    def _candidates_chunk(self, q, q_start, recs, lo, cand_len, need, sizes) -> np.ndarray:
+    def _candidates_chunk(
+        self,
+        q: Multisets,
+        q_start: np.ndarray,
+        recs: np.ndarray,
+        lo: np.ndarray,
+        cand_len: np.ndarray,
+        need: np.ndarray,
+        sizes: np.ndarray,
+    ) -> np.ndarray:
+        """dis of one chunk of queries ``recs`` (shape (m,)) from their rarest posting lists.
+
+        ``lo``/``cand_len``: start and length of each rarest posting list; ``need``: the count
+        the rarest key asks for; ``sizes``: entries per query. Returns shape (m,).
+        """
         # Candidate (query, population record) pairs from the rarest posting list.
         m = recs.size
         pos = np.repeat(lo - np.cumsum(cand_len) + cand_len, cand_len) + np.arange(cand_len.sum())
