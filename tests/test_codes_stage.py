@@ -108,7 +108,7 @@ def test_codes_target_with_snakemake(tmp_path):
         "source": {"synthetic": {"subjects": 300}},
         "codes": {
             "k": 3,
-            "gccens": {"k": [2, 5], "caps": [2, "max"]},
+            "gccens": {"k": [2, 5], "caps": [2, "max"], "codes": []},
             "lda": {"k": [2, 4], "max_trajectories": 50},
         },
     }

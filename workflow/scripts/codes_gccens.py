@@ -9,7 +9,8 @@ from mimic_deid.logs import run_stage
 cfg = snakemake.params.codes
 g = cfg["gccens"]
 with run_stage(snakemake.rule, snakemake.log[0]):
-    diag = restrict_codes(pd.read_parquet(snakemake.input.diagnoses), cfg["codes"], cfg["level"])
+    codes = g["codes"] or cfg["codes"]
+    diag = restrict_codes(pd.read_parquet(snakemake.input.diagnoses), codes, cfg["level"])
     cohort = sample_ids(pd.read_parquet(snakemake.input.cohort), cfg["unit"])
     table = gccens_table(
         diag, cohort, cfg["unit"], cfg["level"], g["k"], g["cap"], g["caps"], g["k_caps"],
