@@ -55,7 +55,7 @@ rule codes_audit:
     resources:
         mem_mb=4000,
     params:
-        codes=CODES,
+        codes={key: CODES[key] for key in ("unit", "level", "codes", "k")},
     script:
         "../scripts/codes_audit.py"
 
@@ -76,7 +76,7 @@ rule codes_gccens:
     resources:
         mem_mb=4000,
     params:
-        codes=CODES,
+        codes={key: CODES[key] for key in ("unit", "level", "codes", "gccens")},
     script:
         "../scripts/codes_gccens.py"
 
@@ -98,7 +98,7 @@ rule codes_lda:
     resources:
         mem_mb=2000,
     params:
-        codes=CODES,
+        codes={key: CODES[key] for key in ("unit", "level", "lda")},
         seed=config["seed"],
     script:
         "../scripts/codes_lda.py"
