@@ -140,6 +140,19 @@ def ags_matrices(
 ):
     """The i, a and r matrices of A-GS for X against every Y of a batch (Algorithm 3, 1-25).
 
+    Parameters
+    ----------
+    x_icd, x_age : array_like of int, shape (m,)
+        X's ICD and age nodes (X may be generalised).
+    ys : Trajectories
+        The batch of N candidates, padded to n pairs.
+    hicd, hage : Hierarchy
+        The DGHs.
+    w_icd, w_age : float
+        Attribute weights (sum 1).
+    ilm0, alm0 : float
+        ILM(X) and ALM(X) carried by X (0 for an original trajectory).
+
     Returns
     -------
     i, a : ndarray of float64, shape (N, m + 1, n + 1)
@@ -190,7 +203,10 @@ def ags_matrices(
 
 
 def ags(x_icd, x_age, ys: Trajectories, hicd, hage, w_icd, w_age, ilm0=0.0, alm0=0.0):
-    """A-GS cost of X against every Y of the batch: weighted (ILM, ALM), each shape (N,)."""
+    """A-GS cost of X against every Y of the batch: weighted (ILM, ALM), each shape (N,).
+
+    Arguments as :func:`ags_matrices`; the costs are read at each Y's own length.
+    """
     i, a, _ = ags_matrices(x_icd, x_age, ys, hicd, hage, w_icd, w_age, ilm0, alm0)
     rows = np.arange(len(ys))
     return i[rows, len(x_icd), ys.length], a[rows, len(x_icd), ys.length]
@@ -199,7 +215,11 @@ def ags(x_icd, x_age, ys: Trajectories, hicd, hage, w_icd, w_age, ilm0=0.0, alm0
 def ags_align(
     x_icd, x_age, y_icd, y_age, hicd, hage, w_icd, w_age, ilm0=0.0, alm0=0.0
 ) -> Alignment:
-    """A-GS of one pair of trajectories with the traceback (Algorithm 3, steps 26-37)."""
+    """A-GS of one pair of trajectories with the traceback (Algorithm 3, steps 26-37).
+
+    Returns the :class:`Alignment`: the anonymised trajectory (LCAs of the matched pairs, in
+    order), its weighted ILM and ALM, and where each pair of X and Y went.
+    """
     y = Trajectories(np.asarray(y_icd)[None, :], np.asarray(y_age)[None, :], np.array([len(y_icd)]))
     i, a, r = ags_matrices(x_icd, x_age, y, hicd, hage, w_icd, w_age, ilm0, alm0)
     h, j = len(x_icd), len(y_icd)
