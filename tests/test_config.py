@@ -129,6 +129,31 @@ def test_csv_source_needs_a_path(config):
     )
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    ["host=db dbname=mimic user=me password=hunter2", "postgresql://me:hunter2@db/mimic"],
+)
+def test_a_password_in_the_dsn_is_refused_without_echoing_it(config, dsn):
+    config["source"]["kind"] = "postgres"
+    config["source"]["postgres"] = {"dsn": dsn}
+    text = message(config)
+    assert text == (
+        "config parameter 'source/postgres/dsn': contains a password; remove it and give the "
+        "password to libpq instead (PGPASSWORD, ~/.pgpass or a service file named by "
+        "PGSERVICE), so that it never reaches logs, job scripts or the process list"
+    )
+    assert "hunter2" not in text
+
+
+def test_an_unparsable_dsn_is_refused_without_echoing_it(config):
+    config["source"]["kind"] = "postgres"
+    config["source"]["postgres"] = {"dsn": "host=db password=hunter2 garbage"}
+    assert message(config) == (
+        "config parameter 'source/postgres/dsn': cannot be parsed (expected 'key=value ...' "
+        "or a postgresql:// URI); it is not shown because it may contain a password"
+    )
+
+
 def test_postgres_source_with_a_csv_path_is_refused(config):
     config["source"]["kind"] = "postgres"
     config["source"]["csv"]["path"] = "/data/mimic"

@@ -390,3 +390,36 @@ def test_claims_duration_k_coverage_and_feature_k_alone() -> None:
     assert (
         str(err.value) == "Mondrian equivalence class under fk=2: 1 class(es), smallest 1 members"
     )
+
+
+def test_release_order_is_independent_of_icustay_id() -> None:
+    """Rows are ordered by pseudonym; pseudonyms must not follow ICUSTAY_ID (rank corr ~ 0)."""
+    from scipy.stats import spearmanr
+
+    from mimic_deid.deid.release import pseudonymous_release
+
+    n, length = 400, 2
+    ids = np.arange(200_000, 200_000 + n, dtype=np.int64)
+    perturbed = pd.DataFrame(
+        {
+            "group": "all",
+            "class_length": np.int32(length),
+            "icustay_id": np.repeat(ids, length),
+            "hour": np.tile(np.arange(length, dtype=np.int32), n),
+            "heart_rate": 80.0,
+        }
+    )
+    classes = pd.DataFrame(
+        {
+            "icustay_id": ids,
+            "group": "all",
+            "split": "train",
+            "length": np.int32(length),
+            "class_length": np.int32(length),
+        }
+    )
+    meta = pd.DataFrame({"icustay_id": ids, "mortality": np.int8(0)})
+    _, index, pseudonyms = pseudonymous_release(perturbed, classes, meta, seed=1, salt="stays")
+    order = index["pseudonym"].map(pseudonyms.set_index("pseudonym")["icustay_id"])
+    rho = spearmanr(np.arange(n), order.to_numpy()).statistic
+    assert abs(rho) < 0.2, rho

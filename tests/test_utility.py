@@ -294,3 +294,20 @@ def test_c_selection_ties_go_to_smaller_c() -> None:
 
 
 # ------------------------------------------------------------------------------ trust settings
+
+
+def test_trust_settings_score_each_model_on_the_test_sides_data() -> None:
+    """The de-identified side reverses the signal: a model is good on its own side's data and
+    worse than chance on the other side's, so scoring the wrong side's data shows at once."""
+    from mimic_deid.evaluate.utility import trust_settings
+
+    orig = _synthetic_cohort(1000, seed=11)
+    deid = {s: (F, 1 - y) for s, (F, y) in _synthetic_cohort(700, seed=13).items()}
+    table = trust_settings(orig, deid, Cs=[0.01, 0.1], seed=0, n_bootstrap=0)
+    sides = {"orig": orig, "deid": deid}
+    for row in table.itertuples():
+        _, y = sides[row.test_data][row.split]
+        assert (row.n, row.positives) == (len(y), int(y.sum())), row.setting
+    test = table[table["split"] == "test"].set_index("setting")["roc_auc"]
+    assert test["orig. / orig."] > 0.7 and test["de-id. / de-id."] > 0.7
+    assert test["orig. / de-id."] < 0.3 and test["de-id. / orig."] < 0.3
