@@ -464,3 +464,23 @@ def test_unknown_unit_names_the_parameter():
     assert str(err.value) == (
         "config parameter 'codes/unit': expected one of ['subject', 'admission'], got 'patient'"
     )
+
+
+def test_diagnoses_without_an_admission_key_are_named():
+    from mimic_deid.sources.extract import small_table_to_arrow
+    from mimic_deid.sources.tables import CODE_TABLES
+
+    diag = pd.DataFrame(
+        {
+            "subject_id": [1, 1],
+            "hadm_id": pd.array([10, None], dtype="Int64"),
+            "seq_num": [1, 2],
+            "icd9_code": ["4019", "25000"],
+        }
+    )
+    with pytest.raises(InputDataError) as err:
+        small_table_to_arrow(diag, CODE_TABLES["diagnoses_icd"], "CsvSource('m')")
+    assert str(err.value) == (
+        "CsvSource('m'): table diagnoses_icd: column hadm_id must not be empty (a MIMIC-III "
+        "key); 1 row(s) have no value (first data rows: 2)"
+    )

@@ -158,6 +158,7 @@ DIAGNOSES_ICD = TableSpec(
         ("icd9_code", pa.string()),
     ),
     sort_by=("hadm_id", "seq_num", "icd9_code", "subject_id"),
+    not_null=("subject_id", "hadm_id"),
 )
 
 D_ICD_DIAGNOSES = TableSpec(
@@ -168,6 +169,8 @@ D_ICD_DIAGNOSES = TableSpec(
         ("long_title", pa.string()),
     ),
     sort_by=("icd9_code",),
+    unique=("icd9_code",),
+    not_null=("icd9_code",),
 )
 
 #: Diagnosis tables read whole by the ``codes`` stage (not by the raw extraction).
