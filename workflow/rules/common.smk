@@ -165,6 +165,8 @@ def report_input(wildcards):
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
+    for name in ("codes_audit", "codes_gccens", "codes_lda"):
+        inputs[name] = PATHS[name]
     g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
     if g:
         g = dict(g, release="stays")
@@ -173,4 +175,23 @@ def report_input(wildcards):
         inputs["ga_perturbed"] = path("perturbed", **g)
         inputs["ga_targets"] = path("targets", **g)
         inputs["ga_optimiser"] = path("method_series", **g)
+    return inputs
+
+
+def codes_extract_input(wildcards):
+    """What the codes stage's extraction reads: the raw admissions/patients and the source's
+    diagnosis tables (files or fingerprint, as in extract_input)."""
+    from mimic_deid.sources.tables import CODE_TABLES
+
+    inputs = {"raw": PATHS["raw"]}
+    kind = config["source"]["kind"]
+    if kind == "synthetic":
+        inputs["source_dir"] = synthetic_dir()
+    elif kind == "csv":
+        inputs["tables"] = [
+            str(p)
+            for p in table_files(config["source"]["csv"]["path"], CODE_TABLES.values())
+        ]
+    else:
+        inputs["fingerprint"] = postgres_fingerprint()
     return inputs

@@ -65,14 +65,20 @@ def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
     )
 
 
-def table_files(directory: str | os.PathLike) -> list[Path]:
+def table_files(
+    directory: str | os.PathLike, specs: Iterable[tables.TableSpec] | None = None
+) -> list[Path]:
     """The MIMIC-III files in ``directory`` that the extraction reads (those present).
 
     The workflow declares them as inputs of the extraction, so replacing a table re-runs it;
     a missing table is reported by the extraction itself, naming the file it expected.
+    ``specs`` chooses other tables (default: every table but :data:`tables.CODE_TABLES`,
+    which the ``codes`` stage reads).
     """
+    if specs is None:
+        specs = [s for s in tables.ALL_TABLES.values() if s.name not in tables.CODE_TABLES]
     found = []
-    for spec in tables.ALL_TABLES.values():
+    for spec in specs:
         with contextlib.suppress(InputDataError):
             found.append(find_table_file(directory, spec.name.upper()))
     return found
@@ -372,7 +378,7 @@ class CsvSource:
                 raise
 
     def read_arrow(self, name: str) -> pa.Table:
-        """Read a small table (PATIENTS, ADMISSIONS, ICUSTAYS) whole, as typed Arrow."""
+        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
         spec = tables.get_small_spec(name)
         batches = list(self._open(spec, None))
         return pa.Table.from_batches(batches, schema=spec.schema)

@@ -353,7 +353,7 @@ class PostgresSource:
     # -- reader protocol -------------------------------------------------------------------
 
     def read_arrow(self, name: str) -> Any:
-        """Read a small table (PATIENTS, ADMISSIONS, ICUSTAYS) whole, as typed Arrow."""
+        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
         import pyarrow as pa
 
         spec = tables.get_small_spec(name)

@@ -149,7 +149,35 @@ LABEVENTS = TableSpec(
     ),
 )
 
-SMALL_TABLES: dict[str, TableSpec] = {t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS)}
+DIAGNOSES_ICD = TableSpec(
+    "diagnoses_icd",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("seq_num", pa.int64()),
+        ("icd9_code", pa.string()),
+    ),
+    sort_by=("hadm_id", "seq_num", "icd9_code", "subject_id"),
+    not_null=("subject_id", "hadm_id"),
+)
+
+D_ICD_DIAGNOSES = TableSpec(
+    "d_icd_diagnoses",
+    _cols(
+        ("icd9_code", pa.string()),
+        ("short_title", pa.string()),
+        ("long_title", pa.string()),
+    ),
+    sort_by=("icd9_code",),
+    unique=("icd9_code",),
+    not_null=("icd9_code",),
+)
+
+#: Diagnosis tables read whole by the ``codes`` stage (not by the raw extraction).
+CODE_TABLES: dict[str, TableSpec] = {t.name: t for t in (DIAGNOSES_ICD, D_ICD_DIAGNOSES)}
+SMALL_TABLES: dict[str, TableSpec] = {
+    t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS, *CODE_TABLES.values())
+}
 EVENT_TABLES: dict[str, TableSpec] = {t.name: t for t in (CHARTEVENTS, LABEVENTS)}
 ALL_TABLES: dict[str, TableSpec] = {**SMALL_TABLES, **EVENT_TABLES}
 
@@ -205,11 +233,12 @@ def get_event_spec(name: str) -> TableSpec:
 
 
 def get_small_spec(name: str) -> TableSpec:
-    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise."""
+    """Return the spec of a table read whole (:data:`SMALL_TABLES`), or raise."""
     spec = get_spec(name)
     if spec.name not in SMALL_TABLES:
         raise ConfigError(
-            f"{name!r} is not a small table; expected PATIENTS, ADMISSIONS or ICUSTAYS"
+            f"{name!r} is not a small table; expected one of "
+            f"{', '.join(t.upper() for t in SMALL_TABLES)}"
         )
     return spec
 
