@@ -430,3 +430,19 @@ def test_check_fails_on_a_small_k_group_a_rare_word_and_differing_values():
         "(k,P) groups: variable 'heart_rate': series of one k-group publish different values "
         "(the release is not the k-group's envelope midpoint)"
     )
+
+
+def test_blocked_farthest_pair_and_nearest_centroid_match_the_whole_computation(monkeypatch):
+    from mimic_deid.deid import kapra
+
+    rng = np.random.default_rng(11)
+    xs = rng.normal(size=(57, 6))
+    d2 = ((xs[:, None, :] - xs[None, :, :]) ** 2).sum(axis=-1)
+    whole = np.unravel_index(int(np.argmax(d2)), d2.shape)
+    x = rng.normal(size=(60, 12)).cumsum(axis=1)
+    before = kp_anonymise(x, 6, 3, 6, 8, "pc-kapra", np.random.default_rng(4))
+    monkeypatch.setattr(kapra, "BLOCK_ELEMENTS", 7)
+    assert kapra._farthest_pair(xs) == (int(whole[0]), int(whole[1]))
+    after = kp_anonymise(x, 6, 3, 6, 8, "pc-kapra", np.random.default_rng(4))
+    np.testing.assert_array_equal(before.k_group, after.k_group)
+    np.testing.assert_array_equal(before.codes, after.codes)

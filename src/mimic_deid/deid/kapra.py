@@ -89,6 +89,8 @@ log = get_logger(__name__)
 IMPUTE_RULES = ("none", "carry", "mean")
 #: Cap on PC-KAPRA's k-means iterations (it converges in a few).
 KMEANS_MAX_ITER = 100
+#: Elements of one block of a pairwise computation (bounds memory for large classes).
+BLOCK_ELEMENTS = 4_000_000
 ALGORITHMS = ("kapra", "pc-kapra")
 
 
@@ -267,15 +269,21 @@ def pc_kapra_pattern_groups(
     orig = sax_codes(znormalise(paa(x, paa_size)), level)
     sq = lookup_table(level) ** 2  # MINDIST^2 up to the constant n/m: enough for argmin
 
-    def dist2(centroids: np.ndarray) -> np.ndarray:  # (n, c)
-        return sq[orig[:, None, :], centroids[None, :, :]].sum(axis=-1)
+    def nearest(codes: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+        """Index of the MINDIST-nearest centroid of every word, in blocks of rows."""
+        rows = max(1, BLOCK_ELEMENTS // max(1, centroids.size))
+        out = np.empty(len(codes), dtype=np.int64)
+        for start in range(0, len(codes), rows):
+            block = codes[start : start + rows, None, :]
+            out[start : start + rows] = np.argmin(sq[block, centroids[None]].sum(axis=-1), axis=1)
+        return out
 
     centroids = orig[np.sort(rng.choice(n, size=max(1, n // P), replace=False))]
     assign = None
     iterations = 0
     for it in range(1, KMEANS_MAX_ITER + 1):
         iterations = it
-        new = np.argmin(dist2(centroids), axis=1)
+        new = nearest(orig, centroids)
         used, new = np.unique(new, return_inverse=True)  # drop empty clusters
         converged = assign is not None and np.array_equal(new, assign)
         assign = new.astype(np.int64)
@@ -289,19 +297,35 @@ def pc_kapra_pattern_groups(
     else:
         small = sizes[assign] < P
         if small.any():
-            near = np.argmin(dist2(centroids[big])[small], axis=1)
-            assign[small] = big[near]
+            assign[small] = big[nearest(orig[small], centroids[big])]
         assign = _dense(assign)
     centroids = integer_centroids(orig, assign, int(assign.max()) + 1)
     return assign, centroids[assign], orig, iterations
 
 
+def _farthest_pair(xs: np.ndarray) -> tuple[int, int]:
+    """Indices of the two rows of ``xs`` (s, L) furthest apart (first in row-major order).
+
+    Squared Euclidean distances (IVL of a pair = distance / sqrt(L)) in blocks of rows, so
+    memory stays bounded for large pattern groups.
+    """
+    sq = np.einsum("ij,ij->i", xs, xs)
+    rows = max(1, BLOCK_ELEMENTS // len(xs))
+    best, pair = -np.inf, (0, 0)
+    for start in range(0, len(xs), rows):
+        d2 = sq[start : start + rows, None] + sq[None, :] - 2.0 * (xs[start : start + rows] @ xs.T)
+        flat = int(np.argmax(d2))
+        if d2.flat[flat] > best:
+            best = d2.flat[flat]
+            pair = (start + flat // len(xs), flat % len(xs))
+    return pair
+
+
 def _split_two(xs: np.ndarray, P: int) -> np.ndarray:
     """One top-down greedy split of ``xs`` (s, L), ``s >= 2P``: True = joins the second seed."""
-    sq = np.einsum("ij,ij->i", xs, xs)
-    d2 = sq[:, None] + sq[None, :] - 2.0 * (xs @ xs.T)
-    u, v = np.unravel_index(int(np.argmax(d2)), d2.shape)
-    du, dv = d2[u], d2[v]
+    u, v = _farthest_pair(xs)
+    du = np.sum((xs - xs[u]) ** 2, axis=1)
+    dv = np.sum((xs - xs[v]) ** 2, axis=1)
     side = dv < du
     side[u], side[v] = False, True
     for short, seed_d, other_d in ((False, du, dv), (True, dv, du)):
