@@ -106,6 +106,8 @@ def lookup_table(level: int) -> np.ndarray:
         (1-based symbols as in the seed).
     """
     beta = breakpoints(level)
+    if level < 3:  # no two symbols are more than one apart
+        return np.zeros((level, level))
     r = np.arange(level)[:, None]
     c = np.arange(level)[None, :]
     hi = np.maximum(r, c)
