@@ -19,6 +19,7 @@ from mimic_deid.deid.kapra import (
     integer_centroids,
     kapra_pattern_groups,
     kp_anonymise,
+    kp_summary,
     run_kapra,
     split_p_groups,
 )
@@ -400,6 +401,8 @@ def test_apply_method_writes_groups_that_the_check_accepts(label):
     per_series, public, pseudonyms, summary = release_of(label)
     assert {"k_group_heart_rate", "word_glucose", "lo_heart_rate"} <= set(per_series.columns)
     assert summary["imputed_records"] == {"heart_rate": 0, "glucose": 0}
+    assert set(summary["kp"]["variables"]) == {"heart_rate", "glucose"}
+    assert 0.0 <= summary["kp"]["joint_unique_pct"] <= 100.0
     result = check_kp_groups(per_series, public, pseudonyms, k=5, P=2)
     assert result["smallest_k_group"] >= 5 and result["smallest_word_share"] >= 2
     assert result["variables"] == ["glucose", "heart_rate"] and result["breach_bound"] == 0.5
@@ -446,3 +449,14 @@ def test_blocked_farthest_pair_and_nearest_centroid_match_the_whole_computation(
     after = kp_anonymise(x, 6, 3, 6, 8, "pc-kapra", np.random.default_rng(4))
     np.testing.assert_array_equal(before.k_group, after.k_group)
     np.testing.assert_array_equal(before.codes, after.codes)
+
+
+def test_kp_summary_counts_groups_value_loss_and_joint_uniqueness():
+    env = {"lo_a": [[0.0, 0.0]] * 2 + [[1.0, 1.0]] * 2, "hi_a": [[3.0, 4.0]] * 2 + [[2.0, 2.0]] * 2}
+    frame = pd.DataFrame({"group": "all", "class_length": 2, "k_group_a": [0, 0, 1, 1], **env})
+    frame = frame.assign(lo_b=frame["lo_a"], hi_b=frame["hi_a"])
+    crossed = kp_summary(frame.assign(k_group_b=[0, 1, 0, 1]))
+    assert crossed["joint_unique_pct"] == 100.0
+    assert crossed["variables"]["a"] == {"k_groups": 2, "tivl": (np.sqrt(12.5) + 1.0) / 2}
+    aligned = kp_summary(frame.assign(k_group_b=[0, 0, 1, 1]))
+    assert aligned["joint_unique_pct"] == 0.0

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.missing import fill_missing_hours
@@ -75,6 +76,7 @@ __all__ = [
     "integer_centroids",
     "kapra_pattern_groups",
     "kp_anonymise",
+    "kp_summary",
     "pc_kapra_pattern_groups",
     "run_kapra",
     "run_pc_kapra",
@@ -606,3 +608,44 @@ def run_kapra(X, targets, spec, params, rng) -> OptimiseResult:
 def run_pc_kapra(X, targets, spec, params, rng) -> OptimiseResult:
     """Release method ``pc-kapra``: as :func:`run_kapra` with k-means pattern clustering."""
     return _run(X, targets, spec, params, rng, "pc-kapra")
+
+
+def kp_summary(per_series: pd.DataFrame) -> dict:
+    """Public aggregates of a (k,P) release, from its private per-series table.
+
+    Parameters
+    ----------
+    per_series : DataFrame
+        ``optimiser.parquet`` rows of a (k,P) method: group, class_length and the
+        ``k_group_<var>``, ``lo_<var>``, ``hi_<var>`` columns of :func:`run_kapra`.
+
+    Returns
+    -------
+    dict
+        ``variables``: per grouped variable ``k_groups`` (count over the classes) and ``tivl``
+        (mean IVL over those k-groups, seed eq. 3.5, in the variable's unit);
+        ``joint_unique_pct``: percentage of series whose combination of k-groups over all
+        variables no other series of its class shares (per-variable groups give no joint k).
+    """
+    keys = ["group", "class_length"]
+    names = sorted(
+        c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
+    )
+    out: dict = {"variables": {}}
+    for var in names:
+        grouped = per_series[per_series[f"k_group_{var}"] >= 0]
+        first = grouped.drop_duplicates([*keys, f"k_group_{var}"])
+        # one envelope per k-group; classes differ in length, so IVL is taken per k-group
+        widths = [
+            ivl(np.asarray(lo), np.asarray(hi))
+            for lo, hi in zip(first[f"lo_{var}"], first[f"hi_{var}"], strict=True)
+        ]
+        out["variables"][var] = {
+            "k_groups": len(first),
+            "tivl": float(np.mean(widths)) if widths else None,
+        }
+    if names and len(per_series):
+        combo = [*keys, *(f"k_group_{v}" for v in names)]
+        joint = per_series.groupby(combo, sort=False)[combo[0]].transform("size")
+        out["joint_unique_pct"] = float(100.0 * np.mean(joint.to_numpy() == 1))
+    return out

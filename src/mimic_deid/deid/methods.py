@@ -319,6 +319,8 @@ def apply_method(
         "iterations_mean": float(per_series["iterations"].mean()),
         "classes": per_class,
     }
+    if REGISTRY[parse_method_label(label)[0]].k_from_fk:
+        summary["kp"] = kapra.kp_summary(per_series)
     imputed = [c for c in per_series.columns if c.startswith("imputed_")]
     if imputed:  # records filled by the method's imputation rule, per variable
         summary["imputed_records"] = {

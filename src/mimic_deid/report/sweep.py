@@ -74,6 +74,8 @@ def sweep_row(
         "distortion_mean": optimiser["distortion_mean"],
         "iterations_mean": optimiser["iterations_mean"],
     }
+    if "kp" in optimiser:  # (k,P) methods: series that per-variable k-groups leave unique
+        row["kp_joint_unique_pct"] = optimiser["kp"].get("joint_unique_pct")
     row.update(_disagreement_stats(baseline, "baseline_"))
     row.update(_disagreement_stats(disagreement, ""))
     attacks = {"": linkage, "strong_": linkage.get("strong", {})}
