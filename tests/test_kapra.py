@@ -460,3 +460,13 @@ def test_kp_summary_counts_groups_value_loss_and_joint_uniqueness():
     assert crossed["variables"]["a"] == {"k_groups": 2, "tivl": (np.sqrt(12.5) + 1.0) / 2}
     aligned = kp_summary(frame.assign(k_group_b=[0, 0, 1, 1]))
     assert aligned["joint_unique_pct"] == 0.0
+
+
+def test_kapra_suppresses_nothing_the_last_bad_series_generalise_a_leaf_to_level_1():
+    ramp = np.arange(8.0)
+    x = np.vstack([ramp + i for i in range(6)] + [ramp[::-1], np.abs(ramp - 3.5)])
+    groups, codes, levels, orig = kapra_pattern_groups(x, P=3, paa_size=4, max_level=5)
+    # six identical ramps form a leaf; the two odd series (< P) join it instead of suppression
+    assert (groups == groups[0]).all()
+    assert (levels == 1).all() and (codes == 0).all()
+    assert (orig[:6] == orig[0]).all() and not (orig[6] == orig[0]).all()

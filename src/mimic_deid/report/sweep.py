@@ -139,6 +139,7 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("release_top1_pct_err0", "re-id top-1 % (seed attacker)"),
     ("strong_release_top1_pct_err0", "re-id top-1 % (strong attacker)"),
     ("strong_bound_top1_pct", "promised bound %"),
+    ("kp_joint_unique_pct", "unique k-group combination % ((k,P) methods)"),
     *(
         (f"test_roc_auc_{train}_{test}", f"ROC-AUC {label}")
         for label, train, test in UTILITY_SETTINGS
