@@ -269,15 +269,26 @@ def pc_kapra_pattern_groups(
     """
     n = x.shape[0]
     orig = sax_codes(znormalise(paa(x, paa_size)), level)
-    sq = lookup_table(level) ** 2  # MINDIST^2 up to the constant n/m: enough for argmin
+    # MINDIST^2 up to the constant n/m (enough for argmin), on an integer grid so that the
+    # matrix products below are exact whatever the summation order of the BLAS
+    sq = np.round(lookup_table(level) ** 2 * 2.0**30)
+    m = orig.shape[1]
 
     def nearest(codes: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-        """Index of the MINDIST-nearest centroid of every word, in blocks of rows."""
-        rows = max(1, BLOCK_ELEMENTS // max(1, centroids.size))
+        """Index of the MINDIST-nearest centroid of every word (first on ties).
+
+        ``sum_j sq[a_j, b_j]`` as one-hot(a) (rows, m*level) @ table (m*level, centroids),
+        in blocks of rows.
+        """
+        table = sq[:, centroids.T].transpose(1, 0, 2).reshape(m * level, -1)
+        rows = max(1, BLOCK_ELEMENTS // max(1, table.shape[1]))
         out = np.empty(len(codes), dtype=np.int64)
+        offsets = np.arange(m) * level
         for start in range(0, len(codes), rows):
-            block = codes[start : start + rows, None, :]
-            out[start : start + rows] = np.argmin(sq[block, centroids[None]].sum(axis=-1), axis=1)
+            block = codes[start : start + rows]
+            onehot = np.zeros((len(block), m * level))
+            np.put_along_axis(onehot, block + offsets, 1.0, axis=1)
+            out[start : start + rows] = np.argmin(onehot @ table, axis=1)
         return out
 
     centroids = orig[np.sort(rng.choice(n, size=max(1, n // P), replace=False))]
