@@ -12,6 +12,8 @@ heart rate with its missing hours withheld as the workflow does
    deconstruction, Algorithm 3 group formation) and of the whole grouping, target < 10 s.
 2. The whole release, one variable, classes in 2 worker processes
    (:func:`mimic_deid.deid.classes.map_classes`, as the ``deidentify`` rule), target < 5 min.
+3. A generated class the size of the full-scale ``ihm48`` training split (15,000 x 48 h,
+   one class per split there), to show the blocked O(n^2) phases at that size.
 
 Usage: ``python benchmarks/bench_kapra.py [--run-dir DIR] [--quick]``; writes
 ``benchmarks/results/kapra.json`` (not with ``--quick``).
@@ -22,7 +24,15 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from common import RESULTS, load_release, machine_info, print_release, run_dir_parser, timed
+from common import (
+    RESULTS,
+    load_release,
+    machine_info,
+    print_release,
+    run_dir_parser,
+    synth_class,
+    timed,
+)
 
 from mimic_deid.atomic import write_json
 from mimic_deid.deid import sax
@@ -42,6 +52,7 @@ VARIABLE = "heart_rate"
 P, PAA, LEVEL = 5, 10, 10
 CLASS_TARGET_S = 10.0
 RELEASE_TARGET_S = 300.0
+IHM48_TRAIN = (15_000, 48)
 ALGORITHMS = ("kapra", "pc-kapra")
 
 
@@ -108,6 +119,15 @@ def main() -> None:
             print(f"{name} {x.shape}: {algorithm} {record[name][algorithm]}", flush=True)
     if args.quick:
         return
+    n, length = IHM48_TRAIN
+    big = ClassArray(
+        "train", length, np.arange(n), synth_class(derive_rng(0, "ihm48"), n, length, dims)
+    )
+    x = variable_of(big, dims)
+    record["ihm48_train_size_class"] = {"n": n, "length_h": length}
+    for algorithm in ALGORITHMS:
+        record["ihm48_train_size_class"][algorithm] = phases(x, k, algorithm)
+        print(f"generated {x.shape}: {algorithm} {record['ihm48_train_size_class'][algorithm]}")
     classes = list(release.iter_classes())
     for algorithm in ALGORITHMS:
         n = len(classes)
