@@ -354,7 +354,7 @@ def test_config_defaults_follow_the_seed():
     assert config["deid"]["methods"] == {"kapra": expected, "pc-kapra": expected}
 
 
-def release_of(label, n=30, fk=5, seed=0):
+def release_of(label, n=30, fk=5, seed=0, threads=1):
     """A two-class release through ``label``: (per_series, public series, pseudonyms)."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -387,7 +387,7 @@ def release_of(label, n=30, fk=5, seed=0):
     for name in spec.names:
         targets[f"target_{name}"] = np.nan
     perturbed, per_series, summary = apply_method(
-        classes, dims, targets, FEATURES, label=label, seed=seed, fk=fk
+        classes, dims, targets, FEATURES, label=label, seed=seed, fk=fk, threads=threads
     )
     pseudonyms = pd.DataFrame(
         {"icustay_id": lengths.index, "pseudonym": [f"p{i}" for i in range(n)]}
@@ -470,3 +470,10 @@ def test_kapra_suppresses_nothing_the_last_bad_series_generalise_a_leaf_to_level
     assert (groups == groups[0]).all()
     assert (levels == 1).all() and (codes == 0).all()
     assert (orig[:6] == orig[0]).all() and not (orig[6] == orig[0]).all()
+
+
+def test_release_is_identical_with_one_or_two_worker_processes():
+    one = release_of("pc-kapra-P2-paa3-sax6-none", threads=1)
+    two = release_of("pc-kapra-P2-paa3-sax6-none", threads=2)
+    pd.testing.assert_frame_equal(one[1], two[1])
+    pd.testing.assert_frame_equal(one[0], two[0])
