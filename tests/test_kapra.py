@@ -433,6 +433,18 @@ def test_check_fails_on_a_small_k_group_a_rare_word_and_differing_values():
         "(k,P) groups: variable 'heart_rate': series of one k-group publish different values "
         "(the release is not the k-group's envelope midpoint)"
     )
+    group = per_series.loc[per_series["k_group_heart_rate"] == 0, ["icustay_id", "class_length"]]
+    first = group[group["class_length"] == group["class_length"].iloc[0]]
+    members = pseudonyms[pseudonyms["icustay_id"].isin(first["icustay_id"])]["pseudonym"]
+    shifted = public.copy()
+    shifted.loc[shifted["pseudonym"].isin(members), "heart_rate"] += 1.0
+    with pytest.raises(ReleaseCheckError) as err:
+        check_kp_groups(per_series, shifted, pseudonyms, k=5, P=2)
+    n_values = int(shifted["pseudonym"].isin(members).sum())
+    assert str(err.value) == (
+        f"(k,P) groups: variable 'heart_rate': {n_values} released value(s) differ from their "
+        "k-group's envelope midpoint"
+    )
 
 
 def test_blocked_farthest_pair_and_nearest_centroid_match_the_whole_computation(monkeypatch):

@@ -25,8 +25,8 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
     class holds at least ``l`` distinct outcomes (:func:`check_outcomes`);
 11. **(k,P) groups** (methods with ``k_from_fk``, :mod:`mimic_deid.deid.kapra`): per variable,
     every k-group has at least ``k`` series, every pattern word within a k-group is shared by
-    at least ``P`` of its series, and all series of a k-group publish the same values
-    (:func:`check_kp_groups`).
+    at least ``P`` of its series, and all series of a k-group publish the same values, the
+    midpoint of the k-group's envelope (:func:`check_kp_groups`).
 
 Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
@@ -306,6 +306,29 @@ def check_outcomes(index_public: pd.DataFrame, labelled: bool, ell: int) -> dict
     return {"label": True, "l": int(ell), "classes": len(distinct)}
 
 
+def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:
+    """Released values of ``var`` (``rows``: pseudonym, hour, var) that are not the midpoint
+    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope)."""
+    lo_col, hi_col = f"lo_{var}", f"hi_{var}"
+    if not {lo_col, hi_col} <= set(grouped.columns):
+        return 0
+    lengths = grouped[lo_col].map(len).to_numpy(dtype=np.int64)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    env = pd.DataFrame(
+        {
+            KEY: np.repeat(grouped[KEY].to_numpy(), lengths),
+            "hour": np.arange(int(lengths.sum())) - starts,
+            "mid": 0.5
+            * (
+                np.concatenate(grouped[lo_col].to_list())
+                + np.concatenate(grouped[hi_col].to_list())
+            ),
+        }
+    )
+    both = rows.merge(env.merge(grouped[[KEY, "pseudonym"]], on=KEY), on=["pseudonym", "hour"])
+    return int((both[var].to_numpy() != both["mid"].to_numpy()).sum())
+
+
 def check_kp_groups(
     per_series: pd.DataFrame,
     series_public: pd.DataFrame,
@@ -320,7 +343,8 @@ def check_kp_groups(
     per_series : DataFrame
         The method's ``optimiser.parquet``: icustay_id, group, class_length and per grouped
         variable ``k_group_<var>`` (-1 where the class never observed it), ``sax_level_<var>``
-        and ``word_<var>``.
+        and ``word_<var>``; with ``lo_<var>``/``hi_<var>`` (the envelope, one value per hour)
+        every released value is also checked to be the envelope's midpoint.
     series_public : DataFrame
         ``release/series.parquet``.
     pseudonyms : DataFrame
@@ -369,6 +393,12 @@ def check_kp_groups(
                 raise ReleaseCheckError(
                     f"(k,P) groups: variable '{var}': series of one k-group publish different "
                     "values (the release is not the k-group's envelope midpoint)"
+                )
+            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var)
+            if off:
+                raise ReleaseCheckError(
+                    f"(k,P) groups: variable '{var}': {off} released value(s) differ from "
+                    "their k-group's envelope midpoint"
                 )
         n_groups += len(sizes)
         if len(sizes):
