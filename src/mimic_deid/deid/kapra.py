@@ -16,9 +16,11 @@ probability at most ``1 / P``. Both algorithms run in three phases (seed §3.3, 
      suppressed (every series of a duration class must be released), so they join the good
      leaf whose envelope grows least, and that leaf's word is generalised to level 1.
    - *PC-KAPRA* (seed §3.1.3): k-means on the SAX words at one fixed level with MINDIST as the
-     distance. Initial centroids are ``n // P`` distinct series' words drawn at random; empty
-     clusters are removed after every assignment; a centroid is the symbol-wise integer mean
-     of its members' codes rounded half up (``ACAD`` and ``DADA`` give ``CBCC``). After
+     distance (ties: the first centroid). The initial centroids are the words of ``n // P``
+     series drawn at random without replacement; empty clusters are removed after every
+     assignment, and the iterations stop when no word changes cluster (at most
+     :data:`KMEANS_MAX_ITER`). A centroid is the symbol-wise integer mean of its members'
+     codes rounded half up (``ACAD`` and ``DADA`` give ``CBCC``). After
      convergence, the members of clusters smaller than ``P`` move to the nearest cluster of at
      least ``P`` (all series form one cluster if there is none); every member then publishes
      its final cluster's centroid word.
