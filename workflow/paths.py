@@ -35,6 +35,7 @@ PATHS = {
     "check": f"results/{{release}}/{POINT}/check.json",
     "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
     "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
+    "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",
     # evaluation
     "baseline_series": "results/{release}/dk{dk}/baseline/disagreement_series.parquet",
     "baseline_summary": "results/{release}/dk{dk}/baseline/disagreement_summary.parquet",

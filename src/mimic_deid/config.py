@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
+import psycopg2
+import psycopg2.extensions
 import yaml
 
 from mimic_deid.errors import ConfigError
@@ -137,6 +139,25 @@ def _check_renamed(config: Mapping) -> None:
             )
 
 
+def _check_dsn(dsn: str) -> None:
+    """Refuse a DSN that cannot be parsed or that carries a password (never echoing it)."""
+    if not dsn:
+        return
+    try:
+        params = psycopg2.extensions.parse_dsn(dsn)
+    except psycopg2.ProgrammingError:
+        raise ConfigError(
+            "config parameter 'source/postgres/dsn': cannot be parsed (expected 'key=value ...' "
+            "or a postgresql:// URI); it is not shown because it may contain a password"
+        ) from None
+    if "password" in params:
+        raise ConfigError(
+            "config parameter 'source/postgres/dsn': contains a password; remove it and give the "
+            "password to libpq instead (PGPASSWORD, ~/.pgpass or a service file named by "
+            "PGSERVICE), so that it never reaches logs, job scripts or the process list"
+        )
+
+
 def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) -> None:
     """Rules that span several parameters; ``ConfigError`` naming them.
 
@@ -146,6 +167,8 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
       (``deid/methods/kapra``, ``deid/methods/pc-kapra``), whose k is the fk;
     - ``series/split`` fractions sum to 1;
     - ``source/csv/path`` is given for ``kind: csv`` and not set for ``kind: postgres``;
+    - ``source/postgres/dsn`` holds no password (it would reach Snakemake's logs, job scripts
+      and the process list; libpq reads it from ``PGPASSWORD``, ``~/.pgpass`` or a service file);
     - every variable named in ``deid/features`` is a series variable (when ``variables``,
       the series variable names, is given).
     """
@@ -176,6 +199,7 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
             "config parameters 'source/kind' and 'source/csv/path': kind is postgres but a "
             "CSV path is set; remove one of them"
         )
+    _check_dsn(source.get("postgres", {}).get("dsn", ""))
     if variables is not None:
         known = set(variables)
         unknown = sorted(set(deid["features"]) - known)

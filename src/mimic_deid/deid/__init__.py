@@ -33,7 +33,12 @@ from mimic_deid.deid.methods import (
 )
 from mimic_deid.deid.release import assemble_release, make_pseudonyms, pseudonymous_release
 from mimic_deid.deid.targets import mondrian_targets
-from mimic_deid.deid.tuning import tuning_grid_summary, tuning_table
+from mimic_deid.deid.tuning import (
+    tuning_grid_summary,
+    tuning_labels,
+    tuning_table,
+    tuning_tables_summary,
+)
 
 __all__ = [
     "GROUP_BY_SPLIT",
@@ -72,5 +77,7 @@ __all__ = [
     "run_method",
     "trim_to_classes",
     "tuning_grid_summary",
+    "tuning_labels",
     "tuning_table",
+    "tuning_tables_summary",
 ]

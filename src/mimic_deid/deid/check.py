@@ -201,7 +201,8 @@ def _eq_keys(index_public: pd.DataFrame, eq_classes: pd.DataFrame) -> list[str]:
     has_split = "split" in index_public.columns
     if has_split and "split" not in eq_classes.columns:
         raise ReleaseCheckError(
-            "equivalence-class table lacks column 'split' (the index is split per split)"
+            "equivalence-class table: missing column 'split'; expected it because the release "
+            "index has a 'split' column (equivalence classes are formed within each split)"
         )
     return ["split", "class_length"] if has_split else ["class_length"]
 

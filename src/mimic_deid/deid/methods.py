@@ -15,7 +15,7 @@ the parameters that spell its label, and one function with this signature::
 
 The workflow names a method by its *label*, ``<name>-<key><value>-...`` with the parameters in
 the order the method declares them (``adhoc-it50-ns0.01``,
-``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0``), so that a result path
+``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layseries_dimension-initmean_shift``), so that a result path
 names every parameter that produced it. ``deid.methods`` in the config lists, per method name,
 a sweep list per parameter; :func:`method_labels` expands them.
 

@@ -36,11 +36,17 @@ class Column:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A MIMIC-III table: its lower-case name, file stem and the columns read from it."""
+    """A MIMIC-III table: its lower-case name, file stem and the columns read from it.
+
+    ``unique`` and ``not_null`` are the key columns MIMIC-III v1.4 guarantees (checked where
+    the table enters, ``extract.check_keys``).
+    """
 
     name: str
     columns: tuple[Column, ...]
     sort_by: tuple[str, ...] = ()
+    unique: tuple[str, ...] = ()
+    not_null: tuple[str, ...] = ()
 
     @property
     def file_stem(self) -> str:
@@ -74,6 +80,8 @@ PATIENTS = TableSpec(
         ("dod", TIMESTAMP),
     ),
     sort_by=("subject_id",),
+    unique=("subject_id",),
+    not_null=("subject_id",),
 )
 
 ADMISSIONS = TableSpec(
@@ -87,6 +95,8 @@ ADMISSIONS = TableSpec(
         ("hospital_expire_flag", pa.int64()),
     ),
     sort_by=("hadm_id", "subject_id"),
+    unique=("hadm_id",),
+    not_null=("subject_id", "hadm_id"),
 )
 
 ICUSTAYS = TableSpec(
@@ -105,6 +115,8 @@ ICUSTAYS = TableSpec(
         ("los", pa.float64()),
     ),
     sort_by=("icustay_id", "hadm_id", "subject_id"),
+    unique=("icustay_id",),
+    not_null=("subject_id", "hadm_id", "icustay_id"),
 )
 
 CHARTEVENTS = TableSpec(
