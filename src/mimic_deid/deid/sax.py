@@ -285,7 +285,9 @@ def tpl(
 
     ``TPL = (N / m) * sum_i sum_j (T(new_ij) - T(orig_ij))^2``, with ``N`` the number of series
     as the seed defines it for eq. 3.7 and ``T`` the symbol midpoints at each word's own
-    alphabet size (KAPRA publishes words of different levels).
+    alphabet size (KAPRA publishes words of different levels). (The caption of the seed's
+    Fig. 4.1 speaks of MINDIST between the words instead; eqs. 3.6-3.7 are what is used here,
+    as they also compare words of different levels.)
 
     Parameters
     ----------
