@@ -105,6 +105,7 @@ rule check_release:
         classes=PATHS["duration"],
         targets=PATHS["targets"],
         pseudonyms=PATHS["pseudonyms"],
+        per_series=PATHS["method_series"],
     output:
         check=PATHS["check"],
     log:
