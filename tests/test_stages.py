@@ -240,7 +240,13 @@ def test_privacy_evaluation_of_the_release(point):
 def test_tuning_table_and_grid_summary(point):
     p = point
     table = tuning_table(p["classes"], p["dims"], FEATURES, label=ADHOC, seed=3)
-    assert list(table.columns) == ["duration", "series", "unfeasibility", "distortion", "iterations"]
+    assert list(table.columns) == [
+        "duration",
+        "series",
+        "unfeasibility",
+        "distortion",
+        "iterations",
+    ]
     assert table["duration"].iloc[-1] == "All classes"
     grid = tuning_grid_summary(
         [ADHOC, "adhoc-it1-ns0.01"], [table, table.assign(unfeasibility=9.0)]

@@ -216,3 +216,16 @@ def test_two_records_eligibility_draws_series_with_gaps_and_warns_for_short_clas
     assert str(info.value) == (
         "tuning eligibility must be one of ('two_records', 'complete'), got 'some'"
     )
+
+
+def test_tuning_labels_table_every_fitness_variant_of_each_genetic_point():
+    from mimic_deid.deid.tuning import tuning_labels
+
+    genetic = (
+        "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layjoint-initgaussian"
+    )
+    labels = ["adhoc-it50-ns0.01", genetic, "kapra-P5-paa4-sax10-none"]
+    got = tuning_labels(labels, ["annealed", "DF", "CI", "NA"])
+    assert got == ["adhoc-it50-ns0.01"] + [
+        genetic.replace("-NA-", f"-{f}-") for f in ("annealed", "DF", "CI", "NA")
+    ]
