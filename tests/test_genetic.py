@@ -259,3 +259,17 @@ def test_series_dimension_result_does_not_depend_on_the_other_dimensions(problem
     assert a.X[:, :, ph].tobytes() == X[:, :, ph].tobytes()
     again = optimise_genetic(X, T, spec, p, np.random.default_rng(8))
     assert again.X.tobytes() == a.X.tobytes()
+
+
+def test_a_dimension_with_one_record_is_optimised_for_the_mean_only(problem):
+    X, T, spec = problem
+    X, T = X[:6].copy(), T[:6].copy()
+    hr = DIMS.index("heart_rate")
+    X[2, 1:, hr] = np.nan  # one heart-rate record: its variance is 0 whatever happens
+    var_col = spec.names.index("heart_rate_var")
+    T[2, var_col] = 50.0
+    T[3, var_col] = np.nan  # NaN targets stay unconstrained
+    res = optimise_genetic(X, T, spec, with_(FAST, max_iterations=40), np.random.default_rng(4))
+    assert res.detail["mean_only_dims"].tolist() == [0, 0, 1, 0, 0, 0]
+    mean_col = spec.names.index("heart_rate_mean")
+    assert abs(res.X[2, 0, hr] - T[2, mean_col]) < abs(X[2, 0, hr] - T[2, mean_col])

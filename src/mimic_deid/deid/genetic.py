@@ -57,6 +57,7 @@ genes. Series that stopped are dropped from the working arrays. Chunks hold ~10^
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -507,6 +508,34 @@ def _scales(
     return np.broadcast_to(w, (n, spec.n_features)).copy(), np.broadcast_to(1.0 / sd, (n, D)).copy()
 
 
+def mean_only_targets(
+    X: np.ndarray, targets: np.ndarray, spec: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray]:
+    """Targets the search uses, and per series the dimensions optimised for the mean only.
+
+    A dimension with a single non-null record has variance 0 whatever the perturbation, so its
+    variance target is unreachable: the search leaves it unconstrained (NaN) and the reported
+    unfeasibility still counts its error. NaN targets stay unconstrained.
+
+    Returns
+    -------
+    targets : ndarray of float64, shape (n, m)
+    mean_only : ndarray of int64, shape (n,)
+        Dimensions of each series with one record and a variance target.
+    """
+    out = targets.copy()
+    mean_only = np.zeros(X.shape[0], dtype=np.int64)
+    for d in spec.feature_dims.tolist():
+        var_cols = [j for j in np.flatnonzero(spec.dims == d) if spec.stats[j] == "var"]
+        if not var_cols:
+            continue
+        single = (~np.isnan(X[:, :, d])).sum(axis=1) == 1
+        hit = single & ~np.isnan(targets[:, var_cols]).all(axis=1)
+        out[np.ix_(hit, var_cols)] = np.nan
+        mean_only += hit
+    return out, mean_only
+
+
 def _split_dimensions(
     X: np.ndarray,
     targets: np.ndarray,
@@ -729,13 +758,14 @@ def optimise_genetic(
     if chunk_series is not None and (isinstance(chunk_series, bool) or chunk_series < 1):
         raise ConfigError(f"genetic optimiser: chunk_series must be >= 1, got {chunk_series!r}")
     weights, unit = _scales(X, spec, bool(params.normalise_features))
+    search_targets, mean_only = mean_only_targets(X, targets, spec)
     if params.layout == "series_dimension":
         k = len(spec.feature_dims)
-        Xp, tp, sp, wp, up = _split_dimensions(X, targets, spec, weights, unit)
+        Xp, tp, sp, wp, up = _split_dimensions(X, search_targets, spec, weights, unit)
         n_genes = length
     else:
         k = 1
-        Xp, tp, sp, wp, up = X, targets, spec, weights, unit
+        Xp, tp, sp, wp, up = X, search_targets, spec, weights, unit
         n_genes = len(spec.feature_dims) * length
     per_chunk = int(chunk_series) if chunk_series else chunk_size(n, n_genes * k, params.population)
     size = per_chunk * k  # problems per chunk: whole series
@@ -758,4 +788,5 @@ def optimise_genetic(
         iters = iters_p.reshape(n, k).max(axis=1) if k else np.zeros(n, dtype=np.int64)
     else:
         out, iters = out_p, iters_p
-    return evaluate(X, out, targets, spec, iters)
+    result = evaluate(X, out, targets, spec, iters)
+    return dataclasses.replace(result, detail={"mean_only_dims": mean_only})

@@ -321,6 +321,8 @@ def apply_method(
     }
     if REGISTRY[parse_method_label(label)[0]].k_from_fk:
         summary["kp"] = kapra.kp_summary(per_series)
+    if "mean_only_dims" in per_series:  # genetic: one record, variance target unreachable
+        summary["mean_only_dimensions"] = int(per_series["mean_only_dims"].sum())
     imputed = [c for c in per_series.columns if c.startswith("imputed_")]
     if imputed:  # records filled by the method's imputation rule, per variable
         summary["imputed_records"] = {
