@@ -137,7 +137,37 @@ LABEVENTS = TableSpec(
     ),
 )
 
+TRANSFERS = TableSpec(
+    "transfers",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("icustay_id", pa.int64()),
+        ("eventtype", pa.string()),
+        ("curr_careunit", pa.string()),
+        ("curr_wardid", pa.int64()),
+        ("intime", TIMESTAMP),
+        ("outtime", TIMESTAMP),
+    ),
+    sort_by=("subject_id", "intime", "hadm_id"),
+)
+
+CPTEVENTS = TableSpec(
+    "cptevents",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("costcenter", pa.string()),
+        ("cpt_cd", pa.string()),
+        ("ticket_id_seq", pa.int64()),
+    ),
+    sort_by=("subject_id", "hadm_id", "ticket_id_seq"),
+)
+
 SMALL_TABLES: dict[str, TableSpec] = {t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS)}
+#: Tables of the ``sequences`` stage (seed 004), read whole by ``read_table`` like the small
+#: tables but not by the raw extraction.
+SEQUENCE_TABLES: dict[str, TableSpec] = {t.name: t for t in (TRANSFERS, CPTEVENTS)}
 EVENT_TABLES: dict[str, TableSpec] = {t.name: t for t in (CHARTEVENTS, LABEVENTS)}
 ALL_TABLES: dict[str, TableSpec] = {**SMALL_TABLES, **EVENT_TABLES}
 
@@ -193,7 +223,14 @@ def get_event_spec(name: str) -> TableSpec:
 
 
 def get_small_spec(name: str) -> TableSpec:
-    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise."""
+    """Return the spec of a table read whole, or raise.
+
+    Small tables: PATIENTS, ADMISSIONS, ICUSTAYS, and the sequence tables TRANSFERS and
+    CPTEVENTS (:data:`SEQUENCE_TABLES`).
+    """
+    key = str(name).strip().lower()
+    if key in SEQUENCE_TABLES:
+        return SEQUENCE_TABLES[key]
     spec = get_spec(name)
     if spec.name not in SMALL_TABLES:
         raise ConfigError(

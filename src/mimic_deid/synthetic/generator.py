@@ -19,6 +19,7 @@ from mimic_deid.synthetic.labs import lab_events, lab_flags
 from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
+from mimic_deid.synthetic.sequences import sequence_tables
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
 log = get_logger(__name__)
@@ -260,7 +261,7 @@ def generate(
                     pop = make_population(rng, first, n, ids)
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)
-                    pending.append(_block_tables(pop, rng))
+                    pending.append(_block_tables(pop, rng) | sequence_tables(pop, seed, b))
                     pending_subjects += n
                     if pending_subjects >= chunk_subjects or b == n_blocks - 1:
                         for blk in pending:
