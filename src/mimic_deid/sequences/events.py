@@ -76,6 +76,31 @@ class EventLog:
     def n_objects(self) -> int:
         return int(self.obj.max()) + 1 if len(self.obj) else 0
 
+    def to_frame(self) -> pd.DataFrame:
+        """object (int64), time (float64 h), state (categorical over ``states``)."""
+        return pd.DataFrame(
+            {
+                "object": self.obj,
+                "time": self.time,
+                "state": pd.Categorical.from_codes(self.state, self.states),
+            }
+        )
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, table: str) -> EventLog:
+        """The log written by :meth:`to_frame` (checked with :func:`check_log`)."""
+        require_columns(df, ["object", "time", "state"], f"{table} records")
+        state = df["state"].astype("category")
+        log = cls(
+            table=table,
+            obj=df["object"].to_numpy(np.int64),
+            time=df["time"].to_numpy(np.float64),
+            state=state.cat.codes.to_numpy().astype(np.int64),
+            states=tuple(str(c) for c in state.cat.categories),
+        )
+        check_log(log)
+        return log
+
 
 def _check_mode(missing_times: str) -> None:
     if missing_times not in MISSING_TIMES:
