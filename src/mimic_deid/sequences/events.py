@@ -110,10 +110,11 @@ def _check_mode(missing_times: str) -> None:
         )
 
 
-def _require_rows(df: pd.DataFrame, table: str, what: str) -> None:
+def _require_rows(df: pd.DataFrame, table: str, what: str = "") -> None:
     if len(df) == 0:
+        rows = f"{what} rows" if what else "rows"
         raise InputDataError(
-            f"{table}: the table has no {what} rows; the sequences stage needs at least one "
+            f"{table}: the table has no {rows}; the sequences stage needs at least one "
             "object with two records (nothing would be released)"
         )
 
@@ -180,7 +181,7 @@ def transfer_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
     require_columns(
         df, ["subject_id", "eventtype", "curr_careunit", "curr_wardid", "intime"], "TRANSFERS"
     )
-    _require_rows(df, "TRANSFERS", "")
+    _require_rows(df, "TRANSFERS")
     unit = df["curr_careunit"].astype("string")
     stay = unit.notna() | df["curr_wardid"].notna()
     df = df.loc[stay.to_numpy() & (df["eventtype"].astype("string") != "discharge").to_numpy()]
@@ -225,7 +226,7 @@ def cpt_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
     """
     _check_mode(missing_times)
     require_columns(df, ["subject_id", "hadm_id", "cpt_cd", "ticket_id_seq"], "CPTEVENTS")
-    _require_rows(df, "CPTEVENTS", "")
+    _require_rows(df, "CPTEVENTS")
     n0 = len(df)
     df = _missing(df, "ticket_id_seq", "CPTEVENTS", missing_times)
     codes = df["cpt_cd"].astype("string").fillna("").str.strip().to_numpy(dtype=object)

@@ -182,7 +182,7 @@ def fit_release(
     summary : dict
         table, settings, objects/sections/records/states of the source, gap_hours,
         n_clusters, rows, suppressed, suppression_rate, mean_support, similarity,
-        top20_intersection, generated objects/records, seconds; for ``laplace`` the
+        top20_intersection, generated objects/records; for ``laplace`` the
         budget and its components.
     """
     started = _time.monotonic()
@@ -221,8 +221,12 @@ def fit_release(
         "top20_intersection": top,
         "generated_objects": int(gen["object"].nunique()),
         "generated_records": len(gen),
-        "seconds": round(_time.monotonic() - started, 3),
     }
+    log.info(
+        "%s %s eps=%s |H|=%d w=%d rep=%d: similarity %.3f, suppression %.3f in %.2f s",
+        log_.table, s.mechanism, s.epsilon, s.hashes, s.shingles, rep, sim,
+        summary["suppression_rate"], _time.monotonic() - started,
+    )  # fmt: skip
     for k in ("budget", "components"):
         if k in anon:
             summary[k] = anon[k]
