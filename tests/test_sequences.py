@@ -383,9 +383,11 @@ def test_ste_has_the_four_support_levels(logs):
         "all": n_trans, "cluster": n_trans, "factor": 3 * n_trans, "cluster&factor": 3 * n_trans,
     }  # fmt: skip
     assert days["objects"].sum() == logs["transfers"].n_objects
-    # 15 % of the sections, or fewer when there are fewer distinct sections
+    # 15 % of the sections, or fewer when there are fewer distinct signatures (w = 1: the
+    # signature of a section is that of its set of states)
     lg = logs["transfers"]
-    distinct = len(set(map(tuple, np.split(lg.state, np.flatnonzero(np.diff(c.section)) + 1))))
+    starts = np.r_[0, np.flatnonzero(np.diff(c.section)) + 1, len(lg.state)]
+    distinct = len(np.unique(signatures(lg.state, starts, 100, 1), axis=0))
     assert c.n_clusters == min(round(0.15 * (c.section.max() + 1)), distinct)
 
 
