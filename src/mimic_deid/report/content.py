@@ -23,6 +23,7 @@ from mimic_deid.atomic import read_json
 from mimic_deid.deid.classes import KEY, trim_to_classes
 from mimic_deid.report import figures as fig
 from mimic_deid.report.html import write_index
+from mimic_deid.report.sequences import plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
@@ -57,6 +58,9 @@ class ReportData:
         Variable labels and units.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
+    sequences, sequences_friedman : DataFrame
+        The sequences stage's sweep rows and Friedman tests over its tables (empty when the
+        stage is not part of the run).
     """
 
     point: dict
@@ -73,6 +77,8 @@ class ReportData:
     units: dict[str, tuple[str, str]]
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
+    sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -178,7 +184,14 @@ def load_report_data(
         tuning=tuning,
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
+        sequences=_concat_csv(inputs, "sequences_sweep_"),
+        sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
     )
+
+
+def _concat_csv(inputs: Mapping[str, str], prefix: str) -> pd.DataFrame:
+    frames = [pd.read_csv(v) for k, v in sorted(inputs.items()) if k.startswith(prefix)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,6 +382,35 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: in-hospital mortality",
         "Test set (seed Table 6.4).",
         _trust_table("test"),
+    ),
+    ReportItem(
+        "sequences_measures",
+        "figure",
+        "Sequences (seed 004)",
+        "Markov-model synthesis of TRANSFERS and CPTEVENTS: the seed's four measures against "
+        "eps (seed Figs. 2-5). seed_ratio is the seed's ratio test and is NOT eps-differential "
+        "privacy; laplace is eps-DP for the released counts.",
+        lambda d, out: plot_sequences(d.sequences, out),
+    ),
+    ReportItem(
+        "sequences_summary",
+        "table",
+        "Sequences (seed 004)",
+        "Mean measures per table, mechanism and eps, with what each mechanism promises.",
+        lambda d, out: write_table(sequences_table(d.sequences), out, Path(out).with_suffix(".md")),
+    ),
+    ReportItem(
+        "sequences_friedman",
+        "table",
+        "Sequences (seed 004)",
+        "Friedman tests across the LSH settings (|H|, w), blocks = (eps, repetition).",
+        lambda d, out: write_table(
+            d.sequences_friedman
+            if not d.sequences_friedman.empty
+            else pd.DataFrame({"note": ["no sequences sweep in this run"]}),
+            out,
+            Path(out).with_suffix(".md"),
+        ),
     ),
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")
