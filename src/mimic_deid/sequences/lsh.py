@@ -137,15 +137,18 @@ def cluster_signatures(
     label = np.full(len(uniq), -1, dtype=np.int64)
     label[medoids] = np.arange(k)
     index = MinHashLSH(threshold=threshold, num_perm=h)
+    perms = MinHash(num_perm=h, seed=MINHASH_SEED, scheme=SCHEME).permutations
+
+    def sketch(values: np.ndarray) -> MinHash:
+        return MinHash(num_perm=h, hashvalues=values, permutations=perms, scheme=SCHEME)
+
     for j, m in enumerate(medoids):
-        index.insert(
-            j, MinHash(num_perm=h, hashvalues=uniq[m], scheme=SCHEME), check_duplication=False
-        )
+        index.insert(j, sketch(uniq[m]), check_duplication=False)
     rest = order[k:]
     missed = []
     for r in rest:
         cand = np.array(
-            sorted(index.query(MinHash(num_perm=h, hashvalues=uniq[r], scheme=SCHEME))),
+            sorted(index.query(sketch(uniq[r]))),
             dtype=np.int64,
         )
         if len(cand) == 0:
