@@ -38,7 +38,8 @@ def _eps_x(eps: pd.Series) -> np.ndarray:
 
 def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureInfo:
     """The four seed measures against eps: one row of panels per measure, a line per table and
-    mechanism (mean over |H|, w and repetitions); inf is drawn to the right of the largest eps."""
+    mechanism (mean over |H|, w and repetitions); inf is drawn to the right of the largest eps.
+    Mean support is on a log scale."""
     fig = _new_figure(11.5, 7.5)
     axes = fig.subplots(2, 2).ravel()
     fig.suptitle("Sequences (seed 004): quality and anonymity against eps")
@@ -52,6 +53,8 @@ def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureIn
             m = d.groupby("epsilon")[col].mean()
             ax.plot(_eps_x(m.index.to_series()), m.to_numpy(), marker="o",
                     linestyle="-" if mech == "seed_ratio" else "--", label=f"{table} {mech}")  # fmt: skip
+        if col == "mean_support":
+            ax.set_yscale("log")  # Laplace noise on empty cells dwarfs the seed's counts
         ax.legend()
     return _save(fig, out_path)
 
