@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mimic_deid.errors import ReleaseCheckError
 from mimic_deid.sequences import Settings, cpt_events, fit_release, transfer_events
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.population import IdState, make_population
@@ -71,7 +72,14 @@ def main() -> None:
         read_s = time.perf_counter() - t0
         for mech, eps in (("seed_ratio", 0.35), ("laplace", 1.0)):
             t0 = time.perf_counter()
-            gen, s = fit_release(log, Settings(mechanism=mech, epsilon=eps), seed=2020)
+            try:
+                gen, s = fit_release(log, Settings(mechanism=mech, epsilon=eps), seed=2020)
+            except ReleaseCheckError as exc:
+                rows.append({"table": table.upper(), "rows": len(data[table]), "mechanism": mech,
+                             "epsilon": eps, "release_s": round(time.perf_counter() - t0, 1),
+                             "refused": str(exc)})  # fmt: skip
+                print(rows[-1], flush=True)
+                continue
             rows.append(
                 {
                     "table": table.upper(), "rows": len(data[table]), "records": len(log.obj),
@@ -102,6 +110,11 @@ def main() -> None:
     )
     print("|---|---|---:|---:|---:|---:|")
     for r in rows:
+        if "refused" in r:
+            print(
+                f"| {r['table']} ({r['rows']:,}) | {r['mechanism']} eps={r['epsilon']} | refused: {r['refused']} |"
+            )
+            continue
         print(
             f"| {r['table']} ({r['rows']:,}) | {r['mechanism']} eps={r['epsilon']} | "
             f"{r['sections']:,} / {r['clusters']:,} | {r['release_s']} | {r['similarity']} | "

@@ -665,3 +665,42 @@ def test_gzip_of_new_tables_is_reproducible(tmp_path):
     for name in ("TRANSFERS.csv.gz", "CPTEVENTS.csv.gz"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
         assert gzip.decompress((tmp_path / "a" / name).read_bytes()).count(b"\n") > 100
+
+
+def test_laplace_refuses_a_release_that_would_be_noise():
+    with pytest.raises(ReleaseCheckError) as exc:
+        laplace_counts(
+            np.array([0]), np.array([3]), 20_000_000, 9, 1 / 18, np.random.default_rng(0),
+            name="STE/cluster&factor/trans",
+        )  # fmt: skip
+    assert str(exc.value) == (
+        "sequences.laplace: component 'STE/cluster&factor/trans' has 20,000,000 cells; at "
+        "eps=0.05556 (scale 162) about 9,969,135 empty cells would be released as noise (limit "
+        "5,000,000); raise sequences.epsilon or lower sequences.lsh.cluster_fraction"
+    )
+    with pytest.raises(ReleaseCheckError) as exc:
+        laplace_counts(
+            np.array([0]), np.array([3]), 100, 3, 1.0, None, "opendp", max_cells=50, name="x"
+        )
+    assert str(exc.value) == (
+        "sequences.laplace: sampler 'opendp' draws every cell and component 'x' has 100 > 50 "
+        "cells; use sampler 'seeded'"
+    )
+
+
+def test_sweep_keeps_a_refused_point_as_a_row(logs, monkeypatch):
+    from mimic_deid.sequences import privacy
+
+    monkeypatch.setattr(privacy, "MAX_CELLS", 10)
+    monkeypatch.setattr(privacy.laplace_counts, "__defaults__", ("seeded", 10, "counts"))
+    grid = {
+        "mechanisms": ["seed_ratio", "laplace"],
+        "epsilons": [0.5],
+        "hashes": [50],
+        "shingles": [1],
+        "repetitions": 1,
+    }
+    sw = run_sweep(logs["transfers"], Settings(), grid, seed=1)
+    assert sw["note"].iloc[0] == "" and sw["similarity"].notna().iloc[0]
+    assert sw["note"].iloc[1].startswith("refused: sequences.laplace: component 'STE/")
+    assert math.isnan(sw["similarity"].iloc[1])

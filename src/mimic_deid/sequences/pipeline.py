@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.errors import ConfigError, ReleaseCheckError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.seeding import derive_rng
 from mimic_deid.sequences.events import EventLog, check_log
@@ -241,7 +241,8 @@ def fit_release(
 def run_sweep(log_: EventLog, base: Settings, grid: dict, seed: int, logger=None) -> pd.DataFrame:
     """Every grid point: ``grid`` holds lists ``mechanisms``, ``epsilons``, ``hashes``,
     ``shingles`` and an int ``repetitions``. Returns one row per point (the summary's scalar
-    fields), ordered as the loops."""
+    fields and ``note``), ordered as the loops; a ``laplace`` point refused for its size
+    (``ReleaseCheckError``) keeps its row with the measures empty and the reason in ``note``."""
     from dataclasses import replace
 
     points = [
@@ -259,10 +260,16 @@ def run_sweep(log_: EventLog, base: Settings, grid: dict, seed: int, logger=None
         s = replace(base, mechanism=m, epsilon=float(e), hashes=int(h), shingles=int(w))
         if (h, w) not in cache:
             cache[(h, w)] = cluster_log(log_, s)
-        _, summ = fit_release(log_, s, seed, r, cache[(h, w)])
+        try:
+            _, summ = fit_release(log_, s, seed, r, cache[(h, w)])
+        except ReleaseCheckError as exc:  # the laplace release would be noise: a row says so
+            (logger or log).warning("%s", exc)
+            summ = {"table": log_.table, "mechanism": m, "epsilon": float(e), "hashes": int(h),
+                    "shingles": int(w), "repetition": r, "note": f"refused: {exc}"}  # fmt: skip
         summ.pop("components", None)
         b = summ.pop("budget", None)
         summ["budget_spent"] = b["spent"] if b else float("nan")
+        summ.setdefault("note", "")
         rows.append(summ)
         progress.update(1)
     progress.close()

@@ -45,6 +45,8 @@ SAMPLERS = ("seeded", "opendp")
 #: a start moves from one state (hour) to another; an interior record replaces two
 #: transitions by one.
 SENSITIVITY = {"start": 2, "hour": 2, "trans": 3}
+#: Most cells one component may draw (opendp) or release as noise (seeded): memory bound.
+MAX_CELLS = 5_000_000
 
 
 def check_epsilon(eps: float, name: str = "epsilon") -> float:
@@ -201,7 +203,8 @@ def laplace_counts(
     eps: float,
     rng: np.random.Generator,
     sampler: str = "seeded",
-    max_dense: int = 5_000_000,
+    max_cells: int = MAX_CELLS,
+    name: str = "counts",
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Release one count component with discrete Laplace noise of scale sensitivity / eps.
 
@@ -219,8 +222,13 @@ def laplace_counts(
         Noise stream of the ``seeded`` sampler (ignored by ``opendp``).
     sampler : {"seeded", "opendp"}
         ``seeded``: reproducible NumPy draws (exact sparse handling of the zero cells);
-        ``opendp``: OpenDP's own sampler on the dense vector (not reproducible; at most
-        ``max_dense`` cells).
+        ``opendp``: OpenDP's own sampler on the dense vector (not reproducible).
+    max_cells : int
+        ``opendp``: most cells drawn; ``seeded``: most empty cells expected to be released
+        with noise. Past it a ``ReleaseCheckError`` names the component (the release would
+        be noise and would not fit in memory).
+    name : str
+        The component, for messages.
 
     Returns
     -------
@@ -230,12 +238,21 @@ def laplace_counts(
     """
     scale = sensitivity / eps
     if sampler == "seeded":
+        q = math.exp(-1.0 / scale)
+        spurious = (domain - len(cells)) * q / (1 + q)
+        if spurious > max_cells:
+            raise ReleaseCheckError(
+                f"sequences.laplace: component '{name}' has {domain:,} cells; at eps={eps:.4g} "
+                f"(scale {scale:.4g}) about {spurious:,.0f} empty cells would be released as "
+                f"noise (limit {max_cells:,}); raise sequences.epsilon or lower "
+                "sequences.lsh.cluster_fraction"
+            )
         return (*_noisy_sparse(cells, counts, domain, scale, rng), scale)
     if sampler == "opendp":
-        if domain > max_dense:
-            raise ConfigError(
-                f"sequences.laplace: sampler 'opendp' draws every cell and this component has "
-                f"{domain} > {max_dense} cells; use sampler 'seeded'"
+        if domain > max_cells:
+            raise ReleaseCheckError(
+                f"sequences.laplace: sampler 'opendp' draws every cell and component '{name}' "
+                f"has {domain:,} > {max_cells:,} cells; use sampler 'seeded'"
             )
         return (*_noisy_dense(cells, counts, domain, scale), scale)
     raise ConfigError(
@@ -322,8 +339,9 @@ def _laplace(ens, rng, budget, eps_each, sampler):
             sel = np.isin(m, ids)
             lc = local[m[sel]] * per_model + (cell[sel] - m[sel] * per_model)
             cells, vals, scale = laplace_counts(
-                lc, table["count"].to_numpy()[sel], len(ids) * per_model, sens, spent, rng, sampler
-            )
+                lc, table["count"].to_numpy()[sel], len(ids) * per_model, sens, spent, rng,
+                sampler, name=name,
+            )  # fmt: skip
             mod = ids[cells // per_model]
             rest = cells % per_model
             parts.append((mod, rest, vals))
