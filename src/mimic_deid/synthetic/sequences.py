@@ -9,14 +9,14 @@ holds: an ``admit`` row on a general ward until the first ICU intime, one row pe
 each ICU stay (two when the stay has a care-unit or ward transfer, split at a uniform point in
 the middle 60 % of the stay), a ward row between two ICU stays and after the last one, and a
 ``discharge`` row at DISCHTIME (no unit, no ward, no OUTTIME). Admissions without an ICU stay
-have an ``admit`` ward row and the ``discharge`` row. About 4.3 rows per admission (~255,000 at
-full size; MIMIC-III has 261,897).
+have an ``admit`` ward row and the ``discharge`` row. About 4.1 rows per admission (242,724 at
+full size, 46,520 subjects; MIMIC-III has 261,897).
 
 CPTEVENTS holds the professional-fee CPT codes of each ICU admission, numbered by
 TICKET_ID_SEQ from 1. The codes follow a small Markov chain (:data:`CPT_CHAIN`): an initial
 evaluation, then daily critical/subsequent care with ventilation management for ventilated
 patients and interspersed procedures, ending with discharge management; the number of codes
-grows with the length of stay (about 9.7 per ICU admission, ~570,000 rows at full size;
+grows with the length of stay (about 9.6 per ICU admission, 549,897 rows at full size;
 MIMIC-III has 573,146).
 """
 
