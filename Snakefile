@@ -18,6 +18,7 @@ include: "workflow/rules/series.smk"
 include: "workflow/rules/deid.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/sequences_inputs.smk"
 include: "workflow/rules/sequences.smk"
 
 

@@ -2,63 +2,15 @@
 # synthetic release per table (mechanism seed_ratio or laplace) and the sweep over eps and the
 # LSH settings with Friedman tests. Target: `snakemake --cores 2 sequences`.
 
-SEQ = config["sequences"]
-SEQ_TABLES = SEQ["tables"]
-
 
 wildcard_constraints:
     table="transfers|cptevents",
 
 
-def sequences_source_input(wildcards):
-    """The source the extraction reads: the synthetic copy, the table's CSV file, or the
-    PostgreSQL fingerprint file (see extract_input)."""
-    kind = config["source"]["kind"]
-    if kind == "synthetic":
-        return {"source_dir": synthetic_dir()}
-    if kind == "csv":
-        return {"tables": [str(p) for p in sequence_table_files(wildcards.table)]}
-    return {"fingerprint": postgres_fingerprint()}
-
-
-def sequence_table_files(table):
-    from mimic_deid.sources.csv_source import find_table_file
-
-    try:
-        return [find_table_file(config["source"]["csv"]["path"], table.upper())]
-    except MimicDeidError:
-        return []
-
-
-def sequence_outputs():
-    """Every artefact of the stage (target `sequences`, part of `rule all`)."""
-    return [
-        path(key, table=t)
-        for t in SEQ_TABLES
-        for key in ("seq_release", "seq_summary", "seq_sweep", "seq_friedman")
-    ]
-
-
-def sequence_settings():
-    lsh, split = SEQ["lsh"], SEQ["split"]
-    return dict(
-        mechanism=SEQ["mechanism"],
-        epsilon=SEQ["epsilon"],
-        hashes=lsh["hashes"],
-        shingles=lsh["shingles"],
-        cluster_fraction=lsh["cluster_fraction"],
-        lsh_threshold=lsh["threshold"],
-        gap_hours=split["gap_hours"] or None,
-        histogram_bins=split["histogram_bins"],
-        histogram_sample=split["histogram_sample"],
-        drop_fraction=split["drop_fraction"],
-        sampler=SEQ["laplace"]["sampler"],
-        metric_sample=SEQ["metric_sample"],
-    )
-
-
 rule sequences_extract:
-    """The table's records <object, time, state> (seed 004 §2.1) from the source."""
+    """The table's records <object, time, state> (seed 004 §2.1) from the source. Scheduled
+    after the main pipeline's jobs (priority), so a broken source is reported by `extract`.
+    """
     input:
         unpack(sequences_source_input),
     output:
@@ -67,6 +19,7 @@ rule sequences_extract:
         "logs/sequences/{table}/extract.log",
     benchmark:
         "logs/benchmarks/sequences/{table}/extract.tsv"
+    priority: -1
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
