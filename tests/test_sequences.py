@@ -581,6 +581,13 @@ def test_similarity_and_bigrams_of_a_dataset_with_itself(logs):
     lg = logs["cptevents"]
     rng = np.random.default_rng(0)
     assert dataset_similarity(lg.obj, lg.state, lg.obj, lg.state, 64, 2, 10_000, rng) == 1.0
+    assert dataset_similarity(lg.obj, lg.state, lg.obj, lg.state, 64, 2, 50, rng) == 1.0  # sampled
+    # a generated set of one object, the first source object reversed: its best match
+    first = lg.state[lg.obj == 0]
+    one = dataset_similarity(
+        lg.obj, lg.state, np.zeros(len(first), np.int64), first[::-1], 64, 1, 5, rng
+    )
+    assert one == 1.0  # w = 1: the set of states is unchanged by reversal
     assert top_bigram_intersection(lg.obj, lg.state, lg.obj, lg.state, len(lg.states)) == 1.0
     other = (lg.state + 1) % len(lg.states)
     assert top_bigram_intersection(lg.obj, lg.state, lg.obj, other, len(lg.states)) < 1.0

@@ -25,7 +25,7 @@ import pandas as pd
 
 from mimic_deid.sequences.model import STE_LEVELS, Ensemble, factor_values, model_codes
 
-__all__ = ["Generated", "generate"]
+__all__ = ["generate"]
 
 
 class _Table:
@@ -129,10 +129,6 @@ def _neighbour_step(
 
 def _filled(df: pd.DataFrame, cols: tuple[str, str], mean: float, sd: float) -> pd.DataFrame:
     return df.fillna({cols[0]: mean, cols[1]: sd})
-
-
-class Generated(pd.DataFrame):
-    """Generated records: object, section, position, cluster, state, time (hours)."""
 
 
 def generate(

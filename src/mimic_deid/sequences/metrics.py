@@ -37,8 +37,9 @@ def dataset_similarity(
     n_gen = len(g_off) - 1
     pick = np.sort(rng.choice(n_gen, sample, replace=False)) if n_gen > sample else np.arange(n_gen)
     lens = g_off[pick + 1] - g_off[pick]
-    take = np.concatenate([np.arange(g_off[i], g_off[i + 1]) for i in pick])
     sub_off = np.r_[0, np.cumsum(lens)]
+    # record indices of the picked objects: each object's offset plus 0 .. len - 1
+    take = np.repeat(g_off[pick] - sub_off[:-1], lens) + np.arange(sub_off[-1])
     src_sig = np.unique(signatures(src_state, s_off, num_perm, w), axis=0)
     gen_sig = signatures(gen_state[take], sub_off, num_perm, w)
     best, _ = nearest_similarity(gen_sig, src_sig)

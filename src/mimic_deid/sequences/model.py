@@ -18,7 +18,7 @@ value. Factors (Definition 7) are evaluated at each record's time: ``weekday`` (
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -81,11 +81,6 @@ class Ensemble:
     trans: pd.DataFrame
     neighbour: pd.DataFrame
     extra: dict = field(default_factory=dict)
-
-    def with_counts(self, counts: dict[str, np.ndarray]) -> Ensemble:
-        """A copy whose count columns are replaced (e.g. by released counts)."""
-        tables = {k: getattr(self, k).assign(count=counts[k]) for k in counts}
-        return replace(self, **tables)
 
     def model_key_codes(self) -> np.ndarray:
         m = self.models

@@ -20,8 +20,10 @@ sections and clusters. Neighbour counts are then derived from the released trans
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 
 from mimic_deid.errors import ConfigError, ReleaseCheckError
 from mimic_deid.sequences.model import Ensemble
@@ -302,14 +304,23 @@ def anonymise(
 
 
 def _restricted(ens: Ensemble, tables: dict) -> Ensemble:
-    from dataclasses import replace
-
+    """``ens`` with its count tables replaced by the released ones."""
     return replace(ens, **tables)
 
 
-def _laplace(ens, rng, budget, eps_each, sampler):
-    import pandas as pd
+def _laplace(
+    ens: Ensemble,
+    rng: np.random.Generator,
+    budget: Budget,
+    eps_each: float,
+    sampler: str,
+) -> tuple[Ensemble, dict]:
+    """Release every (level, statistic) component of ``ens`` with noise (module docstring).
 
+    Cells are numbered per level: model rank within the level x (state [x state]). Released
+    cells that were empty in the data get no time or length statistics (NaN; the generator
+    falls back to the ensemble's overall means).
+    """
     models = ens.models
     n_models, n_states = len(models), ens.n_states
     nf = len(ens.factors)
