@@ -7,16 +7,17 @@ unchanged.
 TRANSFERS follows each admission through the hospital with the stays the population already
 holds: an ``admit`` row on a general ward until the first ICU intime, one row per care unit of
 each ICU stay (two when the stay has a care-unit or ward transfer, split at a uniform point in
-the middle 60 % of the stay), a ward row between two ICU stays and after the last one, and a
+the middle 60 % of the stay), a ward row between two ICU stays and after the last one (40 %
+of the latter move to a second ward half-way), and a
 ``discharge`` row at DISCHTIME (no unit, no ward, no OUTTIME). Admissions without an ICU stay
-have an ``admit`` ward row and the ``discharge`` row. About 4.1 rows per admission (242,724 at
+have an ``admit`` ward row and the ``discharge`` row. About 4.5 rows per admission (264,188 at
 full size, 46,520 subjects; MIMIC-III has 261,897).
 
 CPTEVENTS holds the professional-fee CPT codes of each ICU admission, numbered by
 TICKET_ID_SEQ from 1. The codes follow a small Markov chain (:data:`CPT_CHAIN`): an initial
 evaluation, then daily critical/subsequent care with ventilation management for ventilated
 patients and interspersed procedures, ending with discharge management; the number of codes
-grows with the length of stay (about 9.6 per ICU admission, 549,897 rows at full size;
+grows with the length of stay (about 10 per ICU admission, 577,195 rows at full size;
 MIMIC-III has 573,146).
 """
 
@@ -33,6 +34,8 @@ __all__ = ["CPT_CODES", "CPT_CHAIN", "FLOOR_WARDS", "sequence_tables"]
 
 #: General-ward ids used for the non-ICU rows of TRANSFERS (ICU wards are population.WARDS).
 FLOOR_WARDS = (2, 4, 6, 17, 25, 27, 29, 36, 40, 53)
+#: Share of stays on a general ward after the ICU that move to a second ward before discharge.
+P_WARD_MOVE = 0.4
 
 #: (code, section header, subsection header, description) of the CPT vocabulary.
 CPT_CODES: tuple[tuple[str, str, str, str], ...] = (
@@ -160,15 +163,33 @@ def _transfers(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]
         )
     )
     post = np.flatnonzero(has_icu & (pop.a_disch > last_out + MINUTE))
+    # some patients move to a second general ward before discharge
+    move = rng.random(len(post)) < P_WARD_MOVE
+    k = rng.integers(0, len(floor), len(post))
+    mid = np.round(
+        last_out[post] + rng.uniform(0.3, 0.7, len(post)) * (pop.a_disch[post] - last_out[post])
+    )
     segs.append(
         (
             post,
             last_out[post],
-            pop.a_disch[post],
+            np.where(move, mid, pop.a_disch[post]),
             np.full(len(post), -1),
-            floor[rng.integers(0, len(floor), len(post))],
+            floor[k],
             np.full(len(post), -1),
             np.ones(len(post)),
+        )
+    )
+    m = np.flatnonzero(move)
+    segs.append(
+        (
+            post[m],
+            mid[m],
+            pop.a_disch[post[m]],
+            np.full(len(m), -1),
+            floor[(k[m] + rng.integers(1, len(floor), len(m))) % len(floor)],
+            np.full(len(m), -1),
+            np.ones(len(m)),
         )
     )
     end = np.where(has_icu, np.fmax(pop.a_disch, last_out), pop.a_disch)
@@ -217,7 +238,7 @@ def _cptevents(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]
     icu_adm = np.flatnonzero(n_stays > 0)
     los_days = np.zeros(len(pop.a_id))
     np.add.at(los_days, pop.i_adm, (pop.i_out - pop.i_in) / DAY)
-    lam = 1.5 + 1.6 * los_days[icu_adm]
+    lam = 1.6 + 1.7 * los_days[icu_adm]
     length = np.minimum(2 + rng.poisson(lam), 80)
     vent = pop.a_vent[icu_adm].astype(np.int64)
     m = len(icu_adm)
