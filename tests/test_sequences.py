@@ -560,18 +560,58 @@ def test_generated_transitions_match_a_markov_source():
     log = make_log(seqs)
     gen, summary = fit_release(log, Settings(epsilon=INF, shingles=2), seed=1)
     assert summary["suppressed"] == 0 and summary["suppression_rate"] == 0.0
-    src = np.zeros((3, 3))
-    np.add.at(
-        src,
-        (log.state[:-1][log.obj[1:] == log.obj[:-1]], log.state[1:][log.obj[1:] == log.obj[:-1]]),
-        1,
-    )
-    g = gen.assign(state=gen["state"].str[1:].astype(int))
-    same = g["object"].to_numpy()[1:] == g["object"].to_numpy()[:-1]
-    out = np.zeros((3, 3))
-    np.add.at(out, (g["state"].to_numpy()[:-1][same], g["state"].to_numpy()[1:][same]), 1)
-    stat = sum(chisquare(out[a], src[a] / src[a].sum() * out[a].sum()).statistic for a in range(3))
-    assert chi2.sf(stat, 3 * 2) > 0.01
+    src = _transition_counts(log.obj, log.state, 3)
+    code = gen["state"].str[1:].astype(int).to_numpy()
+    out = _transition_counts(gen["object"].to_numpy() * 1000 + gen["section"].to_numpy(), code, 3)
+    assert _conditional_chi2_p(src, out) > 0.01
+
+
+def _transition_counts(obj: np.ndarray, state: np.ndarray, n: int) -> np.ndarray:
+    same = obj[1:] == obj[:-1]
+    out = np.zeros((n, n))
+    np.add.at(out, (state[:-1][same], state[1:][same]), 1)
+    return out
+
+
+def _conditional_chi2_p(src: np.ndarray, gen: np.ndarray) -> float:
+    """p of the summed chi-square of each state's generated next states against the source's
+    conditional frequencies (on the cells the source has)."""
+    stat, dof = 0.0, 0
+    for a in range(len(src)):
+        cells = src[a] > 0
+        if gen[a].sum() == 0 or cells.sum() < 2:
+            continue
+        exp = src[a][cells] / src[a].sum() * gen[a][cells].sum()
+        stat += chisquare(gen[a][cells], exp).statistic
+        dof += int(cells.sum()) - 1
+    return float(chi2.sf(stat, dof))
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "cptevents",
+        pytest.param(
+            "transfers",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="measured: a section ends at its sampled end time, which under-generates "
+                "transitions with long times (WARD -> WARD), and inverse-support weighting "
+                "over-weights the small models (seed §4): p < 1e-8 (docs/sequences.md)",
+            ),
+        ),
+    ],
+)
+def test_generated_transitions_match_the_synthetic_source(logs, table):
+    lg = logs[table]
+    gen, summary = fit_release(lg, Settings(epsilon=INF), seed=1)
+    assert summary["suppression_rate"] == 0.0
+    c = cluster_log(lg, Settings(epsilon=INF))
+    src = _transition_counts(c.section, lg.state, len(lg.states))
+    code = np.searchsorted(np.array(lg.states), gen["state"].to_numpy().astype(str))
+    key = gen["object"].to_numpy() * 1000 + gen["section"].to_numpy()
+    out = _transition_counts(key, code, len(lg.states))
+    assert _conditional_chi2_p(src, out) > 0.01
 
 
 # --------------------------------------------------------------------------- measures and sweep
@@ -615,23 +655,15 @@ def test_suppression_falls_and_vanishes_with_epsilon(sweeps, table):
     assert by_eps["mean_support"].is_monotonic_decreasing  # seed Fig. 5
 
 
-@pytest.mark.parametrize(
-    "table",
-    [
-        "cptevents",
-        pytest.param(
-            "transfers",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="measured: on the synthetic TRANSFERS the Definition 4 similarity falls "
-                "as eps grows (suppression keeps the common care-unit paths, which all have a "
-                "close source object); the seed reports the opposite",
-            ),
-        ),
-    ],
+@pytest.mark.xfail(
+    strict=True,
+    reason="measured, not the seed's shape: on the synthetic data the Definition 4 similarity "
+    "does not rise with eps (TRANSFERS falls; CPTEVENTS is flat within noise): suppression keeps "
+    "the common paths, each of which has a close source object (docs/sequences.md)",
 )
+@pytest.mark.parametrize("table", ["transfers", "cptevents"])
 def test_similarity_does_not_fall_with_epsilon(sweeps, table):
-    # non-decreasing up to the spread of two repetitions (0.01), and higher at eps = inf
+    # the seed's Fig. 2: non-decreasing in eps (up to 0.01 per step) and higher at eps = inf
     sim = sweeps[table].groupby("epsilon")["similarity"].mean()
     assert (np.diff(sim.to_numpy()) >= -0.01).all() and sim.iloc[-1] > sim.iloc[0]
 
