@@ -310,6 +310,26 @@ def test_histogram_gap_finds_the_end_of_the_regular_mass():
     assert histogram_gap(np.zeros(0)) == INF
 
 
+def test_bad_lsh_and_histogram_parameters_are_named():
+    with pytest.raises(ConfigError) as exc:
+        signatures(np.array([0, 1]), np.array([0, 2]), num_perm=1, w=1)
+    assert str(exc.value) == "sequences: number of hash functions must be an integer >= 2, got 1"
+    with pytest.raises(ConfigError) as exc:
+        signatures(np.array([0, 1]), np.array([0, 2]), num_perm=16, w=0)
+    assert str(exc.value) == "sequences: shingle size must be an integer >= 1, got 0"
+    with pytest.raises(ConfigError) as exc:
+        histogram_gap(np.ones(3), bins=1)
+    assert str(exc.value) == (
+        "sequences.split: histogram_bins must be >= 2, histogram_sample >= 1 and drop_fraction "
+        "in (0, 1), got 1, 25000, 0.01"
+    )
+    with pytest.raises(ConfigError) as exc:
+        cluster_signatures(np.zeros((3, 4), np.uint64), fraction=0.0)
+    assert str(exc.value) == (
+        "sequences.lsh: cluster_fraction must be in (0, 1] and threshold in (0, 1), got 0.0, 0.5"
+    )
+
+
 def test_split_sections_at_the_gap():
     log = EventLog(
         "T",
@@ -469,6 +489,7 @@ def test_budget_is_split_and_never_exceeded(logs):
     assert summary["budget"] == {"total": 1.0, "spent": pytest.approx(1.0)}
     for c in comps:
         assert c["scale"] == pytest.approx(c["sensitivity"] / c["eps"])
+        assert c["opendp_eps"] == pytest.approx(c["eps"])  # OpenDP's privacy map agrees
     sens = {c["name"]: c["sensitivity"] for c in comps}
     assert sens["STE/all/trans"] == 3 and sens["STE/factor/trans"] == 9
     assert sens["CTE/factor/start"] == 6 and sens["STE/cluster/hour"] == 2

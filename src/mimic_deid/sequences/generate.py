@@ -127,6 +127,30 @@ def _neighbour_step(
     )
 
 
+def _draw(
+    t: _Table, row: np.ndarray, name: str, extra: dict, rng: np.random.Generator
+) -> np.ndarray:
+    """Normal(``name``_mean, ``name``_sd) of each drawn row, truncated at zero; the ensemble's
+    overall mean and sd where no row was drawn (-1)."""
+    n = len(row)
+    own = _normal(_take(t, f"{name}_mean", row), _take(t, f"{name}_sd", row), rng)
+    overall = _normal(np.full(n, extra[f"{name}_mean"]), np.full(n, extra[f"{name}_sd"]), rng)
+    return np.where(row >= 0, own, overall)
+
+
+def _step(
+    t: _Table, ens: Ensemble, cand: np.ndarray, state: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """One transition from each ``state`` (n,) at models ``cand`` (n, M): the next state (-1
+    where neither a transition nor a neighbour exists) and the transition time in hours."""
+    row = t.sample(cand, state, rng)
+    nxt = np.where(row >= 0, _take(t, "b", row), -1)
+    miss = row < 0
+    if miss.any():
+        nxt[miss] = _neighbour_step(ens.neighbour, state[miss], ens.n_states, rng)
+    return nxt, _draw(t, row, "time", ens.extra, rng)
+
+
 def _filled(df: pd.DataFrame, cols: tuple[str, str], mean: float, sd: float) -> pd.DataFrame:
     return df.fillna({cols[0]: mean, cols[1]: sd})
 
@@ -222,7 +246,6 @@ def generate(
     cand = cl.candidates(np.full(n_objects, -1), vals)
     row = cte_start.sample(cand, np.zeros(n_objects, np.int64), rng)
     alive = row >= 0
-    np.maximum(row, 0)
     clus = _take(cte_start, "state", row)
     n_sec = np.maximum(
         1,
@@ -249,21 +272,7 @@ def generate(
         # next cluster and start-to-start time
         vals = {f: factor_values(f, t[idx]) for f in cte.factors}
         cand = cl.candidates(np.full(len(idx), -1), vals)
-        row = cte_trans.sample(cand, clus[idx], rng)
-        nxt = np.where(row >= 0, _take(cte_trans, "b", row), -1)
-        miss = row < 0
-        if miss.any():
-            nxt[miss] = _neighbour_step(cte.neighbour, clus[idx][miss], cte.n_states, rng)
-        np.maximum(row, 0)
-        dt = np.where(
-            row >= 0,
-            _normal(_take(cte_trans, "time_mean", row), _take(cte_trans, "time_sd", row), rng),
-            _normal(
-                np.full(len(idx), cte.extra["time_mean"]),
-                np.full(len(idx), cte.extra["time_sd"]),
-                rng,
-            ),
-        )
+        nxt, dt = _step(cte_trans, cte, cand, clus[idx], rng)
         stop = nxt < 0
         alive[idx[stop]] = False
         clus[idx] = np.maximum(nxt, 0)
@@ -282,12 +291,7 @@ def generate(
     vals = {f: factor_values(f, s_t, dur0) for f in ste.factors}
     cand = sl.candidates(s_cl, vals)
     row = ste_hour.sample(cand, factor_values("hour", s_t), rng)
-    np.maximum(row, 0)
-    dur = np.where(
-        row >= 0,
-        _normal(_take(ste_hour, "length_mean", row), _take(ste_hour, "length_sd", row), rng),
-        _normal(np.full(ns, ste.extra["length_mean"]), np.full(ns, ste.extra["length_sd"]), rng),
-    )
+    dur = _draw(ste_hour, row, "length", ste.extra, rng)
     # sections must not overlap: a section starts at the later of its slot and the previous end
     same = np.r_[False, s_obj[1:] == s_obj[:-1]]
     for _ in range(int(s_idx.max()) + 1):
@@ -315,21 +319,7 @@ def generate(
             break
         vals = {f: factor_values(f, time[idx], dur[idx]) for f in ste.factors}
         cand = sl.candidates(s_cl[idx], vals)
-        row = ste_trans.sample(cand, state[idx], rng)
-        np.maximum(row, 0)
-        nxt = np.where(row >= 0, _take(ste_trans, "b", row), -1)
-        miss = row < 0
-        if miss.any():
-            nxt[miss] = _neighbour_step(ste.neighbour, state[idx][miss], ste.n_states, rng)
-        dt = np.where(
-            row >= 0,
-            _normal(_take(ste_trans, "time_mean", row), _take(ste_trans, "time_sd", row), rng),
-            _normal(
-                np.full(len(idx), ste.extra["time_mean"]),
-                np.full(len(idx), ste.extra["time_sd"]),
-                rng,
-            ),
-        )
+        nxt, dt = _step(ste_trans, ste, cand, state[idx], rng)
         tn = time[idx] + dt
         go = (nxt >= 0) & (tn <= end[idx])
         live[idx[~go]] = False

@@ -14,7 +14,9 @@ split equally over the components (start, hour and transition counts of every su
 of the STE and the CTE); by sequential composition (seed Theorem 1) the counts are
 ``eps``-DP with respect to adding or removing one record (seed Definition 5), given the
 sections and clusters. Neighbour counts are then derived from the released transitions
-(post-processing, no budget). A :class:`Budget` refuses any spend beyond the total.
+(post-processing, no budget). A :class:`Budget` refuses any spend beyond the total, and
+OpenDP's privacy map of a discrete Laplace measurement with each component's scale and
+sensitivity must certify no more than the component's eps (``opendp_eps`` in the summary).
 """
 
 from __future__ import annotations
@@ -356,9 +358,17 @@ def _laplace(
             mod = ids[cells // per_model]
             rest = cells % per_model
             parts.append((mod, rest, vals))
+            certified = opendp_scale_epsilon(sens, scale)
+            if certified > spent * (1 + 1e-9):
+                raise ReleaseCheckError(
+                    f"privacy budget: OpenDP certifies eps={certified:.6g} for component "
+                    f"'{name}' (sensitivity {sens}, scale {scale:.6g}), more than its "
+                    f"{spent:.6g}"
+                )
             summary["components"].append(
-                {"name": name, "sensitivity": sens, "eps": spent, "scale": scale}
-            )
+                {"name": name, "sensitivity": sens, "eps": spent, "scale": scale,
+                 "opendp_eps": certified}
+            )  # fmt: skip
         mod = np.concatenate([p[0] for p in parts])
         rest = np.concatenate([p[1] for p in parts])
         vals = np.concatenate([p[2] for p in parts])
