@@ -491,8 +491,10 @@ def test_budget_is_split_and_never_exceeded(logs):
         assert c["scale"] == pytest.approx(c["sensitivity"] / c["eps"])
         assert c["opendp_eps"] == pytest.approx(c["eps"])  # OpenDP's privacy map agrees
     sens = {c["name"]: c["sensitivity"] for c in comps}
-    assert sens["STE/all/trans"] == 3 and sens["STE/factor/trans"] == 9
+    # STE factors weekday and hour (duration has no bounded sensitivity); CTE weekday, month, year
+    assert sens["STE/all/trans"] == 3 and sens["STE/factor/trans"] == 6
     assert sens["CTE/factor/start"] == 6 and sens["STE/cluster/hour"] == 2
+    assert sens["STE/cluster&factor/start"] == 4 and sens["CTE/factor/trans"] == 9
     assert component_sensitivity("trans", "cluster&factor", 3) == 9
 
 
@@ -764,3 +766,59 @@ def test_sweep_keeps_a_refused_point_as_a_row(logs, monkeypatch):
     assert sw["note"].iloc[0] == "" and sw["similarity"].notna().iloc[0]
     assert sw["note"].iloc[1].startswith("refused: sequences.laplace: component 'STE/")
     assert math.isnan(sw["similarity"].iloc[1])
+
+
+def _level_l1(a, b, stat: str) -> dict[str, float]:
+    """L1 distance per support level between the ``stat`` counts of two ensembles."""
+
+    def keyed(ens):
+        t = getattr(ens, stat).copy()
+        t["code"] = ens.model_key_codes()[t["model"].to_numpy()]
+        t["level"] = ens.models["level"].to_numpy()[t["model"].to_numpy()]
+        keys = (
+            ["code", "a", "b"]
+            if stat == "trans"
+            else ["code", "state" if stat == "start" else "hour"]
+        )
+        return t.set_index(keys)[["count", "level"]]
+
+    ka, kb = keyed(a), keyed(b)
+    both = ka.merge(kb, how="outer", left_index=True, right_index=True, suffixes=("_a", "_b"))
+    both["level"] = both["level_a"].fillna(both["level_b"])
+    diff = (both["count_a"].fillna(0) - both["count_b"].fillna(0)).abs()
+    return diff.groupby(both["level"]).sum().to_dict()
+
+
+@pytest.mark.parametrize("factors", [("weekday", "hour"), ("weekday", "hour", "duration")])
+def test_one_record_changes_each_level_within_its_sensitivity(factors):
+    from mimic_deid.sequences.model import STE_LEVELS, factor_values
+
+    rng = np.random.default_rng(8)
+    lengths = rng.integers(3, 8, 12)
+    seq = np.repeat(np.arange(12), lengths)
+    state = rng.integers(0, 4, len(seq))
+    time = 1e6 + np.cumsum(rng.exponential(7.0, len(seq)))
+    cluster = rng.integers(0, 3, 12)
+
+    def fit(keep):
+        s, st, t = seq[keep], state[keep], time[keep]
+        first = np.r_[True, s[1:] != s[:-1]]
+        last = np.r_[s[1:] != s[:-1], True]
+        dur = t[last] - t[first]
+        vals = {f: factor_values(f, t, dur[s]) for f in factors}
+        return fit_ensemble("STE", s, st, t, 4, STE_LEVELS, vals, dur, cluster)
+
+    full = fit(np.ones(len(seq), bool))
+    worst: dict[str, float] = {}
+    for j in range(len(seq)):  # remove each record in turn (sections keep >= 2 records)
+        keep = np.ones(len(seq), bool)
+        keep[j] = False
+        for stat in ("trans", "start", "hour"):
+            for level, l1 in _level_l1(full, fit(keep), stat).items():
+                bound = component_sensitivity(stat, level, len(factors))
+                worst[f"{level}/{stat}"] = max(worst.get(f"{level}/{stat}", 0), l1 / bound)
+    if "duration" in factors:
+        # the last record sets the section's duration: its removal moves whole sections
+        assert worst["factor/trans"] > 1 and worst["cluster&factor/trans"] > 1
+    else:
+        assert max(worst.values()) <= 1, worst

@@ -40,6 +40,10 @@ __all__ = [
 ]
 
 STE_FACTORS = ("weekday", "hour", "duration")
+#: The STE factors under ``laplace``: a section's duration depends on its last record, so
+#: removing that record could move every transition of the section between duration models
+#: (no bounded sensitivity); weekday and hour are read at each record's own time.
+STE_FACTORS_DP = ("weekday", "hour")
 CTE_FACTORS = ("weekday", "month", "year")
 
 
@@ -97,14 +101,17 @@ def cluster_log(log_: EventLog, s: Settings) -> Clustering:
     return Clustering(section, cluster, float(gap), int(cluster.max()) + 1)
 
 
-def fit_models(log_: EventLog, c: Clustering) -> tuple[Ensemble, Ensemble, pd.DataFrame]:
-    """STE over sections, CTE over each object's clusters, and the day list (§3.6)."""
+def fit_models(
+    log_: EventLog, c: Clustering, ste_factors: tuple[str, ...] = STE_FACTORS
+) -> tuple[Ensemble, Ensemble, pd.DataFrame]:
+    """STE over sections (factors ``ste_factors``), CTE over each object's clusters, and the
+    day list (§3.6)."""
     sec = c.section
     off = _offsets(sec)
     dur = log_.time[off[1:] - 1] - log_.time[off[:-1]]
     ste = fit_ensemble(
         "STE", sec, log_.state, log_.time, len(log_.states), STE_LEVELS,
-        {f: factor_values(f, log_.time, dur[sec]) for f in STE_FACTORS}, dur, c.cluster,
+        {f: factor_values(f, log_.time, dur[sec]) for f in ste_factors}, dur, c.cluster,
     )  # fmt: skip
     first = off[:-1]
     s_obj = log_.obj[first]
@@ -187,7 +194,9 @@ def fit_release(
     """
     started = _time.monotonic()
     c = clustering or cluster_log(log_, s)
-    ste, cte, days = fit_models(log_, c)
+    ste, cte, days = fit_models(
+        log_, c, STE_FACTORS_DP if s.mechanism == "laplace" else STE_FACTORS
+    )
     unit = (log_.table, s.mechanism, repr(float(s.epsilon)), s.hashes, s.shingles, rep)
     r_ste, r_cte, anon = _release(ste, cte, s, seed, unit)
     gen = generate(
