@@ -822,3 +822,21 @@ def test_one_record_changes_each_level_within_its_sensitivity(factors):
         assert worst["factor/trans"] > 1 and worst["cluster&factor/trans"] > 1
     else:
         assert max(worst.values()) <= 1, worst
+
+
+def test_report_items_state_what_each_mechanism_promises(tmp_path, sweeps):
+    from mimic_deid.report.sequences import GUARANTEE, plot_sequences, sequences_table
+
+    sweep = pd.concat(sweeps.values(), ignore_index=True)
+    info = plot_sequences(sweep, tmp_path / "seq.png")
+    assert (tmp_path / "seq.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [a["title"] for a in info["axes"]] == [
+        "Definition 4 similarity", "top-20 2-gram intersection",
+        "mean support of released counts", "suppressed share of the counts",
+    ]  # fmt: skip
+    assert info["axes"][2]["yscale"] == "log"
+    table = sequences_table(sweep)
+    assert list(table["epsilon"].unique()) == ["0.05", "0.35", "0.65", "inf"]
+    assert (table["guarantee"] == GUARANTEE["seed_ratio"]).all()
+    assert GUARANTEE["seed_ratio"].startswith("NOT eps-DP")
+    assert sequences_table(pd.DataFrame())["note"].tolist() == ["no sequences sweep in this run"]
