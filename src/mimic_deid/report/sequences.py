@@ -38,7 +38,8 @@ def _eps_x(eps: pd.Series) -> np.ndarray:
 
 def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureInfo:
     """The four seed measures against eps: one row of panels per measure, a line per table and
-    mechanism (mean over |H|, w and repetitions); inf is drawn to the right of the largest eps.
+    mechanism (mean over |H|, w and repetitions; refused points, whose measures are empty, are
+    left out); inf is drawn to the right of the largest eps.
     Mean support is on a log scale."""
     fig = _new_figure(11.5, 7.5)
     axes = fig.subplots(2, 2).ravel()
