@@ -18,6 +18,7 @@ include: "workflow/rules/series.smk"
 include: "workflow/rules/deid.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/codes.smk"
 include: "workflow/rules/sequences_inputs.smk"
 include: "workflow/rules/sequences.smk"
 
@@ -27,6 +28,7 @@ rule all:
     input:
         PATHS["report_index"],
         PATHS["sweep_csv"],
+        rules.codes.input,
         sequence_outputs(),
 
 

@@ -76,6 +76,14 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("ticket_id_seq", "INT"), ("sectionheader", "VARCHAR(50)"),
         ("subsectionheader", "VARCHAR(255)"), ("description", "VARCHAR(200)"),
     ],
+    "diagnoses_icd": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("seq_num", "INT"), ("icd9_code", "VARCHAR(10)"),
+    ],
+    "d_icd_diagnoses": [
+        ("row_id", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),
+        ("short_title", "VARCHAR(50) NOT NULL"), ("long_title", "VARCHAR(255) NOT NULL"),
+    ],
 }  # fmt: skip
 
 #: CHARTEVENTS range partitions on itemid (a coarse version of mimic-code's 207): the bounds

@@ -16,12 +16,9 @@ def sequences_source_input(wildcards):
 
 
 def sequence_table_files(table):
-    from mimic_deid.sources.csv_source import find_table_file
+    from mimic_deid.sources.tables import SEQUENCE_TABLES
 
-    try:
-        return [find_table_file(config["source"]["csv"]["path"], table.upper())]
-    except MimicDeidError:
-        return []
+    return table_files(config["source"]["csv"]["path"], [SEQUENCE_TABLES[table]])
 
 
 def sequence_outputs():
