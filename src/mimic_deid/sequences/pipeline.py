@@ -49,7 +49,26 @@ CTE_FACTORS = ("weekday", "month", "year")
 
 @dataclass(frozen=True)
 class Settings:
-    """Parameters of one release (config ``sequences``; see config/README.md)."""
+    """Parameters of one release (config ``sequences``; see config/README.md).
+
+    Attributes
+    ----------
+    mechanism : {"seed_ratio", "laplace"}
+        The seed's ratio test (§3.5, not eps-DP) or discrete Laplace counts.
+    epsilon : float
+        > 0; ``inf`` switches the test / noise off.
+    hashes, shingles : int
+        |H| and w of the MinHash signatures (§2.2).
+    cluster_fraction, lsh_threshold : float
+        Clusters per section (seed: 0.15); Jaccard threshold of the LSH candidate index.
+    gap_hours : float or None
+        Splitting gap in hours (seed: 16,800); None reads it off the histogram of the first
+        ``histogram_sample`` transition times (``histogram_bins`` bins, ``drop_fraction``).
+    sampler : {"seeded", "opendp"}
+        Noise sampler of ``laplace``.
+    metric_sample : int
+        Generated objects scored by the Definition 4 similarity.
+    """
 
     mechanism: str = "seed_ratio"
     epsilon: float = 0.35
@@ -74,10 +93,21 @@ class Settings:
 
 @dataclass
 class Clustering:
-    """Sections and clusters of a log at one (|H|, w)."""
+    """Sections and clusters of a log at one (|H|, w).
 
-    section: np.ndarray  # (n,) section id of every record
-    cluster: np.ndarray  # (n_sections,)
+    Attributes
+    ----------
+    section : ndarray of int64, shape (n_records,)
+        Section id of every record.
+    cluster : ndarray of int64, shape (n_sections,)
+        Cluster of every section.
+    gap_hours : float
+        The splitting gap used (``inf``: no split).
+    n_clusters : int
+    """
+
+    section: np.ndarray
+    cluster: np.ndarray
     gap_hours: float
     n_clusters: int
 
@@ -128,6 +158,8 @@ def fit_models(
 
 
 def _release(ste, cte, s: Settings, seed: int, unit: tuple) -> tuple[Ensemble, Ensemble, dict]:
+    """Both ensembles released under ``s.mechanism``: for ``laplace`` one budget of
+    ``s.epsilon`` split equally over the components of both (sequential composition)."""
     rng = derive_rng(seed, "sequences-noise", *unit)
     if s.mechanism == "laplace" and not math.isinf(s.epsilon):
         budget = Budget(s.epsilon)
