@@ -840,3 +840,31 @@ def test_report_items_state_what_each_mechanism_promises(tmp_path, sweeps):
     assert (table["guarantee"] == GUARANTEE["seed_ratio"]).all()
     assert GUARANTEE["seed_ratio"].startswith("NOT eps-DP")
     assert sequences_table(pd.DataFrame())["note"].tolist() == ["no sequences sweep in this run"]
+
+
+def test_vital_signs_become_hourly_sax_states():
+    from mimic_deid.sequences import vital_events
+
+    series = pd.DataFrame(
+        {
+            "icustay_id": [7, 7, 7, 7, 9, 9, 9, 5],
+            "hour": [0, 1, 2, 3, 0, 1, 3, 0],
+            "heart_rate": [60.0, 80.0, 100.0, 120.0, 70.0, 70.0, 70.0, 90.0],
+        }
+    )
+    series.loc[len(series)] = [9, 2, np.nan]  # an hour without a value is not a record
+    log = vital_events(series, "heart_rate", level=4)
+    assert log.table == "VITALS" and log.dropped_short == 1  # stay 5 has one hour
+    assert log.states == ("a", "b", "c", "d")
+    # stay 7: z = -1.34, -0.45, 0.45, 1.34 -> one symbol per quartile; stay 9 is flat (z = 0 -> c)
+    assert [log.states[c] for c in log.state] == ["a", "b", "c", "d", "c", "c", "c"]
+    assert log.time.tolist() == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 3.0]
+    with pytest.raises(InputDataError) as exc:
+        vital_events(series, "glucose")
+    assert str(exc.value) == (
+        "VITALS (stays series): missing column(s) ['glucose']; expected at least ['icustay_id', "
+        "'hour', 'glucose'], got ['icustay_id', 'hour', 'heart_rate']"
+    )
+    with pytest.raises(ConfigError) as exc:
+        vital_events(series, "heart_rate", level=1)
+    assert str(exc.value) == "sequences.vitals: level must be an integer in [2, 26], got 1"

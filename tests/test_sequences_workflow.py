@@ -93,3 +93,14 @@ def test_bad_epsilon_stops_with_the_parameter_named(tmp_path):
         "0 is less than or equal to the minimum of 0"
     )
     assert "Traceback" not in proc.stderr
+
+
+def test_vital_sign_states_are_a_third_input(tmp_path):
+    config = prepare(tmp_path, {**SEQ, "sequences": {**SEQ["sequences"], "tables": ["vitals"]}})
+    snakemake(tmp_path, "--cores", "2", "results/sequences/vitals/summary.json", config=config)
+    summary = json.loads((tmp_path / "results/sequences/vitals/summary.json").read_text())
+    assert summary["table"] == "VITALS" and summary["states"] == 4
+    assert summary["generated_records"] > 0
+    assert summary["generated_objects"] == summary["source_objects"] > 10
+    release = pd.read_parquet(tmp_path / "results/sequences/vitals/release.parquet")
+    assert set(release["state"]) <= {"a", "b", "c", "d"}

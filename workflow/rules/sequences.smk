@@ -4,7 +4,7 @@
 
 
 wildcard_constraints:
-    table="transfers|cptevents",
+    table="transfers|cptevents|vitals",
 
 
 rule sequences_extract:
@@ -27,6 +27,7 @@ rule sequences_extract:
         mem_mb=3000,
     params:
         missing_times=SEQ["missing_times"],
+        vitals=SEQ["vitals"],
     script:
         "../scripts/sequences_extract.py"
 

@@ -6,7 +6,9 @@ SEQ_TABLES = SEQ["tables"]
 
 def sequences_source_input(wildcards):
     """The source the extraction reads: the synthetic copy, the table's CSV file, or the
-    PostgreSQL fingerprint file (see extract_input)."""
+    PostgreSQL fingerprint file (see extract_input); for `vitals`, the stays series."""
+    if wildcards.table == "vitals":
+        return {"series": path("series", release="stays")}
     kind = config["source"]["kind"]
     if kind == "synthetic":
         return {"source_dir": synthetic_dir()}

@@ -16,6 +16,7 @@ from mimic_deid.sequences.events import (
     check_log,
     cpt_events,
     transfer_events,
+    vital_events,
 )
 from mimic_deid.sequences.generate import generate
 from mimic_deid.sequences.lsh import cluster_signatures, lsh_similarity, signatures
@@ -80,4 +81,5 @@ __all__ = [
     "top_bigram_intersection",
     "transfer_events",
     "transition_times",
+    "vital_events",
 ]

@@ -9,6 +9,10 @@ states coded into a vocabulary. Two readers build one from the MIMIC-III tables:
 - CPTEVENTS: object = SUBJECT_ID, state = CPT_CD; the table has no usable times, so the time
   is fabricated from the order of procedures (seed §5): one hour per step along
   (HADM_ID, TICKET_ID_SEQ).
+- VITALS (optional): the project's hourly ``stays`` series of one variable; object = ICU stay,
+  time = hour since the stay's first recording, state = the SAX symbol of the hour's value
+  z-normalised within its stay (``deid.sax``: equiprobable N(0, 1) breakpoints, ``a`` =
+  lowest); hours without a value are not records.
 
 Objects with a single record carry no transition and are dropped (counted in
 :attr:`EventLog.dropped_short`); :func:`check_log` rejects a log that still has one.
@@ -26,6 +30,7 @@ from mimic_deid.errors import ConfigError, InputDataError, require_columns
 
 __all__ = [
     "CAREUNITS",
+    "vital_events",
     "CPT_PATTERN",
     "MISSING_TIMES",
     "EventLog",
@@ -276,3 +281,48 @@ def check_log(log: EventLog) -> None:
     same = log.obj[1:] == log.obj[:-1]
     if (np.diff(log.obj) < 0).any() or (np.diff(log.time)[same] < 0).any():
         raise InputDataError(f"{log.table}: records must be sorted by object and time")
+
+
+def vital_events(series: pd.DataFrame, variable: str, level: int = 4) -> EventLog:
+    """Hourly SAX states of one vital sign (the optional third input of seed 004's stage).
+
+    Parameters
+    ----------
+    series : DataFrame
+        The ``stays`` release's hourly series: icustay_id, hour and one column per variable.
+    variable : str
+        The variable, e.g. ``heart_rate``.
+    level : int
+        SAX alphabet size, 2 .. 26.
+
+    Returns
+    -------
+    EventLog
+        Table ``VITALS``; times are the hours since each stay's first recording.
+
+    Raises
+    ------
+    InputDataError
+        The variable is not a column, or no stay has two hours with a value.
+    ConfigError
+        A SAX level outside 2 .. 26.
+    """
+    from mimic_deid.deid.sax import MAX_LEVEL, sax_codes
+
+    if isinstance(level, bool) or not isinstance(level, int) or not 2 <= level <= MAX_LEVEL:
+        raise ConfigError(
+            f"sequences.vitals: level must be an integer in [2, {MAX_LEVEL}], got {level!r}"
+        )
+    require_columns(series, ["icustay_id", "hour", variable], "VITALS (stays series)")
+    df = series.loc[series[variable].notna(), ["icustay_id", "hour", variable]]
+    _require_rows(df, "VITALS", f"'{variable}'")
+    stay = df["icustay_id"].to_numpy(np.int64)
+    x = df[variable].to_numpy(np.float64)
+    _, inv, n = np.unique(stay, return_inverse=True, return_counts=True)
+    mean = (np.bincount(inv, weights=x) / n)[inv]
+    sd = np.sqrt(np.maximum((np.bincount(inv, weights=x * x) / n)[inv] - mean**2, 0.0))
+    flat = sd < 1e-8 * np.maximum(1.0, np.abs(mean))  # a constant stay has no shape: all zeros
+    z = np.where(flat, 0.0, (x - mean) / np.where(flat, 1.0, sd))
+    labels = np.array([chr(97 + c) for c in range(level)])[sax_codes(z, level)]
+    hours = df["hour"].to_numpy(np.float64)
+    return _build("VITALS", stay, hours, labels, 0)
