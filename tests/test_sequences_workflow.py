@@ -16,12 +16,12 @@ SEQ = {
         "sweep": {
             "mechanisms": ["seed_ratio", "laplace"],
             "epsilons": [0.35, float("inf")],
-            "hashes": [50],
+            "hashes": [20],
             "shingles": [1, 2, 3],
             "repetitions": 1,
         }
     },
-    "source": {"synthetic": {"subjects": 200}},
+    "source": {"synthetic": {"subjects": 150}},
 }
 
 
