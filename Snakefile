@@ -19,6 +19,8 @@ include: "workflow/rules/deid.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/codes.smk"
+include: "workflow/rules/sequences_inputs.smk"
+include: "workflow/rules/sequences.smk"
 
 
 rule all:
@@ -27,6 +29,7 @@ rule all:
         PATHS["report_index"],
         PATHS["sweep_csv"],
         rules.codes.input,
+        sequence_outputs(),
 
 
 onsuccess:

@@ -62,6 +62,20 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("itemid", "INT NOT NULL"), ("charttime", "TIMESTAMP(0)"), ("value", "VARCHAR(200)"),
         ("valuenum", "DOUBLE PRECISION"), ("valueuom", "VARCHAR(20)"), ("flag", "VARCHAR(20)"),
     ],
+    "transfers": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("icustay_id", "INT"), ("dbsource", "VARCHAR(20)"), ("eventtype", "VARCHAR(20)"),
+        ("prev_careunit", "VARCHAR(20)"), ("curr_careunit", "VARCHAR(20)"),
+        ("prev_wardid", "SMALLINT"), ("curr_wardid", "SMALLINT"), ("intime", "TIMESTAMP(0)"),
+        ("outtime", "TIMESTAMP(0)"), ("los", "DOUBLE PRECISION"),
+    ],
+    "cptevents": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("costcenter", "VARCHAR(10) NOT NULL"), ("chartdate", "TIMESTAMP(0)"),
+        ("cpt_cd", "VARCHAR(10) NOT NULL"), ("cpt_number", "INT"), ("cpt_suffix", "VARCHAR(5)"),
+        ("ticket_id_seq", "INT"), ("sectionheader", "VARCHAR(50)"),
+        ("subsectionheader", "VARCHAR(255)"), ("description", "VARCHAR(200)"),
+    ],
     "diagnoses_icd": [
         ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
         ("seq_num", "INT"), ("icd9_code", "VARCHAR(10)"),

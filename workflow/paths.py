@@ -43,6 +43,13 @@ PATHS = {
     "disagreement_summary": f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
     "linkage": f"results/{{release}}/{POINT}/privacy/linkage.json",
     "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
+    # sequences (seed 004): {table} is transfers | cptevents
+    "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
+    "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",
+    "seq_release": "results/sequences/{table}/release.parquet",
+    "seq_summary": "results/sequences/{table}/summary.json",
+    "seq_sweep": "results/sequences/{table}/sweep.csv",
+    "seq_friedman": "results/sequences/{table}/friedman.csv",
     # report
     "sweep_csv": f"{REPORT}/sweep_summary.csv",
     "sweep_md": f"{REPORT}/sweep_summary.md",

@@ -161,6 +161,9 @@ def report_input(wildcards):
         "sweep": PATHS["sweep_csv"],
         "variables": config["variables"],
     }
+    for table in config["sequences"]["tables"]:
+        inputs[f"sequences_sweep_{table}"] = path("seq_sweep", table=table)
+        inputs[f"sequences_friedman_{table}"] = path("seq_friedman", table=table)
     for name in ("adhoc", "genetic"):
         label = first_method(name)
         if label:

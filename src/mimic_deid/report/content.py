@@ -24,6 +24,7 @@ from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, trim_to_classes
 from mimic_deid.report import figures as fig
 from mimic_deid.report.html import write_index
+from mimic_deid.report.sequences import plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
@@ -61,6 +62,9 @@ class ReportData:
         ``lda``: DataFrames), each present when the run produced it.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
+    sequences, sequences_friedman : DataFrame
+        The sequences stage's sweep rows and Friedman tests over its tables (empty when the
+        stage is not part of the run).
     """
 
     point: dict
@@ -78,6 +82,8 @@ class ReportData:
     codes: dict[str, Any] = field(default_factory=dict)
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
+    sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -184,6 +190,8 @@ def load_report_data(
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
         codes=_load_codes(inputs),
+        sequences=_concat_csv(inputs, "sequences_sweep_"),
+        sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
     )
 
 
@@ -196,6 +204,11 @@ def _load_codes(inputs: Mapping[str, str]) -> dict[str, Any]:
         if f"codes_{name}" in inputs:
             out[name] = pd.read_csv(inputs[f"codes_{name}"])
     return out
+
+
+def _concat_csv(inputs: Mapping[str, str], prefix: str) -> pd.DataFrame:
+    frames = [pd.read_csv(v) for k, v in sorted(inputs.items()) if k.startswith(prefix)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,6 +409,35 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: in-hospital mortality",
         "Test set (seed Table 6.4).",
         _trust_table("test"),
+    ),
+    ReportItem(
+        "sequences_measures",
+        "figure",
+        "Sequences (seed 004)",
+        "Markov-model synthesis of TRANSFERS and CPTEVENTS: the seed's four measures against "
+        "eps (seed Figs. 2-5). seed_ratio is the seed's ratio test and is NOT eps-differential "
+        "privacy; laplace is eps-DP for the released counts.",
+        lambda d, out: plot_sequences(d.sequences, out),
+    ),
+    ReportItem(
+        "sequences_summary",
+        "table",
+        "Sequences (seed 004)",
+        "Mean measures per table, mechanism and eps, with what each mechanism promises.",
+        lambda d, out: write_table(sequences_table(d.sequences), out, Path(out).with_suffix(".md")),
+    ),
+    ReportItem(
+        "sequences_friedman",
+        "table",
+        "Sequences (seed 004)",
+        "Friedman tests across the LSH settings (|H|, w), blocks = (eps, repetition).",
+        lambda d, out: write_table(
+            d.sequences_friedman
+            if not d.sequences_friedman.empty
+            else pd.DataFrame({"note": ["no sequences sweep in this run"]}),
+            out,
+            Path(out).with_suffix(".md"),
+        ),
     ),
 )
 ITEMS += (

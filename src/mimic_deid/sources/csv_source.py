@@ -72,11 +72,12 @@ def table_files(
 
     The workflow declares them as inputs of the extraction, so replacing a table re-runs it;
     a missing table is reported by the extraction itself, naming the file it expected.
-    ``specs`` chooses other tables (default: every table but :data:`tables.CODE_TABLES`,
-    which the ``codes`` stage reads).
+    ``specs`` chooses other tables (default: every table but :data:`tables.CODE_TABLES` and
+    :data:`tables.SEQUENCE_TABLES`, which the ``codes`` and ``sequences`` stages read).
     """
     if specs is None:
-        specs = [s for s in tables.ALL_TABLES.values() if s.name not in tables.CODE_TABLES]
+        own = {**tables.CODE_TABLES, **tables.SEQUENCE_TABLES}
+        specs = [s for s in tables.ALL_TABLES.values() if s.name not in own]
     found = []
     for spec in specs:
         with contextlib.suppress(InputDataError):

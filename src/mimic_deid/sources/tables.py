@@ -173,10 +173,40 @@ D_ICD_DIAGNOSES = TableSpec(
     not_null=("icd9_code",),
 )
 
+TRANSFERS = TableSpec(
+    "transfers",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("icustay_id", pa.int64()),
+        ("eventtype", pa.string()),
+        ("curr_careunit", pa.string()),
+        ("curr_wardid", pa.int64()),
+        ("intime", TIMESTAMP),
+        ("outtime", TIMESTAMP),
+    ),
+    sort_by=("subject_id", "intime", "hadm_id"),
+)
+
+CPTEVENTS = TableSpec(
+    "cptevents",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("costcenter", pa.string()),
+        ("cpt_cd", pa.string()),
+        ("ticket_id_seq", pa.int64()),
+    ),
+    sort_by=("subject_id", "hadm_id", "ticket_id_seq"),
+)
+
+#: Tables of the ``sequences`` stage (seed 004), read whole but not by the raw extraction.
+SEQUENCE_TABLES: dict[str, TableSpec] = {t.name: t for t in (TRANSFERS, CPTEVENTS)}
 #: Diagnosis tables read whole by the ``codes`` stage (not by the raw extraction).
 CODE_TABLES: dict[str, TableSpec] = {t.name: t for t in (DIAGNOSES_ICD, D_ICD_DIAGNOSES)}
 SMALL_TABLES: dict[str, TableSpec] = {
-    t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS, *CODE_TABLES.values())
+    t.name: t
+    for t in (PATIENTS, ADMISSIONS, ICUSTAYS, *CODE_TABLES.values(), *SEQUENCE_TABLES.values())
 }
 EVENT_TABLES: dict[str, TableSpec] = {t.name: t for t in (CHARTEVENTS, LABEVENTS)}
 ALL_TABLES: dict[str, TableSpec] = {**SMALL_TABLES, **EVENT_TABLES}

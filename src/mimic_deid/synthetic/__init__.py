@@ -2,13 +2,14 @@
 
 Public entry point: :func:`generate` ``(out_dir, subjects, seed, chunk_subjects=500) -> dict``
 (also ``python -m mimic_deid synth --subjects N --seed S --out DIR``). It writes PATIENTS,
-ADMISSIONS, ICUSTAYS, CHARTEVENTS, LABEVENTS, OUTPUTEVENTS, D_ITEMS and D_LABITEMS as
+ADMISSIONS, ICUSTAYS, CHARTEVENTS, LABEVENTS, OUTPUTEVENTS, D_ITEMS, D_LABITEMS, TRANSFERS and
+CPTEVENTS (``sequences``: own random stream, seed 004 inputs) as
 ``<TABLE>.csv.gz`` in the official column order and quoting, plus ``SYNTHETIC.json`` (the
 returned summary: subjects, admissions, icustays, rows per table, seed).
 
 Modules: ``catalog`` (items, labels, units, text values), ``population`` (subjects,
 admissions, stays, deaths), ``physiology`` (latent signals), ``schedule`` (irregular times),
-``chart`` / ``labs`` / ``outputs`` (event rows), ``writer`` (CSV.gz layout), ``generator``
+``chart`` / ``labs`` / ``outputs`` (event rows), ``sequences`` (TRANSFERS, CPTEVENTS), ``writer`` (CSV.gz layout), ``generator``
 (driver).
 
 Design decisions

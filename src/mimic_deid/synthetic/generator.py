@@ -19,6 +19,7 @@ from mimic_deid.synthetic.labs import lab_events, lab_flags
 from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
+from mimic_deid.synthetic.sequences import sequence_tables
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
 log = get_logger(__name__)
@@ -261,7 +262,11 @@ def generate(
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)
                     pending.append(
-                        {**_block_tables(pop, rng), **diagnoses.block_tables(pop, seed, b)}
+                        {
+                            **_block_tables(pop, rng),
+                            **diagnoses.block_tables(pop, seed, b),
+                            **sequence_tables(pop, seed, b),
+                        }
                     )
                     pending_subjects += n
                     if pending_subjects >= chunk_subjects or b == n_blocks - 1:

@@ -65,6 +65,16 @@ LAYOUTS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
     "D_ICD_DIAGNOSES": (
         ("ROW_ID", INT), ("ICD9_CODE", STR), ("SHORT_TITLE", STR), ("LONG_TITLE", STR),
     ),
+    "TRANSFERS": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ICUSTAY_ID", INT), ("DBSOURCE", STR),
+        ("EVENTTYPE", STR), ("PREV_CAREUNIT", STR), ("CURR_CAREUNIT", STR), ("PREV_WARDID", INT),
+        ("CURR_WARDID", INT), ("INTIME", TS), ("OUTTIME", TS), ("LOS", FLT),
+    ),
+    "CPTEVENTS": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("COSTCENTER", STR), ("CHARTDATE", TS),
+        ("CPT_CD", STR), ("CPT_NUMBER", INT), ("CPT_SUFFIX", STR), ("TICKET_ID_SEQ", INT),
+        ("SECTIONHEADER", STR), ("SUBSECTIONHEADER", STR), ("DESCRIPTION", STR),
+    ),
 }  # fmt: skip
 
 GZIP_LEVEL = 1  # speed over size: the event tables dominate the run time
