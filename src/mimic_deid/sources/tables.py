@@ -193,7 +193,12 @@ def get_event_spec(name: str) -> TableSpec:
 
 
 def get_small_spec(name: str) -> TableSpec:
-    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise."""
+    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise.
+
+    The tabular stage's readers (:data:`TABULAR_TABLES`) are small tables too.
+    """
+    if str(name).strip().lower() in TABULAR_TABLES:
+        return TABULAR_TABLES[str(name).strip().lower()]
     spec = get_spec(name)
     if spec.name not in SMALL_TABLES:
         raise ConfigError(
@@ -214,3 +219,40 @@ def null_filled(table: pa.Table, spec: TableSpec) -> pa.Table:
         else:
             arrays.append(pa.nulls(table.num_rows, col.type))
     return pa.Table.from_arrays(arrays, schema=spec.schema)
+
+
+# --------------------------------------------------------------------------- tabular stage
+# Read by the ``tabular`` stage only (not by ``extract_raw``), whole, through ``read_table``.
+
+#: ADMISSIONS with the demographic quasi-identifiers of seed 003 §3.1.
+ADMISSIONS_DEMOGRAPHICS = TableSpec(
+    "admissions",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("admittime", TIMESTAMP),
+        ("insurance", pa.string()),
+        ("language", pa.string()),
+        ("religion", pa.string()),
+        ("marital_status", pa.string()),
+    ),
+    sort_by=("hadm_id", "subject_id"),
+)
+
+#: PROCEDURES_ICD: ICD-9 procedure codes per admission, ordered by ``seq_num``.
+PROCEDURES_ICD = TableSpec(
+    "procedures_icd",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("seq_num", pa.int64()),
+        ("icd9_code", pa.string()),
+    ),
+    sort_by=("hadm_id", "seq_num", "icd9_code"),
+)
+
+#: What ``read_table`` accepts besides :data:`SMALL_TABLES`, by reader name.
+TABULAR_TABLES: dict[str, TableSpec] = {
+    "admissions_demographics": ADMISSIONS_DEMOGRAPHICS,
+    "procedures_icd": PROCEDURES_ICD,
+}

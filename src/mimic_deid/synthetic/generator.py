@@ -18,6 +18,7 @@ from mimic_deid.synthetic.chart import ChartBuilder, num_to_string
 from mimic_deid.synthetic.labs import lab_events, lab_flags
 from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
+from mimic_deid.synthetic.procedures import procedures_icd
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
@@ -261,6 +262,7 @@ def generate(
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)
                     pending.append(_block_tables(pop, rng))
+                    pending[-1]["PROCEDURES_ICD"] = procedures_icd(pop, seed, b)
                     pending_subjects += n
                     if pending_subjects >= chunk_subjects or b == n_blocks - 1:
                         for blk in pending:

@@ -59,6 +59,9 @@ LAYOUTS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
         ("ROW_ID", INT), ("ITEMID", INT), ("LABEL", STR), ("FLUID", STR), ("CATEGORY", STR),
         ("LOINC_CODE", STR),
     ),
+    "PROCEDURES_ICD": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
+    ),
 }  # fmt: skip
 
 GZIP_LEVEL = 1  # speed over size: the event tables dominate the run time
