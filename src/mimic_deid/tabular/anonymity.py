@@ -2,8 +2,8 @@
 
 The k-check of seed 003 §4.3.3 counts records per quasi-identifier signature; here a node's
 signature is one integer per record (the generalised codes combined in mixed radix), and the
-class sizes are one ``np.bincount`` (or ``np.unique`` when the radix is too large to count
-densely). A node is k-anonymous within ``max_sup`` percent when the records in classes smaller
+class sizes are one ``np.bincount`` (after a linear-time re-numbering by hashing when the
+radix is too large to count densely). A node is k-anonymous within ``max_sup`` percent when the records in classes smaller
 than ``k`` number at most ``floor(max_sup / 100 * n)``; those records are the ones suppressed.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from mimic_deid.errors import ConfigError
 from mimic_deid.tabular.hierarchy import Encoded
@@ -27,8 +28,9 @@ __all__ = [
     "suppressed_mask",
 ]
 
-#: Largest mixed-radix product counted densely with ``bincount`` (per row count it is 4 n).
-_DENSE_LIMIT = 1 << 24
+#: Mixed-radix keys up to this many times the row count are counted densely by ``bincount``;
+#: larger ones are first re-numbered by hashing (``pandas.factorize``, linear time).
+_DENSE_FACTOR = 4
 _INT_LIMIT = 1 << 62
 
 
@@ -78,9 +80,9 @@ def class_keys(codes: np.ndarray, cards: Sequence[int]) -> tuple[np.ndarray, int
     for j, card in enumerate(cards):
         card = max(int(card), 1)
         if radix * card >= _INT_LIMIT:  # re-number the classes so far densely
-            _, keys = np.unique(keys, return_inverse=True)
+            keys, uniques = pd.factorize(keys)
             keys = keys.astype(np.int64)
-            radix = int(keys.max()) + 1 if n else 1
+            radix = max(len(uniques), 1)
         keys = keys * card + codes[:, j]
         radix *= card
     return keys, radix
@@ -97,14 +99,15 @@ def class_sizes(codes: np.ndarray, cards: Sequence[int]) -> tuple[np.ndarray, np
         Records per class (every entry >= 1).
     """
     keys, radix = class_keys(codes, cards)
-    if radix <= max(_DENSE_LIMIT, 4 * len(keys)):
+    if radix <= _DENSE_FACTOR * max(len(keys), 1):
         counts = np.bincount(keys, minlength=radix)
         present = np.flatnonzero(counts)
         dense = np.full(radix, -1, dtype=np.int64)
         dense[present] = np.arange(present.size)
         return dense[keys], counts[present].astype(np.int64)
-    _, inverse, sizes = np.unique(keys, return_inverse=True, return_counts=True)
-    return inverse.astype(np.int64), sizes.astype(np.int64)
+    inverse, _ = pd.factorize(keys)
+    inverse = inverse.astype(np.int64)
+    return inverse, np.bincount(inverse).astype(np.int64)
 
 
 def node_classes(enc: Encoded, node: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ from mimic_deid.tabular.loss import LossModel
 
 __all__ = [
     "PENALTY_MODES",
+    "EpsilonSafeResult",
     "NodeScores",
     "check_beta",
     "check_epsilon",

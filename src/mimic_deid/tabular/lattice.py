@@ -112,8 +112,13 @@ def minimal_nodes(
     """
     nodes = lattice.heights - lattice.nodes if reverse else lattice.nodes
     levels = nodes.sum(axis=1)
+    heights = lattice.heights
+    strides = np.r_[np.cumprod((heights + 1)[::-1])[::-1][1:], 1].astype(np.int64)
+    # index offset of one step down in column j, in the search's orientation
+    step = strides if reverse else -strides
     status = np.zeros(lattice.size, dtype=np.int8)
-    found: set[int] = set()
+    found = np.zeros(lattice.size, dtype=bool)
+    covered = np.zeros(lattice.size, dtype=bool)  # at or above a found node
     visited: set[tuple[int, int]] = set()
     checked = 0
 
@@ -127,32 +132,56 @@ def minimal_nodes(
                 status[np.all(nodes <= nodes[i], axis=1)] = NO
         return bool(status[i] == YES)
 
-    def add(i: int) -> None:
-        if any(np.all(nodes[j] <= nodes[i]) for j in found):
-            return
-        for j in [j for j in found if np.all(nodes[j] >= nodes[i])]:
-            found.discard(j)
-        found.add(i)
+    def add(candidates: np.ndarray) -> None:
+        """Add each candidate no found node lies below; drop the found nodes above it."""
+        for i in candidates:
+            if not covered[i]:
+                up = np.all(nodes >= nodes[i], axis=1)
+                found[up] = False
+                found[i] = True
+                covered[up] = True
+
+    def sub_lattice(b: int, t: int) -> np.ndarray:
+        """Indices of the nodes between ``b`` and ``t`` (inclusive)."""
+        lo = np.minimum(lattice.nodes[b], lattice.nodes[t])
+        hi = np.maximum(lattice.nodes[b], lattice.nodes[t])
+        idx = np.zeros(1, dtype=np.int64)
+        for j in range(len(heights)):
+            idx = np.add.outer(idx, np.arange(lo[j], hi[j] + 1) * strides[j]).ravel()
+        return idx
+
+    def minimal_known(idx: np.ndarray) -> np.ndarray:
+        """Minimal satisfying nodes among ``idx`` when all are tagged (no satisfying predecessor)."""
+        yes = idx[status[idx] == YES]
+        keep = np.ones(len(yes), dtype=bool)
+        for j in range(len(heights)):
+            has_pred = nodes[yes, j] > 0
+            pred = yes[has_pred] + step[j]
+            keep[np.flatnonzero(has_pred)[status[pred] == YES]] = False
+        return yes[keep]
 
     def kmin(b: int, t: int) -> None:
         if (b, t) in visited:
             return
         visited.add((b, t))
+        idx = sub_lattice(b, t)
+        if not np.any(status[idx] == UNKNOWN):
+            # every path's lowest satisfying node is known: what the recursion would add
+            add(minimal_known(idx))
+            return
         span = levels[t] - levels[b]
         if span > 1:
-            middle = levels[b] + span // 2
-            inside = np.all(nodes >= nodes[b], axis=1) & np.all(nodes <= nodes[t], axis=1)
-            for p in np.flatnonzero(inside & (levels == middle)):
+            for p in np.sort(idx[levels[idx] == levels[b] + span // 2]):
                 if decide(int(p)):
                     kmin(b, int(p))
                 else:
                     kmin(int(p), t)
         else:
-            add(b if decide(b) else t)
+            add(np.array([b if decide(b) else t]))
 
     bottom = int(np.argmin(levels))
     top = int(np.argmax(levels))
     if not decide(top):
         raise ValueError("minimal_nodes: the predicate does not hold at the top of the lattice")
     kmin(bottom, top)  # recursion depth <= log2(lattice height) + 1
-    return SearchResult(sorted(found), checked, status)
+    return SearchResult([int(i) for i in np.flatnonzero(found)], checked, status)
