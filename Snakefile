@@ -18,6 +18,7 @@ include: "workflow/rules/series.smk"
 include: "workflow/rules/deid.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/tabular.smk"
 
 
 rule all:
@@ -25,6 +26,7 @@ rule all:
     input:
         PATHS["report_index"],
         PATHS["sweep_csv"],
+        TABULAR_OUTPUTS,
 
 
 onsuccess:

@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.errors import ConfigError, require_columns
+from mimic_deid.sources import tables
+from mimic_deid.sources.extract import small_table_to_arrow
 
 __all__ = [
     "DEMOGRAPHIC_QIS",
@@ -25,6 +27,7 @@ __all__ = [
     "first_admissions",
     "pivot_procedures",
     "procedure_columns",
+    "read_source_tables",
 ]
 
 #: The quasi-identifiers of seed 003 §3.1, in lattice order.
@@ -152,3 +155,34 @@ def admission_sequences(procedures: pd.DataFrame, positions: Sequence[int], orde
     wide = pivot_procedures(procedures, positions).dropna()
     codes = wide.to_numpy(dtype=str)
     return codes if ordered else np.sort(codes, axis=1)
+
+
+#: What the tabular extraction reads through a source's ``read_table``, by output name.
+SOURCE_TABLES = {
+    "patients": "patients",
+    "admissions": "admissions_demographics",
+    "procedures": "procedures_icd",
+}
+
+
+def read_source_tables(reader) -> dict[str, pd.DataFrame]:
+    """PATIENTS, ADMISSIONS (with the demographic columns) and PROCEDURES_ICD from a source.
+
+    Parameters
+    ----------
+    reader : CsvSource or PostgresSource
+        Anything with ``read_table(name)`` (:func:`mimic_deid.sources.open_source`).
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``patients``, ``admissions`` and ``procedures``, typed by their
+        :mod:`mimic_deid.sources.tables` specs and sorted by the specs' keys, so that every
+        source gives identical frames.
+    """
+    out = {}
+    for key, name in SOURCE_TABLES.items():
+        spec = tables.get_small_spec(name)
+        arrow = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
+        out[key] = arrow.to_pandas()
+    return out

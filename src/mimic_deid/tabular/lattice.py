@@ -121,15 +121,17 @@ def minimal_nodes(
     covered = np.zeros(lattice.size, dtype=bool)  # at or above a found node
     visited: set[tuple[int, int]] = set()
     checked = 0
+    unknown = lattice.size
 
     def decide(i: int) -> bool:
-        nonlocal checked
+        nonlocal checked, unknown
         if status[i] == UNKNOWN:
             checked += 1
             if predicate(lattice.nodes[i]):
                 status[np.all(nodes >= nodes[i], axis=1)] = YES
             else:
                 status[np.all(nodes <= nodes[i], axis=1)] = NO
+            unknown = int(np.count_nonzero(status == UNKNOWN))
         return bool(status[i] == YES)
 
     def add(candidates: np.ndarray) -> None:
@@ -161,13 +163,16 @@ def minimal_nodes(
         return yes[keep]
 
     def kmin(b: int, t: int) -> None:
-        if (b, t) in visited:
-            return
+        if unknown == 0 or (b, t) in visited:
+            return  # a fully tagged lattice is resolved at once at the end
         visited.add((b, t))
         idx = sub_lattice(b, t)
-        if not np.any(status[idx] == UNKNOWN):
+        tags = status[idx]
+        if not np.any(tags == UNKNOWN):
             # every path's lowest satisfying node is known: what the recursion would add
-            add(minimal_known(idx))
+            # (nothing when each satisfying node already lies above a found one)
+            if not covered[idx[tags == YES]].all():
+                add(minimal_known(idx))
             return
         span = levels[t] - levels[b]
         if span > 1:
@@ -184,4 +189,6 @@ def minimal_nodes(
     if not decide(top):
         raise ValueError("minimal_nodes: the predicate does not hold at the top of the lattice")
     kmin(bottom, top)  # recursion depth <= log2(lattice height) + 1
+    if unknown == 0:
+        add(minimal_known(np.arange(lattice.size)))
     return SearchResult([int(i) for i in np.flatnonzero(found)], checked, status)

@@ -1,0 +1,179 @@
+# Tabular stage (seed 003): the demographics table of MIMIC-III, its uniqueness, OLA, Inverse
+# OLA, m-concealing and epsilon-safe LA (mimic_deid.tabular; docs/tabular.md). Raw tables and
+# the demographics table are private; every output under results/tabular/ is an aggregate.
+TABULAR = config["tabular"]
+TABULAR_PROCEDURES = sorted(
+    {0, TABULAR["procedures"]}
+    | {len(p) for p in TABULAR["concealing"]["models"].values()}
+)
+
+
+wildcard_constraints:
+    procedures=r"\d+",
+
+
+def tabular_demographics(procedures):
+    return path("tabular_demographics", procedures=procedures)
+
+
+rule tabular_extract:
+    input:
+        unpack(extract_input),
+    output:
+        patients=PATHS["tabular_patients"],
+        admissions=PATHS["tabular_admissions"],
+        procedures=PATHS["tabular_procedures"],
+    log:
+        "logs/tabular/extract.log",
+    benchmark:
+        "logs/benchmarks/tabular/extract.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    script:
+        "../scripts/tabular_extract.py"
+
+
+rule tabular_demographics:
+    input:
+        patients=PATHS["tabular_patients"],
+        admissions=PATHS["tabular_admissions"],
+        procedures=PATHS["tabular_procedures"],
+    output:
+        PATHS["tabular_demographics"],
+    log:
+        "logs/tabular/demographics_p{procedures}.log",
+    benchmark:
+        "logs/benchmarks/tabular/demographics_p{procedures}.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        seed=config["seed"],
+        yob_mean=TABULAR["yob_mean"],
+        yob_sd=TABULAR["yob_sd"],
+    script:
+        "../scripts/tabular_demographics.py"
+
+
+rule tabular_uniqueness:
+    input:
+        demographics=tabular_demographics(0),
+        procedures=PATHS["tabular_procedures"],
+    output:
+        PATHS["tabular_uniqueness"],
+    log:
+        "logs/tabular/uniqueness.log",
+    benchmark:
+        "logs/benchmarks/tabular/uniqueness.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        seed=config["seed"],
+        draws=TABULAR["draws"],
+        yob_mean=TABULAR["yob_mean"],
+        yob_sd=TABULAR["yob_sd"],
+    script:
+        "../scripts/tabular_uniqueness.py"
+
+
+rule tabular_ola:
+    input:
+        demographics=tabular_demographics(TABULAR["procedures"]),
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        grid=PATHS["tabular_ola"],
+        release=PATHS["tabular_release"],
+        summary=PATHS["tabular_release_summary"],
+    log:
+        "logs/tabular/ola.log",
+    benchmark:
+        "logs/benchmarks/tabular/ola.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        procedures=TABULAR["procedures"],
+        ola=TABULAR["ola"],
+        release=TABULAR["release"],
+    script:
+        "../scripts/tabular_ola.py"
+
+
+rule tabular_inverse:
+    input:
+        demographics=tabular_demographics(TABULAR["procedures"]),
+        models=[tabular_demographics(p) for p in TABULAR_PROCEDURES if p],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        inverse=PATHS["tabular_inverse"],
+        concealing=PATHS["tabular_concealing"],
+    log:
+        "logs/tabular/inverse.log",
+    benchmark:
+        "logs/benchmarks/tabular/inverse.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        procedures=TABULAR["procedures"],
+        model_procedures=[p for p in TABULAR_PROCEDURES if p],
+        inverse=TABULAR["inverse"],
+        models=TABULAR["concealing"]["models"],
+    script:
+        "../scripts/tabular_inverse.py"
+
+
+rule tabular_dps:
+    input:
+        demographics=tabular_demographics(TABULAR["procedures"]),
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        grid=PATHS["tabular_dps_grid"],
+        summary=PATHS["tabular_dps"],
+        la=PATHS["tabular_epsilon_la"],
+    log:
+        "logs/tabular/dps.log",
+    benchmark:
+        "logs/benchmarks/tabular/dps.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        seed=config["seed"],
+        epsilon=TABULAR["epsilon"],
+    script:
+        "../scripts/tabular_dps.py"
+
+
+TABULAR_OUTPUTS = [
+    PATHS[key]
+    for key in (
+        "tabular_uniqueness",
+        "tabular_ola",
+        "tabular_inverse",
+        "tabular_concealing",
+        "tabular_dps_grid",
+        "tabular_dps",
+        "tabular_epsilon_la",
+        "tabular_release_summary",
+    )
+]
+
+
+rule tabular:
+    input:
+        TABULAR_OUTPUTS,
