@@ -25,6 +25,7 @@ node that is not k-anonymous within ``max_sup`` (sensitivity ``factor``).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -108,7 +109,12 @@ def dps_delta(k: int, beta: float, eps: float, n_rows: int) -> tuple[float, int]
     k = int(k)
     if k < 1:
         raise ConfigError(f"parameter 'k' must be an integer >= 1, got {k!r}")
-    beta, eps = check_beta(beta), check_epsilon(eps)
+    return _delta(k, check_beta(beta), check_epsilon(eps), int(n_rows))
+
+
+@lru_cache(maxsize=4096)
+def _delta(k: int, beta: float, eps: float, n_rows: int) -> tuple[float, int]:
+    """:func:`dps_delta` on checked arguments (pure, so grids reuse equal evaluations)."""
     gamma = (math.exp(eps) - 1.0 + beta) / math.exp(eps)
     lo = max(1, math.ceil(k / gamma - 1.0))
     if lo > n_rows:
@@ -167,7 +173,8 @@ def parameter_grid(
                 continue
             row = {"beta": float(beta), "epsilon": float(eps), "epsilon_prime": ep}
             for k in ks:
-                row[f"delta_k{k}"] = dps_delta(int(k), float(beta), float(eps) - ep, n_rows)[0]
+                # ε - ε′ = -ln(1 - β) whatever ε: one evaluation per (k, β)
+                row[f"delta_k{k}"] = dps_delta(int(k), float(beta), -math.log1p(-beta), n_rows)[0]
             rows.append(row)
     return rows
 
@@ -180,12 +187,12 @@ def smallest_k(
     δ never increases with k (the range of n shrinks), so a bisection over ``[1, k_max]``
     finds it; None if even ``k_max`` fails.
     """
-    pairs = [
-        (float(b), float(e) - epsilon_prime(e, b))
+    pairs = {
+        (float(b), -math.log1p(-float(b)))
         for b in betas
         for e in epsilons
         if epsilon_prime(check_epsilon(e), check_beta(b)) >= 0
-    ]
+    }
 
     def ok(k: int) -> bool:
         return all(dps_delta(k, b, d, n_rows)[0] <= delta_max for b, d in pairs)
