@@ -89,7 +89,9 @@ def synthetic_sources(subjects: int = 1500, seed: int = 3) -> dict[str, pd.DataF
         n = min(BLOCK_SUBJECTS, subjects - b * BLOCK_SUBJECTS)
         pop = popmod.make_population(np.random.default_rng([seed, b]), b * BLOCK_SUBJECTS, n, ids)
         cat = pop.a_cat
-        pats.append(pd.DataFrame({"subject_id": pop.s_id, "gender": np.where(pop.s_male, "M", "F")}))
+        pats.append(
+            pd.DataFrame({"subject_id": pop.s_id, "gender": np.where(pop.s_male, "M", "F")})
+        )
         adms.append(
             pd.DataFrame(
                 {
@@ -251,18 +253,27 @@ def test_minimal_nodes_of_random_monotone_predicates():
         sat[-1] = True
         below = np.all(lattice.nodes[:, None, :] <= lattice.nodes[None, :, :], axis=2)
         minimal = [
-            i for i in range(lattice.size) if sat[i] and not np.any(sat & below[:, i] & (np.arange(lattice.size) != i))
+            i
+            for i in range(lattice.size)
+            if sat[i] and not np.any(sat & below[:, i] & (np.arange(lattice.size) != i))
         ]
-        result = minimal_nodes(lattice, lambda n: bool(sat[lattice.index(n)]))
+        result = minimal_nodes(lattice, lambda n, s=sat, lat=lattice: bool(s[lat.index(n)]))
         assert result.minimal == minimal
         assert result.checked <= lattice.size
         # the reversed search finds the maximal nodes of the complement (plus the bottom)
         low = ~sat
         low[0] = True
         maximal = [
-            i for i in range(lattice.size) if low[i] and not np.any(low & below[i, :] & (np.arange(lattice.size) != i))
+            i
+            for i in range(lattice.size)
+            if low[i] and not np.any(low & below[i, :] & (np.arange(lattice.size) != i))
         ]
-        assert minimal_nodes(lattice, lambda n: bool(low[lattice.index(n)]), reverse=True).minimal == maximal
+        assert (
+            minimal_nodes(
+                lattice, lambda n, s=low, lat=lattice: bool(s[lat.index(n)]), reverse=True
+            ).minimal
+            == maximal
+        )
 
 
 # --------------------------------------------------------------------------- OLA, Inverse OLA
@@ -307,13 +318,20 @@ def test_k_minimal_set_is_fresh_per_call():
     for k in (1, 20, 60, 2):
         ola(enc, k, 10)
     again = ola(enc, 3, 0)
-    assert (again.node, again.k_minimal, again.checked) == (first.node, first.k_minimal, first.checked)
+    assert (again.node, again.k_minimal, again.checked) == (
+        first.node,
+        first.k_minimal,
+        first.checked,
+    )
 
 
 def test_loss_metrics_by_hand():
     table = pd.DataFrame({"a": ["x", "x", "y", "z"], "b": ["p", "q", "q", "q"]})
     hier = {
-        "a": [{"kind": "groups", "body": {"xy": ["x", "y"], "z": ["z"]}}, {"kind": "suppress", "body": "*"}],
+        "a": [
+            {"kind": "groups", "body": {"xy": ["x", "y"], "z": ["z"]}},
+            {"kind": "suppress", "body": "*"},
+        ],
         "b": [{"kind": "suppress", "body": "*"}],
     }
     losses = LossModel(encode(table, ["a", "b"], hier))
@@ -321,7 +339,9 @@ def test_loss_metrics_by_hand():
     # classes at [1, 0]: (xy, p) x1, (xy, q) x2, (z, q) x1 -> 6; original: 1+1+1+1 = 4
     assert losses.raw("dm_star", [1, 0]) == 2.0
     # a at level 1: x (2 of 3 xy) twice, y (1 of 3) once, z (1 of 1): -(2 log2(2/3) + log2(1/3))
-    assert losses.raw("entropy", [1, 0]) == pytest.approx(-(2 * math.log2(2 / 3) + math.log2(1 / 3)))
+    assert losses.raw("entropy", [1, 0]) == pytest.approx(
+        -(2 * math.log2(2 / 3) + math.log2(1 / 3))
+    )
     assert losses.normalised("entropy", [2, 1]) == 1.0
 
 
@@ -382,7 +402,13 @@ def direct_delta(k: int, beta: float, eps: float, n_rows: int) -> float:
 
 @pytest.mark.parametrize(
     ("k", "beta", "eps", "n_rows"),
-    [(5, 0.5, 0.5, 120), (20, 0.1, 0.3, 300), (50, 0.75, 1.0, 400), (10, 0.9, 2.0, 150), (3, 0.3, 0.05, 200)],
+    [
+        (5, 0.5, 0.5, 120),
+        (20, 0.1, 0.3, 300),
+        (50, 0.75, 1.0, 400),
+        (10, 0.9, 2.0, 150),
+        (3, 0.3, 0.05, 200),
+    ],
 )
 def test_delta_matches_a_direct_binomial_sum(k, beta, eps, n_rows):
     delta, n_max = dps_delta(k, beta, eps, n_rows)
@@ -466,7 +492,9 @@ def test_demographics_table_is_built_as_the_seed_says():
         {
             "subject_id": [1, 1, 2, 3, 4],
             "hadm_id": [11, 10, 20, 30, 40],
-            "admittime": pd.to_datetime(["2101-05-01", "2101-01-01", "2100-01-01", "2100-01-01", "2100-01-01"]),
+            "admittime": pd.to_datetime(
+                ["2101-05-01", "2101-01-01", "2100-01-01", "2100-01-01", "2100-01-01"]
+            ),
             "insurance": ["Private", "Medicare", "Medicaid", "Private", "Private"],
             "language": ["ENGL", "SPAN", "ENGL", None, "ENGL"],
             "religion": ["JEWISH", "CATHOLIC", "OTHER", "OTHER", "OTHER"],
@@ -523,17 +551,33 @@ def test_uniqueness_reports_on_synthetic_sources(sources):
 def test_stage_grids_on_synthetic_sources(sources, hierarchies):
     rng = derive_rng(1, "tabular", "yob")
     p = sources
-    tables = {n: demographics(p["patients"], p["admissions"], p["procedures"], n, derive_rng(1, "y")) for n in (1, 2)}
+    tables = {
+        n: demographics(p["patients"], p["admissions"], p["procedures"], n, derive_rng(1, "y"))
+        for n in (1, 2)
+    }
     table = tables[1]
     qis = [*DEMOGRAPHIC_QIS, "proc_1"]
     grid = ola_grid(table, hierarchies, qis, [2, 10], [0, 10], ["prec", "entropy"])
     assert len(grid) == 8 and (grid["suppressed_percent"] <= grid["max_sup"] + 1e-9).all()
-    inv = inverse_grid(table, hierarchies, {"all": qis, "reduced": ["yob", "gender", "proc_1"]}, [0.5], [0, 50])
+    inv = inverse_grid(
+        table, hierarchies, {"all": qis, "reduced": ["yob", "gender", "proc_1"]}, [0.5], [0, 50]
+    )
     assert inv["k"].min() >= 1 and (inv["loss_normalised"] <= 0.5 + 1e-12).all()
     conc = concealing_grid(tables, hierarchies, {"A": [0.01], "B": [0.05, 0.05]}, [0.5], [10])
     assert set(conc["model"]) == {"A", "B"}
     assert (conc["inverse_m"] <= conc["k"] + 1e-9).all()
-    la = epsilon_la_grid(table, hierarchies, ["yob", "gender"], 5, 0.75, 5, [0.0, 0.1], [1.0], 2, lambda s: derive_rng(1, "s", s))
+    la = epsilon_la_grid(
+        table,
+        hierarchies,
+        ["yob", "gender"],
+        5,
+        0.75,
+        5,
+        [0.0, 0.1],
+        [1.0],
+        2,
+        lambda s: derive_rng(1, "s", s),
+    )
     assert set(la["mode"]) == {"uniform", "suppression", "kanonymity"}
     assert ((la["p_good"] >= 0) & (la["p_good"] <= 1 + 1e-12)).all()
     release, summary = release_table(table, hierarchies, qis, 3, 10, "prec")

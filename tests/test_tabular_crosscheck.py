@@ -45,22 +45,29 @@ def table_with_hierarchies(rng: np.random.Generator, n: int, q: int):
         maps = []
         labels = values
         for d in range(int(rng.integers(0, 3))):
-            mapping = {lab: f"g{j}{d}{i % max(1, len(labels) // 2)}" for i, lab in enumerate(labels)}
+            mapping = {
+                lab: f"g{j}{d}{i % max(1, len(labels) // 2)}" for i, lab in enumerate(labels)
+            }
             maps.append(mapping)
             labels = sorted(set(mapping.values()))
         ours[f"c{j}"] = [
             *(
-                {"kind": "groups", "body": {g: [k for k, v in m.items() if v == g] for g in set(m.values())}}
+                {
+                    "kind": "groups",
+                    "body": {g: [k for k, v in m.items() if v == g] for g in set(m.values())},
+                }
                 for m in maps
             ),
             {"kind": "suppress", "body": "*"},
         ]
         levels = []
         for d in range(len(maps)):
+
             def level(value, upto=d, maps=maps):
                 for m in maps[: upto + 1]:
                     value = m[value]
                 return value
+
             levels.append(level)
         rules[f"c{j}"] = GenRule(levels)  # crowds adds the suppression level itself
     return pd.DataFrame(cols), ours, rules

@@ -17,9 +17,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     table = pd.read_parquet(snakemake.input.demographics)
     hierarchies = load_hierarchies(snakemake.input.hierarchies)
     qis = [*DEMOGRAPHIC_QIS, *procedure_columns(p.procedures)]
-    grid = ola_grid(
-        table, hierarchies, qis, p.ola["k"], p.ola["max_sup"], p.ola["metrics"]
-    )
+    grid = ola_grid(table, hierarchies, qis, p.ola["k"], p.ola["max_sup"], p.ola["metrics"])
     write_csv(grid, snakemake.output.grid)
     rel = p.release
     release, summary = release_table(

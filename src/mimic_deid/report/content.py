@@ -22,6 +22,7 @@ import pandas as pd
 from mimic_deid.atomic import read_json
 from mimic_deid.deid.classes import KEY, trim_to_classes
 from mimic_deid.report import figures as fig
+from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
@@ -57,6 +58,9 @@ class ReportData:
         Variable labels and units.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
+    tabular : dict
+        The tabular stage's outputs (:func:`mimic_deid.report.tabular.load_tabular`); empty
+        when the stage did not run.
     """
 
     point: dict
@@ -73,6 +77,7 @@ class ReportData:
     units: dict[str, tuple[str, str]]
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
+    tabular: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -178,6 +183,7 @@ def load_report_data(
         tuning=tuning,
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
+        tabular=tab.load_tabular(inputs),
     )
 
 
@@ -221,6 +227,13 @@ def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
             else pd.DataFrame({"note": [f"no {kind} optimiser configured"]})
         )
         write_table(table, out, Path(out).with_suffix(".md"))
+
+    return draw
+
+
+def _tabular_table(make: Callable[[dict], pd.DataFrame]) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        write_table(make(data.tabular), out, Path(out).with_suffix(".md"))
 
     return draw
 
@@ -369,6 +382,55 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: in-hospital mortality",
         "Test set (seed Table 6.4).",
         _trust_table("test"),
+    ),
+    ReportItem(
+        "tabular_uniqueness",
+        "table",
+        "Tabular: demographics and procedures",
+        "Records alone in their class: demographics and procedure sequences (seed 003 §3.1, §3.2).",
+        _tabular_table(tab.uniqueness_table),
+    ),
+    ReportItem(
+        "tabular_loss_vs_suppression",
+        "figure",
+        "Tabular: demographics and procedures",
+        "OLA: information loss of the chosen node against allowed suppression (seed 003 Fig. 6.1).",
+        lambda d, out: tab.plot_loss_vs_suppression(d.tabular, out),
+    ),
+    ReportItem(
+        "tabular_nodes_checked",
+        "table",
+        "Tabular: demographics and procedures",
+        "OLA: lattice nodes checked per k and max_sup (seed 003 Table 6.9).",
+        _tabular_table(tab.nodes_checked_table),
+    ),
+    ReportItem(
+        "tabular_inverse_ola",
+        "table",
+        "Tabular: demographics and procedures",
+        "Inverse OLA: best k within a loss budget (seed 003 Tables 6.2, 6.3).",
+        _tabular_table(tab.inverse_table),
+    ),
+    ReportItem(
+        "tabular_concealing",
+        "table",
+        "Tabular: demographics and procedures",
+        "m-concealing of Inverse OLA's releases when procedures may be known (seed 003 Tables 6.4-6.8).",
+        _tabular_table(tab.concealing_table),
+    ),
+    ReportItem(
+        "tabular_dps",
+        "table",
+        "Tabular: demographics and procedures",
+        "DPS: delta per (beta, epsilon) and k (seed 003 §6.2.1).",
+        _tabular_table(tab.dps_table),
+    ),
+    ReportItem(
+        "tabular_epsilon_la",
+        "figure",
+        "Tabular: demographics and procedures",
+        "epsilon-safe LA: probability of a good node per penalty (seed 003 Figs. 6.3, 6.4).",
+        lambda d, out: tab.plot_epsilon_la(d.tabular, out),
     ),
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")

@@ -18,8 +18,8 @@ from mimic_deid.synthetic.chart import ChartBuilder, num_to_string
 from mimic_deid.synthetic.labs import lab_events, lab_flags
 from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
-from mimic_deid.synthetic.procedures import procedures_icd
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
+from mimic_deid.synthetic.procedures import procedures_icd
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
 log = get_logger(__name__)

@@ -6,7 +6,11 @@ follow a Zipf-like law over a fixed vocabulary of 3,000 ICD-9 procedure codes (t
 frequent MIMIC-III procedures first, then codes drawn once from a fixed stream), and the
 number of procedures per admission is ``0`` with probability 0.18, otherwise ``1 +
 NegBin(2, 0.35)`` capped at :data:`MAX_PROCEDURES`: about 70 % of admissions have two or more
-procedures and a third five or more, as in MIMIC-III (seed 003 §3.2).
+procedures and a third five or more, as in MIMIC-III (seed 003 §3.2). Procedures come in
+typical pairs: with probability :data:`P_COMPANION` a procedure is the fixed companion of the
+one before it (a Zipf draw made once per code), which makes sequences about as identifying as
+the seed measured (roughly 20 % of admissions unique by their first two procedures, 44 % by
+their first three, 37 % by the unordered set of three).
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ __all__ = ["MAX_PROCEDURES", "VOCABULARY_SIZE", "procedure_rows", "procedures_ic
 
 MAX_PROCEDURES = 40
 VOCABULARY_SIZE = 3000
-ZIPF_EXPONENT = 1.1
+ZIPF_EXPONENT = 1.3
 ZIPF_OFFSET = 2.0
 P_NONE = 0.18
+#: Probability that a procedure after the first is the usual companion of the one before.
+P_COMPANION = 0.5
 
 # Frequent MIMIC-III v1.4 procedure codes (ICD-9-CM volume 3, no decimal point).
 _COMMON = (
@@ -57,6 +63,17 @@ def _zipf_cdf() -> np.ndarray:
     return np.cumsum(weights) / weights.sum()
 
 
+def _zipf(u: np.ndarray) -> np.ndarray:
+    """Zipf codes of uniform draws ``u``."""
+    return np.minimum(np.searchsorted(_zipf_cdf(), u, side="right"), VOCABULARY_SIZE - 1)
+
+
+@cache
+def _companions() -> np.ndarray:
+    """The usual successor of every code (fixed for every seed), shape ``(VOCABULARY_SIZE,)``."""
+    return _zipf(np.random.default_rng(3_000_007).random(VOCABULARY_SIZE))
+
+
 def procedure_rows(pop: Population, seed: int, block: int) -> dict[str, np.ndarray]:
     """Procedure rows of one block of admissions.
 
@@ -83,12 +100,16 @@ def procedure_rows(pop: Population, seed: int, block: int) -> dict[str, np.ndarr
     adm = np.repeat(np.arange(na), counts)
     starts = np.cumsum(counts) - counts
     seq = np.arange(len(adm)) - np.repeat(starts, counts) + 1
-    code = np.searchsorted(_zipf_cdf(), rng.random(len(adm)), side="right")
+    code = _zipf(rng.random(len(adm)))
+    follows = rng.random(len(adm)) < P_COMPANION
+    for position in range(2, int(seq.max(initial=1)) + 1):  # one pass per SEQ_NUM
+        rows = np.flatnonzero((seq == position) & follows)
+        code[rows] = _companions()[code[rows - 1]]
     return {
         "SUBJECT_ID": pop.s_id[pop.a_subj[adm]].astype(np.int64),
         "HADM_ID": pop.a_id[adm].astype(np.int64),
         "SEQ_NUM": seq.astype(np.int64),
-        "code": np.minimum(code, VOCABULARY_SIZE - 1).astype(np.int64),
+        "code": code.astype(np.int64),
     }
 
 

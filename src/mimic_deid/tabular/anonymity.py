@@ -46,7 +46,9 @@ def check_k(k: object, n_rows: int, name: str = "k") -> int:
 
 def check_max_sup(max_sup: object, name: str = "max_sup") -> float:
     """``max_sup`` (percent of records) as a float in ``[0, 100]``, else ``ConfigError``."""
-    ok = isinstance(max_sup, int | float | np.integer | np.floating) and not isinstance(max_sup, bool)
+    ok = isinstance(max_sup, int | float | np.integer | np.floating) and not isinstance(
+        max_sup, bool
+    )
     if not ok or not 0.0 <= float(max_sup) <= 100.0:
         raise ConfigError(f"parameter '{name}' must be a percentage in [0, 100], got {max_sup!r}")
     return float(max_sup)
@@ -112,7 +114,7 @@ def class_sizes(codes: np.ndarray, cards: Sequence[int]) -> tuple[np.ndarray, np
 
 def node_classes(enc: Encoded, node: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """:func:`class_sizes` of ``enc`` generalised to ``node``."""
-    cards = [h.cardinalities[int(l)] for h, l in zip(enc.hierarchies, node, strict=True)]
+    cards = [h.cardinalities[int(lv)] for h, lv in zip(enc.hierarchies, node, strict=True)]
     return class_sizes(enc.generalised(node), cards)
 
 

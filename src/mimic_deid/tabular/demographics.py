@@ -70,7 +70,15 @@ def first_admissions(patients: pd.DataFrame, admissions: pd.DataFrame) -> pd.Dat
     require_columns(patients, ["subject_id", "gender"], "table patients")
     require_columns(
         admissions,
-        ["subject_id", "hadm_id", "admittime", "insurance", "language", "religion", "marital_status"],
+        [
+            "subject_id",
+            "hadm_id",
+            "admittime",
+            "insurance",
+            "language",
+            "religion",
+            "marital_status",
+        ],
         "table admissions",
     )
     adm = admissions.sort_values(["subject_id", "admittime", "hadm_id"], kind="stable")
@@ -116,7 +124,11 @@ def demographics(
     ConfigError
         ``n_procedures < 0`` or ``yob_sd <= 0``.
     """
-    if isinstance(n_procedures, bool) or not isinstance(n_procedures, int | np.integer) or n_procedures < 0:
+    if (
+        isinstance(n_procedures, bool)
+        or not isinstance(n_procedures, int | np.integer)
+        or n_procedures < 0
+    ):
         raise ConfigError(f"parameter 'procedures' must be an integer >= 0, got {n_procedures!r}")
     if not yob_sd > 0:
         raise ConfigError(f"parameter 'yob_sd' must be > 0, got {yob_sd!r}")
@@ -136,7 +148,9 @@ def demographics(
     return table
 
 
-def admission_sequences(procedures: pd.DataFrame, positions: Sequence[int], ordered: bool = True) -> np.ndarray:
+def admission_sequences(
+    procedures: pd.DataFrame, positions: Sequence[int], ordered: bool = True
+) -> np.ndarray:
     """Procedure codes at SEQ_NUMs ``positions`` of every admission having all of them.
 
     Parameters

@@ -25,9 +25,9 @@ node that is not k-anonymous within ``max_sup`` (sensitivity ``factor``).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -180,7 +180,11 @@ def parameter_grid(
 
 
 def smallest_k(
-    betas: Sequence[float], epsilons: Sequence[float], n_rows: int, delta_max: float, k_max: int = 10_000
+    betas: Sequence[float],
+    epsilons: Sequence[float],
+    n_rows: int,
+    delta_max: float,
+    k_max: int = 10_000,
 ) -> int | None:
     """Smallest k whose δ is at most ``delta_max`` for every valid (β, ε) of the grid.
 

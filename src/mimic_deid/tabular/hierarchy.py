@@ -52,7 +52,10 @@ def _step_error(source: str, name: str, index: int, what: str) -> ConfigError:
 def _check_step(source: str, name: str, index: int, step: object) -> dict:
     if not isinstance(step, Mapping) or len(step) != 1 or next(iter(step)) not in STEP_KINDS:
         raise _step_error(
-            source, name, index, f"expected a mapping with one key of {list(STEP_KINDS)}, got {step!r}"
+            source,
+            name,
+            index,
+            f"expected a mapping with one key of {list(STEP_KINDS)}, got {step!r}",
         )
     kind, body = next(iter(step.items()))
     if kind == "suppress":
@@ -63,7 +66,9 @@ def _check_step(source: str, name: str, index: int, step: object) -> dict:
             raise _step_error(source, name, index, f"prefix needs an integer >= 1, got {body!r}")
     elif kind == "groups":
         if not isinstance(body, Mapping) or not body:
-            raise _step_error(source, name, index, f"groups needs a mapping label -> values, got {body!r}")
+            raise _step_error(
+                source, name, index, f"groups needs a mapping label -> values, got {body!r}"
+            )
         seen: dict[str, str] = {}
         for label, members in body.items():
             if not isinstance(members, list) or not members:
@@ -81,7 +86,9 @@ def _check_step(source: str, name: str, index: int, step: object) -> dict:
         if index != 1:
             raise _step_error(source, name, index, "ranges are allowed on the first step only")
         if not isinstance(body, Mapping) or not body:
-            raise _step_error(source, name, index, f"ranges needs a mapping label -> [low, high], got {body!r}")
+            raise _step_error(
+                source, name, index, f"ranges needs a mapping label -> [low, high], got {body!r}"
+            )
         bounds = []
         for label, rng in body.items():
             ok = (
@@ -92,7 +99,10 @@ def _check_step(source: str, name: str, index: int, step: object) -> dict:
             )
             if not ok:
                 raise _step_error(
-                    source, name, index, f"range '{label}' must be [low, high] with low <= high, got {rng!r}"
+                    source,
+                    name,
+                    index,
+                    f"range '{label}' must be [low, high] with low <= high, got {rng!r}",
                 )
             bounds.append((float(rng[0]), float(rng[1]), str(label)))
         bounds.sort()
@@ -173,7 +183,9 @@ class Hierarchy:
         return tuple(len(lab) for lab in self.labels)
 
 
-def _uncovered(column: str, name: str, level: int, value: str, expected: Sequence[str]) -> InputDataError:
+def _uncovered(
+    column: str, name: str, level: int, value: str, expected: Sequence[str]
+) -> InputDataError:
     shown = ", ".join(repr(e) for e in list(expected)[:12])
     more = ", ..." if len(expected) > 12 else ""
     return InputDataError(
@@ -215,7 +227,9 @@ def _apply_step(
     return np.array([index[n] for n in new], dtype=np.int64), uniq
 
 
-def build_hierarchy(column: str, steps: list[dict], values: Sequence[str], name: str = "") -> Hierarchy:
+def build_hierarchy(
+    column: str, steps: list[dict], values: Sequence[str], name: str = ""
+) -> Hierarchy:
     """Build a hierarchy for ``column`` whose original values are ``values`` (distinct, sorted).
 
     Raises
@@ -274,23 +288,35 @@ class Encoded:
 
     def generalised(self, node: Sequence[int]) -> np.ndarray:
         """Codes at ``node`` (one level per column), shape ``(n_rows, n_columns)``."""
-        return np.column_stack(
-            [h.maps[int(l)][self.codes[:, j]] for j, (h, l) in enumerate(zip(self.hierarchies, node, strict=True))]
-        ) if self.columns else np.zeros((self.n_rows, 0), dtype=np.int64)
+        return (
+            np.column_stack(
+                [
+                    h.maps[int(lv)][self.codes[:, j]]
+                    for j, (h, lv) in enumerate(zip(self.hierarchies, node, strict=True))
+                ]
+            )
+            if self.columns
+            else np.zeros((self.n_rows, 0), dtype=np.int64)
+        )
 
     def labels(self, node: Sequence[int]) -> pd.DataFrame:
         """The generalised table at ``node`` as strings, one column per quasi-identifier."""
         gen = self.generalised(node)
         return pd.DataFrame(
             {
-                c: np.asarray(h.labels[int(l)], dtype=object)[gen[:, j]]
-                for j, (c, h, l) in enumerate(zip(self.columns, self.hierarchies, node, strict=True))
+                c: np.asarray(h.labels[int(lv)], dtype=object)[gen[:, j]]
+                for j, (c, h, lv) in enumerate(
+                    zip(self.columns, self.hierarchies, node, strict=True)
+                )
             }
         )
 
 
 def encode(
-    df: pd.DataFrame, columns: Sequence[str], hierarchies: Mapping[str, list[dict]], what: str = "table"
+    df: pd.DataFrame,
+    columns: Sequence[str],
+    hierarchies: Mapping[str, list[dict]],
+    what: str = "table",
 ) -> Encoded:
     """Encode the quasi-identifiers ``columns`` of ``df`` against their hierarchies.
 

@@ -44,7 +44,9 @@ class Lattice:
         h = np.asarray(self.heights, dtype=np.int64)
         object.__setattr__(self, "heights", h)
         grids = np.meshgrid(*[np.arange(x + 1) for x in h], indexing="ij")
-        nodes = np.stack([g.ravel() for g in grids], axis=1) if len(h) else np.zeros((1, 0), np.int64)
+        nodes = (
+            np.stack([g.ravel() for g in grids], axis=1) if len(h) else np.zeros((1, 0), np.int64)
+        )
         object.__setattr__(self, "nodes", nodes.astype(np.int64))
 
     @property

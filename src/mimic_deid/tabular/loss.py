@@ -75,7 +75,7 @@ class LossModel:
             h = self.enc.heights
             return float(np.sum(np.where(h > 0, node / np.maximum(h, 1), 0.0)))
         if metric == "entropy":
-            return float(sum(e[int(l)] for e, l in zip(self._entropy, node, strict=True)))
+            return float(sum(e[int(lv)] for e, lv in zip(self._entropy, node, strict=True)))
         if metric == "dm_star":
             _, sizes = node_classes(self.enc, node)
             return float(np.sum(sizes.astype(np.float64) ** 2)) - self._dm_bottom

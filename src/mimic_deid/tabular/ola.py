@@ -106,7 +106,9 @@ class InverseResult:
 
 def check_max_loss(max_loss: object, name: str = "max_loss") -> float:
     """``max_loss`` as a float in ``[0, 1]`` (normalised loss), else ``ConfigError``."""
-    ok = isinstance(max_loss, int | float | np.integer | np.floating) and not isinstance(max_loss, bool)
+    ok = isinstance(max_loss, int | float | np.integer | np.floating) and not isinstance(
+        max_loss, bool
+    )
     if not ok or not 0.0 <= float(max_loss) <= 1.0:
         raise ConfigError(
             f"parameter '{name}' must be a normalised loss in [0, 1], got {max_loss!r}"
@@ -230,7 +232,9 @@ def inverse_ola(
     )
 
 
-def brute_force_ola(enc: Encoded, k: int, max_sup: float, metric: str = "prec") -> tuple[tuple[int, ...], float]:
+def brute_force_ola(
+    enc: Encoded, k: int, max_sup: float, metric: str = "prec"
+) -> tuple[tuple[int, ...], float]:
     """Check every node: the least raw loss over all k-anonymous nodes and its node."""
     budget = suppression_budget(enc.n_rows, max_sup)
     losses = LossModel(enc)

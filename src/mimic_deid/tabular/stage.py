@@ -304,7 +304,12 @@ def epsilon_la_grid(
 
 
 def release_table(
-    table: pd.DataFrame, hierarchies: Mapping, qis: Sequence[str], k: int, max_sup: float, metric: str
+    table: pd.DataFrame,
+    hierarchies: Mapping,
+    qis: Sequence[str],
+    k: int,
+    max_sup: float,
+    metric: str,
 ) -> tuple[pd.DataFrame, dict]:
     """The OLA release: generalised quasi-identifiers of the records kept, and its summary.
 
