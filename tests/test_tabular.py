@@ -14,6 +14,7 @@ from scipy.stats import binom
 
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.seeding import derive_rng
+from mimic_deid.synthetic.tabular import tabular_sources
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
     Encoded,
@@ -79,53 +80,7 @@ def random_table(rng: np.random.Generator, n: int, q: int) -> tuple[pd.DataFrame
 
 def synthetic_sources(subjects: int = 1500, seed: int = 3) -> dict[str, pd.DataFrame]:
     """PATIENTS / ADMISSIONS / PROCEDURES_ICD as the synthetic generator draws them."""
-    from mimic_deid.synthetic import population as popmod
-    from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
-    from mimic_deid.synthetic.procedures import procedure_rows, vocabulary
-
-    ids = popmod.IdState.for_subjects(subjects)
-    pats, adms, procs = [], [], []
-    for b in range(-(-subjects // BLOCK_SUBJECTS)):
-        n = min(BLOCK_SUBJECTS, subjects - b * BLOCK_SUBJECTS)
-        pop = popmod.make_population(np.random.default_rng([seed, b]), b * BLOCK_SUBJECTS, n, ids)
-        cat = pop.a_cat
-        pats.append(
-            pd.DataFrame({"subject_id": pop.s_id, "gender": np.where(pop.s_male, "M", "F")})
-        )
-        adms.append(
-            pd.DataFrame(
-                {
-                    "subject_id": pop.s_id[pop.a_subj],
-                    "hadm_id": pop.a_id,
-                    "admittime": pop.a_admit,
-                    **{
-                        col: np.array(vocab, dtype=object)[cat[col]]
-                        for col, vocab in (
-                            ("insurance", popmod.INSURANCE),
-                            ("language", popmod.LANGUAGE),
-                            ("religion", popmod.RELIGION),
-                            ("marital_status", popmod.MARITAL),
-                        )
-                    },
-                }
-            )
-        )
-        rows = procedure_rows(pop, seed, b)
-        procs.append(
-            pd.DataFrame(
-                {
-                    "subject_id": rows["SUBJECT_ID"],
-                    "hadm_id": rows["HADM_ID"],
-                    "seq_num": rows["SEQ_NUM"],
-                    "icd9_code": np.array(vocabulary(), dtype=object)[rows["code"]],
-                }
-            )
-        )
-    return {
-        "patients": pd.concat(pats, ignore_index=True),
-        "admissions": pd.concat(adms, ignore_index=True),
-        "procedures": pd.concat(procs, ignore_index=True),
-    }
+    return tabular_sources(subjects, seed)
 
 
 @pytest.fixture(scope="module")
