@@ -6,14 +6,14 @@ TABULAR_PROCEDURES = sorted(
     {0, TABULAR["procedures"]}
     | {len(p) for p in TABULAR["concealing"]["models"].values()}
 )
+# the demographics table with p procedures, for every p a rule reads
+DEMOGRAPHICS = {
+    p: path("tabular_demographics", procedures=p) for p in TABULAR_PROCEDURES
+}
 
 
 wildcard_constraints:
     procedures=r"\d+",
-
-
-def tabular_demographics(procedures):
-    return path("tabular_demographics", procedures=procedures)
 
 
 rule tabular_extract:
@@ -62,7 +62,7 @@ rule tabular_demographics:
 
 rule tabular_uniqueness:
     input:
-        demographics=tabular_demographics(0),
+        demographics=DEMOGRAPHICS[0],
         procedures=PATHS["tabular_procedures"],
     output:
         PATHS["tabular_uniqueness"],
@@ -86,7 +86,7 @@ rule tabular_uniqueness:
 
 rule tabular_ola:
     input:
-        demographics=tabular_demographics(TABULAR["procedures"]),
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
         hierarchies=TABULAR["hierarchies"],
     output:
         grid=PATHS["tabular_ola"],
@@ -111,8 +111,8 @@ rule tabular_ola:
 
 rule tabular_inverse:
     input:
-        demographics=tabular_demographics(TABULAR["procedures"]),
-        models=[tabular_demographics(p) for p in TABULAR_PROCEDURES if p],
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
+        models=[DEMOGRAPHICS[p] for p in TABULAR_PROCEDURES if p],
         hierarchies=TABULAR["hierarchies"],
     output:
         inverse=PATHS["tabular_inverse"],
@@ -137,7 +137,7 @@ rule tabular_inverse:
 
 rule tabular_dps:
     input:
-        demographics=tabular_demographics(TABULAR["procedures"]),
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
         hierarchies=TABULAR["hierarchies"],
     output:
         grid=PATHS["tabular_dps_grid"],
