@@ -27,6 +27,7 @@ rule all:
         PATHS["report_index"],
         PATHS["sweep_csv"],
         TABULAR_OUTPUTS,
+        PATHS["tabular_joint_risk"],
 
 
 onsuccess:

@@ -35,6 +35,7 @@ from mimic_deid.tabular import (
     exponential_mechanism,
     inverse_grid,
     inverse_ola,
+    joint_risk,
     k_within,
     load_hierarchies,
     m_concealing,
@@ -554,3 +555,30 @@ def test_synthetic_procedures_are_zipf_like(sources):
     top = freq[:100]
     slope = np.polyfit(np.log(np.arange(1, 101)), np.log(top), 1)[0]
     assert -1.4 < slope < -0.6
+
+
+def test_joint_risk_of_stays_and_demographics(hierarchies):
+    demo = pd.DataFrame(
+        {
+            "subject_id": [1, 2, 3, 4],
+            "yob": [1950, 1950, 1990, 1991],
+            "gender": ["F", "F", "M", "M"],
+            "insurance": ["Private"] * 4,
+            "language": ["ENGL"] * 4,
+            "religion": ["OTHER"] * 4,
+            "marital_status": ["SINGLE"] * 4,
+        }
+    )
+    stays = pd.DataFrame({"icustay_id": [10, 11, 12, 13, 14, 15], "subject_id": [1, 2, 3, 4, 4, 5]})
+    duration = pd.DataFrame(
+        {"icustay_id": [10, 11, 12, 13, 14, 15], "class_length": [24, 24, 24, 48, 0, 48]}
+    )
+    table = joint_risk(duration, stays, demo, hierarchies, 2, 0).set_index("view")
+    # released and with demographics: stays 10-13 (14 suppressed, 15 has no demographics)
+    assert table.loc["duration class", "stays"] == 4
+    assert table.loc["duration class", "unique"] == 1  # the only 48 h stay
+    assert table.loc["demographics", "unique"] == 2  # yob 1990 and 1991
+    assert table.loc["duration class x demographics", "unique"] == 2
+    assert table.loc["released stays without demographics", "stays"] == 1
+    generalised = [v for v in table.index if v.startswith("demographics at OLA k=2")]
+    assert len(generalised) == 1 and table.loc[generalised[0], "smallest_class"] == 2

@@ -67,9 +67,11 @@ def test_tabular_items_are_registered():
     assert names == [
         "tabular_uniqueness", "tabular_loss_vs_suppression", "tabular_nodes_checked",
         "tabular_inverse_ola", "tabular_concealing", "tabular_dps", "tabular_epsilon_la",
+        "tabular_joint_risk",
     ]  # fmt: skip
     assert set(tab.TABULAR_INPUTS.values()) == {
         "uniqueness", "ola", "inverse", "concealing", "dps_grid", "dps", "epsilon_la", "release",
+        "joint_risk",
     }  # fmt: skip
 
 

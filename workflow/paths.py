@@ -56,6 +56,7 @@ PATHS = {
     "tabular_dps": "results/tabular/dps.json",
     "tabular_epsilon_la": "results/tabular/epsilon_la.csv",
     "tabular_release_summary": "results/tabular/release.json",
+    "tabular_joint_risk": "results/tabular/joint_risk_stays.csv",
     # report
     "sweep_csv": f"{REPORT}/sweep_summary.csv",
     "sweep_md": f"{REPORT}/sweep_summary.md",

@@ -159,6 +159,31 @@ rule tabular_dps:
         "../scripts/tabular_dps.py"
 
 
+rule tabular_joint_risk:
+    input:
+        duration=path("duration", release="stays", dk=DEID["dk"][0]),
+        stays=PATHS["cohort_stays"],
+        demographics=DEMOGRAPHICS[0],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        PATHS["tabular_joint_risk"],
+    log:
+        "logs/tabular/joint_risk.log",
+    benchmark:
+        "logs/benchmarks/tabular/joint_risk.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        release=TABULAR["release"],
+    script:
+        "../scripts/tabular_joint_risk.py"
+
+
+# The joint risk needs the series pipeline (duration classes of `stays`): it is part of
+# `rule all` and the report, not of the light `tabular` target.
 TABULAR_OUTPUTS = [
     PATHS[key]
     for key in (

@@ -432,6 +432,14 @@ ITEMS: tuple[ReportItem, ...] = (
         "epsilon-safe LA: probability of a good node per penalty (seed 003 Figs. 6.3, 6.4).",
         lambda d, out: tab.plot_epsilon_la(d.tabular, out),
     ),
+    ReportItem(
+        "tabular_joint_risk",
+        "table",
+        "Tabular: demographics and procedures",
+        "Released stays by duration class and demographics: what holding both reveals "
+        "(seed 000 §7.2).",
+        _tabular_table(tab.joint_risk_table),
+    ),
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")
 TABLES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "table")

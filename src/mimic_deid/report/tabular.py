@@ -22,6 +22,7 @@ __all__ = [
     "concealing_table",
     "dps_table",
     "inverse_table",
+    "joint_risk_table",
     "load_tabular",
     "nodes_checked_table",
     "plot_epsilon_la",
@@ -39,6 +40,7 @@ TABULAR_INPUTS: dict[str, str] = {
     "tabular_dps": "dps",
     "tabular_epsilon_la": "epsilon_la",
     "tabular_release_summary": "release",
+    "tabular_joint_risk": "joint_risk",
 }
 NOT_RUN = pd.DataFrame({"note": ["tabular stage not run"]})
 METRIC_LABELS = {
@@ -145,6 +147,16 @@ def dps_table(tab: Mapping[str, Any]) -> pd.DataFrame:
         f"{summary['smallest_k_candidates']}; smallest integer k: {summary['smallest_k']}"
     )
     return pd.concat([grid, pd.DataFrame([note])], ignore_index=True)
+
+
+def joint_risk_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed 000 §7.2: classes of the released stays by duration class and demographics."""
+    if "joint_risk" not in tab:
+        return NOT_RUN
+    return tab["joint_risk"].rename(
+        columns={"mean_class_size": "mean class size", "unique_percent": "unique %",
+                 "smallest_class": "smallest class"}
+    )  # fmt: skip
 
 
 def plot_loss_vs_suppression(tab: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:

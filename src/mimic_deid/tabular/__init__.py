@@ -48,6 +48,7 @@ from mimic_deid.tabular.hierarchy import (
     hierarchy_name,
     load_hierarchies,
 )
+from mimic_deid.tabular.joint import joint_risk
 from mimic_deid.tabular.lattice import Lattice, SearchResult, minimal_nodes
 from mimic_deid.tabular.loss import METRICS, LossModel, check_metric
 from mimic_deid.tabular.ola import (
@@ -119,6 +120,7 @@ __all__ = [
     "inverse_grid",
     "inverse_ola",
     "is_k_anonymous",
+    "joint_risk",
     "k_within",
     "load_hierarchies",
     "m_concealing",
