@@ -15,7 +15,7 @@ public aggregates only (levels, losses, k, counts, timings; never a row of the t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -137,12 +137,16 @@ def inverse_grid(
         ``reduced``: year of birth, gender and procedures).
     """
     rows = []
+    progress = Progress(
+        "Inverse OLA grid", len(views) * len(max_losses) * len(max_sups), log, unit="runs"
+    )
     for view, qis in views.items():
         enc = encode(table, qis, hierarchies, "demographics table")
         losses = LossModel(enc)
         for loss in max_losses:
             for sup in max_sups:
                 r = inverse_ola(enc, float(loss), float(sup), "prec", losses)
+                progress.update(1)
                 rows.append(
                     {
                         "view": view,
@@ -159,6 +163,7 @@ def inverse_grid(
                         "seconds": r.seconds,
                     }
                 )
+    progress.close()
     return pd.DataFrame(rows)
 
 
@@ -186,6 +191,9 @@ def concealing_grid(
     """
     qis = list(DEMOGRAPHIC_QIS)
     rows = []
+    progress = Progress(
+        "m-concealing grid", len(models) * len(max_losses) * len(max_sups), log, unit="runs"
+    )
     for model, probs in models.items():
         table = tables[len(probs)]
         procs = procedure_columns(len(probs))
@@ -211,6 +219,8 @@ def concealing_grid(
                         "inverse_m": conc.inverse_m,
                     }
                 )
+                progress.update(1)
+    progress.close()
     return pd.DataFrame(rows)
 
 
@@ -258,7 +268,7 @@ def epsilon_la_grid(
     factors: Sequence[float],
     eps_primes: Sequence[float],
     samples: int,
-    rng_for,
+    rng_for: Callable[[int], np.random.Generator],
     good_prec: float = 0.5,
     good_sup: float = 0.05,
 ) -> pd.DataFrame:
