@@ -83,7 +83,7 @@ def test_tables(outputs):
         "demographics without YOB",
     ]
     checked = tab.nodes_checked_table(outputs)
-    assert checked.columns.tolist() == ["k", "ms per check", "max_sup 0", "max_sup 10"]
+    assert checked.columns.tolist() == ["k", "lattice nodes", "max_sup 0", "max_sup 10"]
     assert checked["k"].tolist() == [2, 5]
     conc = tab.concealing_table(outputs)
     assert {"1/m model A", "1/m model B"} <= set(conc.columns) and len(conc) == 2

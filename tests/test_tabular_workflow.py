@@ -83,6 +83,12 @@ def test_tabular_rerun_is_a_no_op_and_k_above_rows_is_one_line(tabular_run):
     workdir, config = tabular_run
     dry = snakemake(workdir, "-n", "tabular", config=config)
     assert "Nothing to be done" in dry.stdout + dry.stderr
+    before = {p.name: p.read_bytes() for p in (workdir / "results" / "tabular").iterdir()}
+    snakemake(
+        workdir, "--cores", "2", "tabular", "--forcerun", "tabular_demographics", config=config
+    )
+    after = {p.name: p.read_bytes() for p in (workdir / "results" / "tabular").iterdir()}
+    assert after == before  # same config and seed: byte-identical outputs
     bad = snakemake(
         workdir, "--cores", "1", "tabular", "--config", "tabular={'ola': {'k': [100000]}}",
         config=config, check=False,
