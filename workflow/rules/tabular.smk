@@ -1,11 +1,23 @@
 # Tabular stage (seed 003): the demographics table of MIMIC-III, its uniqueness, OLA, Inverse
 # OLA, m-concealing and epsilon-safe LA (mimic_deid.tabular; docs/tabular.md). Raw tables and
 # the demographics table are private; every output under results/tabular/ is an aggregate.
+import contextlib
+
+from mimic_deid.sources.csv_source import find_table_file
+
 TABULAR = config["tabular"]
 TABULAR_PROCEDURES = sorted(
     {0, TABULAR["procedures"]}
     | {len(p) for p in TABULAR["concealing"]["models"].values()}
 )
+# A CSV source's PROCEDURES_ICD file (not among the extraction's tables): replacing it re-runs
+# the tabular extraction; a missing file is reported by the rule itself.
+TABULAR_CSV_FILES = []
+if config["source"]["kind"] == "csv":
+    with contextlib.suppress(MimicDeidError):
+        TABULAR_CSV_FILES.append(
+            str(find_table_file(config["source"]["csv"]["path"], "PROCEDURES_ICD"))
+        )
 # the demographics table with p procedures, for every p a rule reads
 DEMOGRAPHICS = {
     p: path("tabular_demographics", procedures=p) for p in TABULAR_PROCEDURES
@@ -19,6 +31,7 @@ wildcard_constraints:
 rule tabular_extract:
     input:
         unpack(extract_input),
+        procedures_file=TABULAR_CSV_FILES,
     output:
         patients=PATHS["tabular_patients"],
         admissions=PATHS["tabular_admissions"],
