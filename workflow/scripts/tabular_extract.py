@@ -6,17 +6,12 @@ as the extraction; the DSN is read from the config here, never passed as a rule 
 
 from mimic_deid.atomic import write_parquet
 from mimic_deid.logs import get_logger, run_stage
-from mimic_deid.sources import open_source
+from mimic_deid.sources import open_configured_source
 from mimic_deid.tabular.demographics import read_source_tables
 
 source = snakemake.config["source"]
 with run_stage(snakemake.rule, snakemake.log[0]):
-    reader = open_source(
-        source["kind"],
-        csv_path=snakemake.input.get("source_dir", source["csv"]["path"]),
-        dsn=source["postgres"]["dsn"],
-        schema=source["postgres"]["schema"],
-    )
+    reader = open_configured_source(source, snakemake.input.get("source_dir", ""))
     frames = read_source_tables(reader)
     for name, frame in frames.items():
         write_parquet(frame, snakemake.output[name])
