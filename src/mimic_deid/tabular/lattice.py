@@ -121,6 +121,12 @@ def minimal_nodes(
     status = np.zeros(lattice.size, dtype=np.int8)
     found = np.zeros(lattice.size, dtype=bool)
     covered = np.zeros(lattice.size, dtype=bool)  # at or above a found node
+    # at_least[j, v] / at_most[j, v]: nodes whose level in column j (original orientation) is
+    # >= v / <= v; a box of the lattice is the AND of one row of each per column
+    columns = np.arange(len(heights))
+    grid = np.arange(int(heights.max(initial=0)) + 1)
+    at_least = lattice.nodes.T[:, None, :] >= grid[None, :, None]
+    at_most = lattice.nodes.T[:, None, :] <= grid[None, :, None]
     visited: set[tuple[int, int]] = set()
     checked = 0
     unknown = lattice.size
@@ -146,13 +152,11 @@ def minimal_nodes(
                 covered[up] = True
 
     def sub_lattice(b: int, t: int) -> np.ndarray:
-        """Indices of the nodes between ``b`` and ``t`` (inclusive)."""
+        """Indices of the nodes between ``b`` and ``t`` (inclusive), ascending."""
         lo = np.minimum(lattice.nodes[b], lattice.nodes[t])
         hi = np.maximum(lattice.nodes[b], lattice.nodes[t])
-        idx = np.zeros(1, dtype=np.int64)
-        for j in range(len(heights)):
-            idx = np.add.outer(idx, np.arange(lo[j], hi[j] + 1) * strides[j]).ravel()
-        return idx
+        box = np.logical_and(at_least[columns, lo], at_most[columns, hi]).all(axis=0)
+        return np.flatnonzero(box)
 
     def minimal_known(idx: np.ndarray) -> np.ndarray:
         """Minimal satisfying nodes among ``idx`` when all are tagged (no satisfying predecessor)."""
@@ -178,7 +182,7 @@ def minimal_nodes(
             return
         span = levels[t] - levels[b]
         if span > 1:
-            for p in np.sort(idx[levels[idx] == levels[b] + span // 2]):
+            for p in idx[levels[idx] == levels[b] + span // 2]:
                 if decide(int(p)):
                     kmin(b, int(p))
                 else:
