@@ -429,7 +429,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "tabular_epsilon_la",
         "figure",
         "Tabular: demographics and procedures",
-        "epsilon-safe LA: probability of a good node per penalty (seed 003 Figs. 6.3, 6.4).",
+        "epsilon-safe LA: probability of a good node and suppression per penalty (seed 003 Figs. 6.3, 6.4, C.1).",
         lambda d, out: tab.plot_epsilon_la(d.tabular, out),
     ),
     ReportItem(

@@ -181,24 +181,30 @@ def plot_loss_vs_suppression(tab: Mapping[str, Any], out_path: str | os.PathLike
 
 
 def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
-    """Seed Figs. 6.3 / 6.4: probability of a good node against the penalty factor."""
-    fig = _new_figure(9.0, 3.6)
-    axes = fig.subplots(1, 2)
-    for ax, mode in zip(axes, ("suppression", "kanonymity"), strict=True):
-        ax.set_xlabel("penalty factor")
-        ax.set_ylabel("P(good node)")
-        ax.set_title(f"{mode}-based penalty")
-        if "epsilon_la" not in tab:
-            _no_data(ax, "tabular stage not run")
-            continue
-        la = tab["epsilon_la"]
-        for ep, rows in la[la["mode"] == mode].groupby("epsilon_prime"):
-            rows = rows.sort_values("penalty")
-            ax.plot(rows["penalty"], rows["p_good"], marker="o", label=f"eps' = {ep:g}")
-        base = la[la["mode"] == "uniform"]["p_good"]
-        if len(base):
-            ax.axhline(float(np.mean(base)), color="k", linestyle=":", label="uniform node")
-        ax.set_ylim(-0.02, 1.02)
-        _legend(ax, fontsize=8)
-    fig.suptitle("epsilon-safe LA: probability of a good node (Prec < 0.5, suppression < 5 %)")
+    """Seed Figs. 6.3 / 6.4 (top) and C.1 (bottom) against the penalty factor, per mode.
+
+    Top: probability of a good node; bottom: expected suppressed percent of the sample.
+    """
+    fig = _new_figure(9.0, 6.6)
+    axes = fig.subplots(2, 2)
+    panels = (("p_good", "P(good node)"), ("expected_suppressed_percent", "expected suppressed %"))
+    for row, (column, label) in enumerate(panels):
+        for ax, mode in zip(axes[row], ("suppression", "kanonymity"), strict=True):
+            ax.set_xlabel("penalty factor")
+            ax.set_ylabel(label)
+            ax.set_title(f"{mode}-based penalty")
+            if "epsilon_la" not in tab:
+                _no_data(ax, "tabular stage not run")
+                continue
+            la = tab["epsilon_la"]
+            for ep, rows in la[la["mode"] == mode].groupby("epsilon_prime"):
+                rows = rows.sort_values("penalty")
+                ax.plot(rows["penalty"], rows[column], marker="o", label=f"eps' = {ep:g}")
+            base = la[la["mode"] == "uniform"][column]
+            if len(base):
+                ax.axhline(float(np.mean(base)), color="k", linestyle=":", label="uniform node")
+            if column == "p_good":
+                ax.set_ylim(-0.02, 1.02)
+            _legend(ax, fontsize=8)
+    fig.suptitle("epsilon-safe LA: good nodes (Prec < 0.5, suppression < 5 %) and suppression")
     return _save(fig, out_path)
