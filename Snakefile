@@ -18,6 +18,7 @@ include: "workflow/rules/series.smk"
 include: "workflow/rules/deid.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/codes.smk"
 include: "workflow/rules/tabular.smk"
 
 
@@ -26,6 +27,7 @@ rule all:
     input:
         PATHS["report_index"],
         PATHS["sweep_csv"],
+        rules.codes.input,
         TABULAR_OUTPUTS,
         PATHS["tabular_joint_risk"],
 

@@ -209,11 +209,11 @@ EXPECTED = {
     "patients": 3,
     "chartevents": {
         "rows_read": 28, "dropped_other_itemid": 2, "dropped_error": 2,
-        "dropped_no_hadm_id": 1, "kept": 23,
+        "dropped_no_hadm_id": 1, "dropped_duplicate": 1, "kept": 22,
     },
     "labevents": {
         "rows_read": 7, "dropped_other_itemid": 1, "dropped_error": 0,
-        "dropped_no_hadm_id": 1, "kept": 5,
+        "dropped_no_hadm_id": 1, "dropped_duplicate": 0, "kept": 5,
     },
 }  # fmt: skip
 

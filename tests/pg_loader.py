@@ -63,6 +63,14 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("itemid", "INT NOT NULL"), ("charttime", "TIMESTAMP(0)"), ("value", "VARCHAR(200)"),
         ("valuenum", "DOUBLE PRECISION"), ("valueuom", "VARCHAR(20)"), ("flag", "VARCHAR(20)"),
     ],
+    "diagnoses_icd": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("seq_num", "INT"), ("icd9_code", "VARCHAR(10)"),
+    ],
+    "d_icd_diagnoses": [
+        ("row_id", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),
+        ("short_title", "VARCHAR(50) NOT NULL"), ("long_title", "VARCHAR(255) NOT NULL"),
+    ],
     "procedures_icd": [
         ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
         ("seq_num", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),

@@ -15,6 +15,7 @@ from mimic_deid.atomic import (
     write_parquet,
     write_text,
 )
+from mimic_deid.errors import OutputWriteError
 
 
 def test_failed_write_leaves_no_file(tmp_path):
@@ -81,3 +82,77 @@ def test_public_files_follow_a_stricter_umask(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "report" / "index.html").stat().st_mode) == 0o600
+
+
+def _nothing_lost(path) -> str:
+    return (
+        f"cannot write {path}: No space left on device; nothing was lost: the partial output "
+        "was removed and the previous version, if any, is untouched (free space or fix "
+        "permissions, then re-run)"
+    )
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 256 KiB tmpfs (needs the right to mount, e.g. root in CI); unmounted afterwards."""
+    import subprocess
+
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_names_the_file_and_keeps_the_previous_version(tiny_disk):
+    target = tiny_disk / "results" / "series.parquet"
+    small = pd.DataFrame({"x": np.arange(10.0)})
+    write_parquet(small, target)
+    before = target.read_bytes()
+    big = pd.DataFrame({"x": np.random.default_rng(0).random(200_000)})  # ~1.6 MB
+    with pytest.raises(OutputWriteError) as info:
+        write_parquet(big, target)
+    assert str(info.value) == _nothing_lost(target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in target.parent.iterdir()) == ["series.parquet"]
+
+
+def test_a_full_disk_inside_a_directory_names_the_directory(tiny_disk):
+    target = tiny_disk / "raw"
+    big = pd.DataFrame({"x": np.random.default_rng(0).random(200_000)})
+    with pytest.raises(OutputWriteError) as info, atomic_dir(target) as tmp:
+        write_parquet(big, tmp / "events" / "part-000.parquet")
+    assert str(info.value) == _nothing_lost(target)
+    assert list(tiny_disk.iterdir()) == []
+
+
+def test_a_directory_that_cannot_be_made_is_one_named_error(tmp_path):
+    target = tmp_path / "file.txt" / "out.json"  # a file where a directory must go
+    (tmp_path / "file.txt").write_text("not a directory")
+    with pytest.raises(OutputWriteError) as info:
+        write_json({"a": 1}, target)
+    assert str(info.value) == (
+        f"cannot write {target}: File exists; nothing was lost: the partial output was removed "
+        "and the previous version, if any, is untouched (free space or fix permissions, then "
+        "re-run)"
+    )
+
+
+def test_stale_temporaries_of_a_killed_write_are_removed_by_the_next_write(tmp_path):
+    target = tmp_path / "raw"
+    stale_dir = tmp_path / ".raw.partial-abc123"
+    (stale_dir / "events").mkdir(parents=True)
+    (stale_dir / "events" / "spool.parquet").write_text("private rows")
+    stale_file = tmp_path / ".raw.json.partial-x.tmp"  # another artefact's: left alone
+    stale_file.write_text("{}")
+    with atomic_dir(target) as tmp:
+        (tmp / "a.txt").write_text("a")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".raw.json.partial-x.tmp", "raw"]
+    write_text("x", tmp_path / "raw.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["raw", "raw.json"]

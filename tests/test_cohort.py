@@ -112,10 +112,26 @@ def test_cohort_counts_after_each_rule() -> None:
     _, counts = build_cohort(*make_tables())
     assert counts == [
         {"rule": "start", "stays": 9, "admissions": 7, "subjects": 6},
+        {"rule": "valid_times", "stays": 9, "admissions": 7, "subjects": 6},
         {"rule": "no_transfer", "stays": 7, "admissions": 6, "subjects": 5},
         {"rule": "one_stay_per_admission", "stays": 5, "admissions": 5, "subjects": 5},
         {"rule": "min_age", "stays": 4, "admissions": 4, "subjects": 4},
     ]
+
+
+def test_stays_without_valid_times_are_dropped_and_counted(caplog) -> None:
+    icustays, admissions, patients = make_tables()
+    icustays["outtime"] = icustays["outtime"].astype("datetime64[s]")
+    at = icustays["icustay_id"].to_numpy()
+    icustays.loc[at == 100, "outtime"] = pd.Timestamp("2100-01-01 09:00")  # before INTIME
+    icustays.loc[at == 311, "outtime"] = pd.NaT  # no OUTTIME
+    stays, counts = build_cohort(icustays, admissions, patients)
+    assert counts[1] == {"rule": "valid_times", "stays": 7, "admissions": 6, "subjects": 5}
+    assert 100 not in set(stays["icustay_id"]) and 311 not in set(stays["icustay_id"])
+    assert (
+        "2 stays dropped by rule valid_times: no INTIME or OUTTIME, or OUTTIME before INTIME"
+        in (caplog.text)
+    )
 
 
 def test_age_boundary_uses_365_day_years_and_nanosecond_inputs_do_not_overflow() -> None:
@@ -152,19 +168,38 @@ def test_mortality_uses_deathtime_before_dod() -> None:
 def test_empty_cohort_names_the_rule() -> None:
     icustays, admissions, patients = make_tables()
     patients["dob"] = times(["2095-01-01"] * len(patients))
-    with pytest.raises(InputDataError, match="min_age"):
+    with pytest.raises(InputDataError) as info:
         build_cohort(icustays, admissions, patients)
+    assert str(info.value) == (
+        "cohort is empty after rule 'min_age': no ICU stay is left "
+        "(check the icustays/admissions/patients tables)"
+    )
     icustays["last_wardid"] = 99
-    with pytest.raises(InputDataError, match="no_transfer"):
+    with pytest.raises(InputDataError) as info:
         build_cohort(icustays, admissions, patients)
+    assert str(info.value) == (
+        "cohort is empty after rule 'no_transfer': no ICU stay is left "
+        "(check the icustays/admissions/patients tables)"
+    )
 
 
 def test_missing_column_names_table_and_column() -> None:
     icustays, admissions, patients = make_tables()
-    with pytest.raises(InputDataError, match=r"patients.*dod"):
+    with pytest.raises(InputDataError) as info:
         build_cohort(icustays, admissions, patients.drop(columns="dod"))
-    with pytest.raises(InputDataError, match=r"icustays.*last_wardid"):
+    assert str(info.value) == (
+        "table 'patients' (lower-case column names): missing column(s) ['dod']; expected at "
+        "least ['subject_id', 'dob', 'dod'], got ['subject_id', 'gender', 'dob']"
+    )
+    with pytest.raises(InputDataError) as info:
         build_cohort(icustays.drop(columns="last_wardid"), admissions, patients)
+    assert str(info.value) == (
+        "table 'icustays' (lower-case column names): missing column(s) ['last_wardid']; "
+        "expected at least ['subject_id', 'hadm_id', 'icustay_id', 'first_careunit', "
+        "'last_careunit', 'first_wardid', 'last_wardid', 'intime', 'outtime'], got "
+        "['subject_id', 'hadm_id', 'icustay_id', 'dbsource', 'first_careunit', "
+        "'last_careunit', 'first_wardid', 'intime', 'outtime']"
+    )
 
 
 def test_assign_events_by_icustay_id_or_admission_window() -> None:

@@ -10,6 +10,7 @@ import yaml
 from mimic_deid.config import validate_config
 from mimic_deid.deid.methods import method_labels, parse_method_label
 from mimic_deid.errors import ConfigError
+from mimic_deid.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "config" / "schema.yaml"
@@ -129,6 +130,31 @@ def test_csv_source_needs_a_path(config):
     )
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    ["host=db dbname=mimic user=me password=hunter2", "postgresql://me:hunter2@db/mimic"],
+)
+def test_a_password_in_the_dsn_is_refused_without_echoing_it(config, dsn):
+    config["source"]["kind"] = "postgres"
+    config["source"]["postgres"] = {"dsn": dsn}
+    text = message(config)
+    assert text == (
+        "config parameter 'source/postgres/dsn': contains a password; remove it and give the "
+        "password to libpq instead (PGPASSWORD, ~/.pgpass or a service file named by "
+        "PGSERVICE), so that it never reaches logs, job scripts or the process list"
+    )
+    assert "hunter2" not in text
+
+
+def test_an_unparsable_dsn_is_refused_without_echoing_it(config):
+    config["source"]["kind"] = "postgres"
+    config["source"]["postgres"] = {"dsn": "host=db password=hunter2 garbage"}
+    assert message(config) == (
+        "config parameter 'source/postgres/dsn': cannot be parsed (expected 'key=value ...' "
+        "or a postgresql:// URI); it is not shown because it may contain a password"
+    )
+
+
 def test_postgres_source_with_a_csv_path_is_refused(config):
     config["source"]["kind"] = "postgres"
     config["source"]["csv"]["path"] = "/data/mimic"
@@ -140,8 +166,11 @@ def test_postgres_source_with_a_csv_path_is_refused(config):
 
 def test_unknown_feature_variable_is_refused(config):
     config["deid"]["features"]["pulse"] = ["mean"]
-    assert message(config).startswith(
+    variables = load_variables(ROOT / "config" / "variables.yaml")
+    dimensions = sorted(v.name for v in series_variables(variables))
+    assert message(config) == (
         "config parameter 'deid/features': unknown variable(s) ['pulse']; expected some of "
+        f"{dimensions}"
     )
 
 
@@ -157,7 +186,7 @@ def test_method_labels_expand_the_product_and_round_trip(config):
         assert label.startswith(name)
         for key, value in params.items():
             assert value in grid[name][key]
-    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1"
+    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian"
     assert parse_method_label(label)[1]["normalise_features"] is True
 
 
@@ -168,8 +197,8 @@ def test_method_labels_expand_the_product_and_round_trip(config):
         ("adhoc-it5", "method label 'adhoc-it5': expected 2 parameters"),
         ("adhoc-itx-ns0.1", "method label 'adhoc-itx-ns0.1': bad value for iterations: 'x'"),
         (
-            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1",
-            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1': "
+            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian",
+            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian': "
             "expected a fitness in ('annealed', 'DF', 'CI', 'NA')",
         ),
     ],

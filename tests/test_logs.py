@@ -83,3 +83,30 @@ def test_package_version_on_the_command_line() -> None:
         f"mimic-deid {version('mimic-deid')}\n",
         "",
     )
+
+
+def test_run_stage_reports_a_library_error_in_one_line(tmp_path, capsys) -> None:
+    from mimic_deid.errors import InputDataError
+    from mimic_deid.logs import run_stage
+
+    with pytest.raises(SystemExit) as info, run_stage("extract", str(tmp_path / "x.log")):
+        raise InputDataError("table icustays: column icustay_id must be unique")
+    assert info.value.code == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "mimic-deid error in rule 'extract': table icustays: column icustay_id must be unique"
+    )
+
+
+def test_run_stage_reports_an_unreadable_input_in_one_line(tmp_path, capsys) -> None:
+    import errno
+
+    from mimic_deid.logs import run_stage
+
+    with pytest.raises(SystemExit) as info, run_stage("extract", str(tmp_path / "x.log")):
+        raise PermissionError(errno.EACCES, "Permission denied", "/data/ICUSTAYS.csv.gz")
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        "mimic-deid error in rule 'extract': Permission denied: /data/ICUSTAYS.csv.gz"
+    )
+    assert "Traceback" not in err

@@ -205,12 +205,25 @@ def test_ihm_window_drops_and_counts_an_observation_at_its_end(raw_dir: Path) ->
 
 
 def test_build_release_errors(raw_dir: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="release"):
+    with pytest.raises(ConfigError) as info:
         build_release(raw_dir, cohort(), VARIABLES, "weekly")
-    with pytest.raises(InputDataError, match="part-"):
+    assert str(info.value) == "release must be one of ('stays', 'ihm48'), got 'weekly'"
+    with pytest.raises(ConfigError) as info:
+        build_release(raw_dir, cohort(), VARIABLES, "ihm48", ihm_hours=0)
+    assert str(info.value) == (
+        "config parameter 'series/ihm_hours': expected a positive number of hours, got 0"
+    )
+    with pytest.raises(InputDataError) as info:
         build_release(tmp_path / "nowhere", cohort(), VARIABLES, "stays")
-    with pytest.raises(InputDataError, match="ihm48"):
+    assert str(info.value) == (
+        f"{tmp_path / 'nowhere' / 'events'}: no part-*.parquet files (run the extract step first)"
+    )
+    with pytest.raises(InputDataError) as info:
         build_release(raw_dir, cohort().iloc[1:2], VARIABLES, "ihm48")
+    assert str(info.value) == (
+        "release 'ihm48': no cohort stay has a recording of a series variable in "
+        f"{raw_dir / 'events'}"
+    )
 
 
 def reference_resample(frame: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
@@ -251,3 +264,32 @@ def test_resample_hourly_agrees_with_per_stay_reference() -> None:
     pd.testing.assert_frame_equal(
         resample_hourly(frame, DIMS), reference_resample(frame, DIMS), check_dtype=False
     )
+
+
+def test_ihm_window_is_exactly_the_first_hours_of_the_stay() -> None:
+    """[INTIME, INTIME + 48 h): 47:59:59 is in, 48:00:00 is out (counted), the 49th hour out."""
+    from mimic_deid.series import _window_ihm
+
+    intime = pd.Timestamp("2100-01-01 10:00:00")
+    stays = pd.DataFrame({"icustay_id": [1], "intime": pd.Series([intime], dtype="datetime64[s]")})
+    offsets = ["-1s", "0s", "47h", "47h59min59s", "48h", "48h30min", "49h"]
+    events = pd.DataFrame(
+        {
+            "icustay_id": 1,
+            "charttime": pd.Series([intime + pd.Timedelta(o) for o in offsets]).astype(
+                "datetime64[s]"
+            ),
+            "valuenum": np.arange(len(offsets), dtype=float),
+        }
+    )
+    kept, at_end = _window_ihm(events, stays, 48)
+    assert kept["valuenum"].tolist() == [1.0, 2.0, 3.0]
+    assert at_end == 1
+
+
+@pytest.mark.parametrize("hours", [1, 2, 48, 49])
+def test_ihm_series_never_exceed_the_window(raw_dir: Path, hours: int) -> None:
+    series, meta, _ = build_release(raw_dir, cohort(), VARIABLES, "ihm48", ihm_hours=hours)
+    assert (meta["length"] <= hours).all()
+    assert (series["hour"] < hours).all()
+    assert len(meta)  # the window is not trivially empty

@@ -2,7 +2,8 @@
 
 Needs a reachable SLURM controller with an idle node and job accounting (``sacct``), e.g. the
 single-node localhost cluster of ``.ci/slurm-localhost.sh`` (run as root); skipped otherwise,
-with the reason. The run uses the real profile's settings and per-rule resources; the test
+with the reason (a failure where ``MIMIC_DEID_REQUIRE`` names ``slurm``, as in CI).
+The run uses the real profile's settings and per-rule resources; the test
 only adds what a throw-away localhost cluster needs (fast status polling, a log directory in
 the temporary directory, kept SLURM logs) through a test profile that loads the real one.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 import snakemake as snakemake_pkg
 import yaml
+from families import unavailable
 from workflow_helpers import ROOT, prepare, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
@@ -42,29 +44,33 @@ def _profile_memory(profile: dict) -> int:
 def slurm_cluster() -> dict:
     """Skip unless SLURM can take and account jobs; return the usable node's facts."""
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        pytest.skip("snakemake-executor-plugin-slurm is not installed (pip install -e '.[slurm]')")
+        unavailable(
+            "slurm", "snakemake-executor-plugin-slurm is not installed (pip install -e '.[slurm]')"
+        )
     for tool in ("sinfo", "sbatch", "sacct"):
         if shutil.which(tool) is None:
-            pytest.skip(f"`{tool}` not found: no SLURM client on this machine; {SETUP}")
+            unavailable("slurm", f"`{tool}` not found: no SLURM client on this machine; {SETUP}")
     info = _run("sinfo", "-h", "-N", "-o", "%N|%T|%c|%m|%P")
     if info.returncode != 0:
-        pytest.skip(f"`sinfo` fails ({info.stderr.strip()}); {SETUP}")
+        unavailable("slurm", f"`sinfo` fails ({info.stderr.strip()}); {SETUP}")
     nodes = [line.split("|") for line in info.stdout.split() if line.count("|") == 4]
     usable = [n for n in nodes if n[1] in AVAILABLE]  # "idle*" (not responding) is not
     if not usable:
         states = ", ".join(f"{n[0]}={n[1]}" for n in nodes) or "no nodes"
-        pytest.skip(f"no SLURM node is idle or available (sinfo: {states}); {SETUP}")
+        unavailable("slurm", f"no SLURM node is idle or available (sinfo: {states}); {SETUP}")
     acct = _run("sacct", "-X", "-n", "-o", "JobIDRaw", "--starttime", "now-1hours")
     if acct.returncode != 0:
-        pytest.skip(
+        unavailable(
+            "slurm",
             f"`sacct` fails ({acct.stderr.strip()}): the SLURM executor plugin polls job "
-            f"states with sacct, which needs accounting (slurmdbd); {SETUP}"
+            f"states with sacct, which needs accounting (slurmdbd); {SETUP}",
         )
     name, _, cpus, mem, _ = usable[0]
     need = _profile_memory(yaml.safe_load(PROFILE.read_text()))
     if int(mem.rstrip("+")) < need:
-        pytest.skip(
-            f"SLURM node {name} has {mem} MB but profiles/slurm asks up to {need} MB for a rule"
+        unavailable(
+            "slurm",
+            f"SLURM node {name} has {mem} MB but profiles/slurm asks up to {need} MB for a rule",
         )
     return {"node": name, "cpus": int(cpus.rstrip("+")), "mem_mb": int(mem.rstrip("+"))}
 

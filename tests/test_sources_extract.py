@@ -130,8 +130,12 @@ def test_failure_leaves_previous_output_untouched(tmp_path: Path) -> None:
     (out / "previous.txt").write_text("old")
     data = (folder / "LABEVENTS.csv.gz").read_bytes()
     (folder / "LABEVENTS.csv.gz").write_bytes(data[: len(data) // 2])  # truncated gzip
-    with pytest.raises(InputDataError, match="LABEVENTS"):
+    with pytest.raises(InputDataError) as info:
         extract_raw(CsvSource(folder), out, ITEMIDS, 2, 1000)
+    assert str(info.value) == (
+        f"{folder / 'LABEVENTS.csv.gz'}: cannot decompress the gzip file, it is truncated or "
+        "corrupt (Truncated compressed stream); re-download or re-compress it"
+    )
     assert [p.name for p in out.iterdir()] == ["previous.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "raw"]  # no temp dir left
 
@@ -151,13 +155,22 @@ def test_progress_is_logged_with_rates(tmp_path: Path, caplog: pytest.LogCapture
 
 
 @pytest.mark.parametrize(
-    ("itemids", "buckets", "chunk", "word"),
-    [(set(), 2, 1000, "itemids"), (ITEMIDS, 0, 1000, "event_buckets"),
-     (ITEMIDS, 2, 0, "chunk_rows"), ({"211"}, 2, 1000, "itemids")],
+    ("itemids", "buckets", "chunk", "message"),
+    [
+        (set(), 2, 1000, "itemids (the item ids of the series variables): expected a non-empty "
+                         "set of integers, got []"),
+        (ITEMIDS, 0, 1000, "config parameter 'source/event_buckets': expected an integer in "
+                           "[1, 1024], got 0"),
+        (ITEMIDS, 2, 0, "config parameter 'source/chunk_rows': expected a positive integer, "
+                        "got 0"),
+        ({"211"}, 2, 1000, "itemids (the item ids of the series variables): expected a "
+                           "non-empty set of integers, got ['211']"),
+    ],
 )  # fmt: skip
-def test_bad_parameters(tmp_path: Path, itemids, buckets: int, chunk: int, word: str) -> None:
-    with pytest.raises(ConfigError, match=word):
+def test_bad_parameters(tmp_path: Path, itemids, buckets: int, chunk: int, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
         extract_raw(CsvSource(tmp_path), tmp_path / "raw", itemids, buckets, chunk)
+    assert str(info.value) == message
     assert not (tmp_path / "raw").exists()
 
 
@@ -193,3 +206,104 @@ def test_hadm_ranges_cover_every_row_within_the_limit() -> None:
     ranges = extract.hadm_ranges(hadm, 3)
     assert ranges == [(1, 1), (2, 3), (5, 5), (9, 9)]  # 9 alone exceeds the limit
     assert extract.hadm_ranges(np.array([], dtype=np.int64), 3) == []
+
+
+def test_exact_duplicate_event_rows_are_dropped_and_counted(tmp_path: Path) -> None:
+    from mimic_fixtures import default_rows
+
+    once = default_rows()
+    twice = {t: once[t] * 2 for t in ("CHARTEVENTS", "LABEVENTS")}
+    a = extract_raw(CsvSource(write_mimic_dir(tmp_path / "a")), tmp_path / "ra", ITEMIDS, 2, 1000)
+    folder = write_mimic_dir(tmp_path / "b", rows=twice)
+    b = extract_raw(CsvSource(folder), tmp_path / "rb", ITEMIDS, 2, 1000)
+    ea, eb = raw_files(tmp_path / "ra" / "events"), raw_files(tmp_path / "rb" / "events")
+    assert ea == eb  # the events written are the same
+    for table in ("chartevents", "labevents"):
+        assert b["tables"][table]["kept"] == a["tables"][table]["kept"]
+        rows_once = a["tables"][table]["kept"] + a["tables"][table]["dropped_duplicate"]
+        assert b["tables"][table]["dropped_duplicate"] == 2 * rows_once - a["tables"][table]["kept"]
+    assert read_json(tmp_path / "rb" / "extract.json")["tables"] == b["tables"]
+
+
+def test_drop_exact_duplicates_treats_nulls_as_equal_and_keeps_near_duplicates() -> None:
+    tab = pa.table(
+        {
+            "table": ["chartevents"] * 4 + ["labevents"],
+            "value": [None, None, "1", "1", "1"],
+            "valuenum": [None, None, 1.0, 1.5, 1.5],
+        }
+    )
+    out, dropped = extract.drop_exact_duplicates(tab)
+    assert out.column("valuenum").to_pylist() == [None, 1.0, 1.5, 1.5]
+    assert dropped == {"chartevents": 1}
+
+
+def _key_error(tmp_path: Path, rows: dict) -> str:
+    folder = write_mimic_dir(tmp_path / "m", rows=rows)
+    with pytest.raises(InputDataError) as info:
+        extract_raw(CsvSource(folder), tmp_path / "raw", ITEMIDS, 2, 1000)
+    assert not (tmp_path / "raw").exists()
+    return str(info.value).replace(repr(CsvSource(folder)), "SRC")
+
+
+def test_a_stay_without_icustay_id_is_named(tmp_path: Path) -> None:
+    from mimic_fixtures import default_rows
+
+    stays = default_rows()["ICUSTAYS"]
+    stays[2] = {**stays[2], "ICUSTAY_ID": None}
+    assert _key_error(tmp_path, {"ICUSTAYS": stays}) == (
+        "SRC: table icustays: column icustay_id must not be empty (a MIMIC-III key); "
+        "1 row(s) have no value (first data rows: 3)"
+    )
+
+
+def test_a_repeated_icustay_id_is_named(tmp_path: Path) -> None:
+    from mimic_fixtures import default_rows
+
+    stays = default_rows()["ICUSTAYS"]
+    assert _key_error(tmp_path, {"ICUSTAYS": stays + stays[:2]}) == (
+        "SRC: table icustays: column icustay_id must be unique (a MIMIC-III key); "
+        "2 value(s) occur more than once (first: 200001, 200004)"
+    )
+
+
+def test_repeated_patients_rows_are_named(tmp_path: Path) -> None:
+    from mimic_fixtures import default_rows
+
+    patients = default_rows()["PATIENTS"]
+    assert _key_error(tmp_path, {"PATIENTS": patients + patients}) == (
+        "SRC: table patients: column subject_id must be unique (a MIMIC-III key); "
+        "3 value(s) occur more than once (first: 10, 20, 30)"
+    )
+
+
+def test_an_admission_without_subject_is_named(tmp_path: Path) -> None:
+    from mimic_fixtures import default_rows
+
+    adm = default_rows()["ADMISSIONS"]
+    adm[0] = {**adm[0], "SUBJECT_ID": None}
+    assert _key_error(tmp_path, {"ADMISSIONS": adm}) == (
+        "SRC: table admissions: column subject_id must not be empty (a MIMIC-III key); "
+        "1 row(s) have no value (first data rows: 1)"
+    )
+
+
+def test_an_event_table_without_rows_is_an_error_unless_declared_empty(tmp_path: Path) -> None:
+    assert _key_error(tmp_path, {"CHARTEVENTS": []}) == (
+        "SRC: table chartevents: no row with a configured item id (the table is empty or "
+        "holds none of them); expected the events of the series variables. If the table is "
+        "intentionally absent, list it in source.empty_tables"
+    )
+    folder = tmp_path / "m"
+    counts = extract_raw(CsvSource(folder), tmp_path / "raw", ITEMIDS, 2, 1000, ["chartevents"])
+    assert counts["tables"]["chartevents"]["kept"] == 0
+    assert counts["tables"]["labevents"]["kept"] == EXPECTED["labevents"]["kept"]
+
+
+def test_unknown_empty_table_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        extract_raw(CsvSource(tmp_path), tmp_path / "raw", ITEMIDS, 2, 1000, ["noteevents"])
+    assert str(info.value) == (
+        "config parameter 'source/empty_tables': unknown event table(s) ['noteevents']; "
+        "expected some of ['chartevents', 'labevents']"
+    )

@@ -51,6 +51,11 @@ TINY_CONFIG = {
         },
     },
     "evaluate": {"utility": {"C": [0.01, 1.0], "bootstrap": 50}},
+    # comparator stages at their smallest useful size (their own tests cover the methods)
+    "codes": {
+        "gccens": {"k": [5], "caps": [3, 5, "max"]},
+        "lda": {"k": [2, 5], "max_trajectories": 150},
+    },
     # a small tabular grid: the tiny demographics table has fewer rows than the default k = 100
     "tabular": {
         "procedures": 1,

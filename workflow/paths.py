@@ -35,6 +35,7 @@ PATHS = {
     "check": f"results/{{release}}/{POINT}/check.json",
     "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
     "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
+    "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",
     # evaluation
     "baseline_series": "results/{release}/dk{dk}/baseline/disagreement_series.parquet",
     "baseline_summary": "results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
@@ -63,6 +64,14 @@ PATHS = {
     "report_index": f"{REPORT}/index.html",
     "report_figure": f"{REPORT}/figures/{{name}}.png",
     "report_table": f"{REPORT}/tables/{{name}}.csv",
+    # diagnosis codes (seed 002): private extraction, public aggregates
+    "codes_diagnoses": f"{PRIVATE}/codes/diagnoses.parquet",
+    "codes_extract": f"{PRIVATE}/codes/extract.json",
+    "codes_audit": "results/codes/audit.json",
+    "codes_cdf": "results/codes/dis_cdf.png",
+    "codes_gccens": "results/codes/gccens_cul.csv",
+    "codes_lda": "results/codes/lda.csv",
+    "codes_lda_info": "results/codes/lda.json",
 }
 
 

@@ -1,8 +1,12 @@
 """Atomic, deterministic writers for every artefact.
 
 Outputs are written to a temporary file in the destination directory and renamed into place,
-so an interrupted run never leaves a partial file that looks finished. Writers are
-deterministic: the same data gives byte-identical files.
+so an interrupted run never leaves a partial file that looks finished. Temporaries are named
+``.<name>.partial-<random>``; a run killed mid-write leaves one behind, and the next write of
+the same artefact removes it first (:func:`remove_stale`), so nothing private outlives a
+failure. A write that fails for lack of space or permission raises
+:class:`~mimic_deid.errors.OutputWriteError` naming the artefact, after removing the partial
+output. Writers are deterministic: the same data gives byte-identical files.
 
 File modes follow one rule, applied here and nowhere else (:func:`apply_mode`): an artefact
 with a directory named ``private`` among its parents (``results/private/``: identifiers,
@@ -14,6 +18,7 @@ user's umask, so colleagues and web servers can read what is meant for sharing.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import math
 import os
@@ -28,7 +33,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mimic_deid.errors import OutputWriteError
+
 PARQUET_COMPRESSION = "zstd"
+
+#: Infix of every temporary name: ``.<artefact name>.partial-<random>``.
+PARTIAL = ".partial-"
 
 #: A directory of this name marks everything below it as private (owner-only modes).
 PRIVATE_DIR = "private"
@@ -71,41 +81,92 @@ def make_dirs(path: str | os.PathLike) -> None:
             os.chmod(created, 0o700)
 
 
+def remove_stale(path: str | os.PathLike) -> int:
+    """Remove temporaries of ``path`` left by an earlier, killed write; return how many.
+
+    Only names ``.<name>.partial-*`` next to ``path`` are touched (Snakemake never runs two
+    jobs writing the same artefact at once).
+    """
+    dest = Path(path)
+    removed = 0
+    for stale in dest.parent.glob(f".{glob.escape(dest.name)}{PARTIAL}*"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _write_error(dest: Path, exc: OSError) -> OutputWriteError:
+    """The one-line error for an output that could not be written (nothing lost)."""
+    if isinstance(exc, OutputWriteError):
+        reason = exc.reason
+    elif exc.errno:
+        reason = os.strerror(exc.errno)
+    else:
+        reason = " ".join(str(exc).split())
+    error = OutputWriteError(
+        f"cannot write {dest}: {reason}; nothing was lost: the partial output was removed and "
+        "the previous version, if any, is untouched (free space or fix permissions, then re-run)"
+    )
+    error.reason = reason
+    return error
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
 
-    On an exception the temporary file is removed and ``path`` is left untouched.
+    On an exception the temporary file is removed and ``path`` is left untouched; an
+    ``OSError`` (disk full, permission denied) becomes an :class:`OutputWriteError`.
     """
     dest = Path(path)
-    make_dirs(dest.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=suffix or ".tmp", dir=dest.parent)
-    os.close(fd)
+    try:
+        make_dirs(dest.parent)
+        remove_stale(dest)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{dest.name}{PARTIAL}", suffix=suffix or ".tmp", dir=dest.parent
+        )
+        os.close(fd)
+    except OSError as exc:
+        raise _write_error(dest, exc) from None
     tmp_path = Path(tmp)
     try:
         yield tmp_path
         apply_mode(tmp_path)
         os.replace(tmp_path, dest)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
+        if isinstance(exc, OSError):
+            raise _write_error(dest, exc) from None
         raise
 
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory next to ``path``; move it onto ``path`` on success."""
+    """Yield a temporary directory next to ``path``; move it onto ``path`` on success.
+
+    Failures as in :func:`atomic_path`; an error writing a file inside names ``path``.
+    """
     dest = Path(path)
-    make_dirs(dest.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        make_dirs(dest.parent)
+        remove_stale(dest)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}{PARTIAL}", dir=dest.parent))
+    except OSError as exc:
+        raise _write_error(dest, exc) from None
     try:
         yield tmp
         _apply_tree_modes(tmp)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):  # also a file inside: the directory is named
+            raise _write_error(dest, exc) from None
         raise
 
 

@@ -3,10 +3,13 @@
 Rules, in order (``counts`` reports stays / admissions / subjects after each):
 
 1. ``start``: every ICU stay.
-2. ``no_transfer``: drop stays whose first and last care unit or first and last ward differ.
-3. ``one_stay_per_admission``: merge with ADMISSIONS and PATIENTS; keep admissions with exactly
+2. ``valid_times``: drop stays without INTIME or OUTTIME, or with OUTTIME before INTIME (their
+   series would be cut to a wrong length; not a rule of the benchmark, which assumes valid
+   times). The count is logged as a warning.
+3. ``no_transfer``: drop stays whose first and last care unit or first and last ward differ.
+4. ``one_stay_per_admission``: merge with ADMISSIONS and PATIENTS; keep admissions with exactly
    one remaining ICU stay.
-4. ``min_age``: keep stays with age at ICU admission >= ``min_age`` years, where
+5. ``min_age``: keep stays with age at ICU admission >= ``min_age`` years, where
    age = (INTIME - DOB) in seconds / (365 days) as in the benchmark. Shifted ages of patients
    older than 89 (~300 years) are kept as they are.
 
@@ -147,6 +150,15 @@ def build_cohort(
 
     stays = icustays.loc[:, list(ICUSTAYS_COLUMNS)]
     counts = [_count("start", stays)]
+
+    valid = (stays["outtime"] >= stays["intime"]).fillna(False).to_numpy(dtype=bool)  # NaT: False
+    if not valid.all():
+        log.warning(
+            "%d stays dropped by rule valid_times: no INTIME or OUTTIME, or OUTTIME before INTIME",
+            int((~valid).sum()),
+        )
+    stays = stays[valid]
+    counts.append(_count("valid_times", stays))
 
     same_unit = stays["first_careunit"].eq(stays["last_careunit"]).fillna(False)
     same_ward = stays["first_wardid"].eq(stays["last_wardid"]).fillna(False)

@@ -29,6 +29,17 @@ class ConfigError(MimicDeidError, ValueError):
     """A configuration value has the wrong type, range or is missing."""
 
 
+class OutputWriteError(MimicDeidError, OSError):
+    """An output could not be written (disk full, permission denied, read-only file system).
+
+    Raised by :mod:`mimic_deid.atomic` after it removed the partial output: the destination
+    still holds its previous version, if any. ``reason`` is the system's reason (e.g. "No
+    space left on device").
+    """
+
+    reason: str = ""
+
+
 class ReleaseCheckError(MimicDeidError):
     """A release violates a privacy invariant (class under k, identifier present, lost series)."""
 

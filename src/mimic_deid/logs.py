@@ -147,8 +147,9 @@ def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger
     """Run one workflow stage: log to ``log_file`` and stderr, report errors in one line.
 
     A :class:`~mimic_deid.errors.MimicDeidError` (bad input, bad parameter, failed privacy
-    check) ends the process with status 1 and the single line
-    ``mimic-deid error in rule '<rule>': <message>`` on stderr, never a traceback.
+    check, an output that cannot be written) ends the process with status 1 and the single
+    line ``mimic-deid error in rule '<rule>': <message>`` on stderr, never a traceback; so does
+    any other ``OSError`` (e.g. an input without read permission), with its file name.
 
     Parameters
     ----------
@@ -172,5 +173,12 @@ def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger
     except MimicDeidError as exc:
         logger.error("%s", exc)
         print(f"mimic-deid error in rule '{rule}': {exc}", file=sys.stderr)
+        sys.exit(1)
+    except OSError as exc:  # an environment fault outside the writers, e.g. an unreadable input
+        text = exc.strerror or " ".join(str(exc).split())
+        if exc.filename:
+            text = f"{text}: {exc.filename}"
+        logger.error("%s", text)
+        print(f"mimic-deid error in rule '{rule}': {text}", file=sys.stderr)
         sys.exit(1)
     logger.info("rule %s finished in %.1f s", rule, time.monotonic() - start)

@@ -12,6 +12,7 @@ from mimic_deid.deid import (
     LABELLED,
     protected_features,
     released_variables,
+    tuning_labels,
 )
 from mimic_deid.deid.methods import REGISTRY, method_labels
 from mimic_deid.errors import ConfigError, MimicDeidError
@@ -43,6 +44,7 @@ METHODS = method_labels(DEID["methods"])
 TUNING_GRID = (
     method_labels({"genetic": DEID["tuning_grid"]}) if "tuning_grid" in DEID else []
 )
+TUNING_TABLES = tuning_labels(METHODS, DEID["tuning"]["fitness"])
 
 
 wildcard_constraints:
@@ -50,7 +52,7 @@ wildcard_constraints:
     dk=r"\d+",
     fk=r"\d+",
     heuristic="range|diversity",
-    method=rf"({'|'.join(REGISTRY)})-[A-Za-z0-9.\-]+",
+    method=rf"({'|'.join(REGISTRY)})-[A-Za-z0-9._\-]+",
 
 
 def sweep_points():
@@ -82,7 +84,9 @@ def extract_input(wildcards):
     if kind == "synthetic":
         inputs["source_dir"] = synthetic_dir()
     elif kind == "csv":
-        inputs["tables"] = [str(p) for p in table_files(config["source"]["csv"]["path"])]
+        inputs["tables"] = [
+            str(p) for p in table_files(config["source"]["csv"]["path"])
+        ]
     else:
         inputs["fingerprint"] = postgres_fingerprint()
     return inputs
@@ -93,9 +97,10 @@ def postgres_fingerprint():
     it; the file changes, and the extraction re-runs, only when the database does."""
     pg = config["source"]["postgres"]
     try:
-        text = pg["version_tag"] or open_source(
-            "postgres", dsn=pg["dsn"], schema=pg["schema"]
-        ).fingerprint()
+        text = (
+            pg["version_tag"]
+            or open_source("postgres", dsn=pg["dsn"], schema=pg["schema"]).fingerprint()
+        )
     except MimicDeidError as exc:
         print(f"mimic-deid: source: {exc}", file=sys.stderr)
         sys.exit(1)
@@ -163,6 +168,8 @@ def report_input(wildcards):
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
+    for name in ("codes_audit", "codes_gccens", "codes_lda"):
+        inputs[name] = PATHS[name]
     g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
     if g:
         g = dict(g, release="stays")
@@ -171,4 +178,23 @@ def report_input(wildcards):
         inputs["ga_perturbed"] = path("perturbed", **g)
         inputs["ga_targets"] = path("targets", **g)
         inputs["ga_optimiser"] = path("method_series", **g)
+    return inputs
+
+
+def codes_extract_input(wildcards):
+    """What the codes stage's extraction reads: the raw admissions/patients and the source's
+    diagnosis tables (files or fingerprint, as in extract_input)."""
+    from mimic_deid.sources.tables import CODE_TABLES
+
+    inputs = {"raw": PATHS["raw"]}
+    kind = config["source"]["kind"]
+    if kind == "synthetic":
+        inputs["source_dir"] = synthetic_dir()
+    elif kind == "csv":
+        inputs["tables"] = [
+            str(p)
+            for p in table_files(config["source"]["csv"]["path"], CODE_TABLES.values())
+        ]
+    else:
+        inputs["fingerprint"] = postgres_fingerprint()
     return inputs

@@ -17,4 +17,5 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         itemids=configured_itemids(load_variables(snakemake.input.variables)),
         event_buckets=source["event_buckets"],
         chunk_rows=source["chunk_rows"],
+        empty_tables=source["empty_tables"],
     )

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.atomic import read_json
+from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, trim_to_classes
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
@@ -56,6 +57,9 @@ class ReportData:
         :func:`ga_examples` of the genetic optimiser, empty if none ran.
     units : dict of str to (label, unit)
         Variable labels and units.
+    codes : dict
+        The diagnosis-code stage's public aggregates (``audit``: audit.json, ``gccens`` and
+        ``lda``: DataFrames), each present when the run produced it.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
     tabular : dict
@@ -75,6 +79,7 @@ class ReportData:
     tuning: dict[str, pd.DataFrame]
     ga_examples: list[dict]
     units: dict[str, tuple[str, str]]
+    codes: dict[str, Any] = field(default_factory=dict)
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
     tabular: dict[str, Any] = field(default_factory=dict)
@@ -183,8 +188,20 @@ def load_report_data(
         tuning=tuning,
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
+        codes=_load_codes(inputs),
         tabular=tab.load_tabular(inputs),
     )
+
+
+def _load_codes(inputs: Mapping[str, str]) -> dict[str, Any]:
+    """The codes stage's public outputs among ``inputs`` (keys codes_audit/gccens/lda)."""
+    out: dict[str, Any] = {}
+    if "codes_audit" in inputs:
+        out["audit"] = read_json(inputs["codes_audit"])
+    for name in ("gccens", "lda"):
+        if f"codes_{name}" in inputs:
+            out[name] = pd.read_csv(inputs[f"codes_{name}"])
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,6 +246,16 @@ def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
         write_table(table, out, Path(out).with_suffix(".md"))
 
     return draw
+
+
+GCCENS_COLUMNS = ("table", "k", "cap", "mean", "sd", "median", "skewness", "modified_percent")
+LDA_COLUMNS = ("alignment", "k", "ilm", "alm", "lm", "avg_re", "clusters")
+
+
+def _codes_table(table: pd.DataFrame | None, columns: tuple[str, ...], out: str) -> None:
+    """A codes-stage table, or an empty one with its columns when the stage did not run."""
+    df = pd.DataFrame(columns=list(columns)) if table is None else table[list(columns)]
+    write_table(df, out, Path(out).with_suffix(".md"), float_format="{:.3f}")
 
 
 def _tabular_table(make: Callable[[dict], pd.DataFrame]) -> Callable[[ReportData, str], None]:
@@ -439,6 +466,31 @@ ITEMS: tuple[ReportItem, ...] = (
         "Released stays by duration class and demographics: what holding both reveals "
         "(seed 000 §7.2).",
         _tabular_table(tab.joint_risk_table),
+    ),
+)
+ITEMS += (
+    ReportItem(
+        "codes_distinguishability",
+        "figure",
+        "Diagnosis codes (seed 002)",
+        "Distinguishability of the cohort's diagnosis codes: percent of records matching at "
+        "most x population records (seed Fig. 2).",
+        lambda d, out: plot_dis_cdf_points(d.codes.get("audit"), out),
+    ),
+    ReportItem(
+        "codes_gccens",
+        "table",
+        "Diagnosis codes (seed 002)",
+        "GCCens: CUL statistics by k and by cap (seed Tables 1/2).",
+        lambda d, out: _codes_table(d.codes.get("gccens"), GCCENS_COLUMNS, out),
+    ),
+    ReportItem(
+        "codes_lda",
+        "table",
+        "Diagnosis codes (seed 002)",
+        "LDA: information loss and query error of k-anonymous (ICD, age) trajectories, "
+        "Baseline vs A-GS alignment.",
+        lambda d, out: _codes_table(d.codes.get("lda"), LDA_COLUMNS, out),
     ),
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")

@@ -6,9 +6,13 @@ Writes, atomically (a temporary directory renamed onto ``out_dir``)::
     events/part-000.parquet ... part-{B-1}.parquet   (bucket b = hadm_id % B)
     extract.json
 
-Event rows are kept when their itemid is configured, ERROR is not 1 and HADM_ID is present;
-each part is sorted by :data:`tables.EVENT_SORT_KEYS`, so the files are byte-identical for the
-same data whatever the source or chunk size.
+The key columns of the small tables are checked where they enter (``check_keys``: non-null and
+unique where MIMIC-III says so). Event rows are kept when their itemid is configured, ERROR is
+not 1 and HADM_ID is present; an event table with no row of the configured item ids is an error
+unless it is listed as intentionally empty. Each part is sorted by
+:data:`tables.EVENT_SORT_KEYS`, and exact duplicate rows (equal in every column, which the
+sort makes adjacent) are dropped and counted per table (``dropped_duplicate``), so the files
+are byte-identical for the same data whatever the source or chunk size.
 
 Memory is bounded: filtered batches are spooled per bucket to temporary Parquet files while the
 source streams, and only one bucket is loaded and sorted at a time at the end, in ``hadm_id``
@@ -19,6 +23,7 @@ sorted, independent of the table size.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -59,6 +64,34 @@ class Reader(Protocol):
 
 # --------------------------------------------------------------------------- small tables
 
+#: Most offending examples a key error shows.
+EXAMPLES = 5
+
+
+def check_keys(table: pa.Table, spec: tables.TableSpec, source: str) -> None:
+    """Raise :class:`InputDataError` unless ``spec``'s key columns are non-null and unique.
+
+    The message names the source, table and column, the offending count and the first
+    examples (1-based data row numbers for missing keys, the repeated values for duplicates).
+    """
+    for col in spec.not_null:
+        missing = np.flatnonzero(table.column(col).is_null().to_numpy(zero_copy_only=False))
+        if len(missing):
+            rows = ", ".join(str(i + 1) for i in missing[:EXAMPLES])
+            raise InputDataError(
+                f"{source}: table {spec.name}: column {col} must not be empty (a MIMIC-III key); "
+                f"{len(missing)} row(s) have no value (first data rows: {rows})"
+            )
+    for col in spec.unique:
+        values, counts = np.unique(table.column(col).to_numpy(), return_counts=True)
+        repeated = values[counts > 1]
+        if len(repeated):
+            first = ", ".join(str(v) for v in repeated[:EXAMPLES])
+            raise InputDataError(
+                f"{source}: table {spec.name}: column {col} must be unique (a MIMIC-III key); "
+                f"{len(repeated)} value(s) occur more than once (first: {first})"
+            )
+
 
 def small_table_to_arrow(df: pd.DataFrame, spec: tables.TableSpec, source: str) -> pa.Table:
     """Select and type the spec columns of a small table and sort it (deterministic order)."""
@@ -75,6 +108,7 @@ def small_table_to_arrow(df: pd.DataFrame, spec: tables.TableSpec, source: str) 
             f"{dict(zip(spec.column_names, map(str, spec.schema.types), strict=True))}: {exc}"
         ) from None
     table = table.replace_schema_metadata(None)
+    check_keys(table, spec, source)
     if spec.sort_by:
         table = table.sort_by([(k, "ascending") for k in spec.sort_by])
     return table.combine_chunks()
@@ -188,9 +222,19 @@ class BucketSpool:
         self.buffered = 0
 
     def close(self) -> None:
+        """Flush the buffers and close the spool files (they stay readable)."""
         self.flush()
         for writer in self.writers.values():
             writer.close()
+        self.writers.clear()
+
+    def discard(self) -> None:
+        """Drop the buffers and close the files without writing (after a failure); idempotent."""
+        self.buffers = [[] for _ in range(self.buckets)]
+        self.buffered = 0
+        for writer in self.writers.values():
+            with contextlib.suppress(Exception):  # the original error is what the user sees
+                writer.close()
         self.writers.clear()
 
     def read(self, b: int, hadm_range: tuple[int, int] | None = None) -> pa.Table:
@@ -209,6 +253,31 @@ class BucketSpool:
             return np.zeros(0, dtype=np.int64)
         col = pq.read_table(self.path(b), columns=["hadm_id"]).column("hadm_id")
         return col.to_numpy()
+
+
+def drop_exact_duplicates(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+    """Drop rows equal in every column to the previous row of the sorted ``tab``.
+
+    Nulls compare equal to nulls. Returns the table and the rows dropped per event table
+    (``table`` column value).
+    """
+    n = tab.num_rows
+    if n < 2:
+        return tab, {}
+    same = np.ones(n - 1, dtype=bool)
+    for name in tab.column_names:
+        col = tab.column(name)
+        a, b = col.slice(1), col.slice(0, n - 1)
+        eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
+        same &= eq | both_null
+    if not same.any():
+        return tab, {}
+    dup = np.concatenate([[False], same])
+    names, counts = np.unique(
+        tab.column("table").to_numpy(zero_copy_only=False)[dup], return_counts=True
+    )
+    return tab.filter(pa.array(~dup)), dict(zip(names.tolist(), counts.tolist(), strict=True))
 
 
 def sort_events(tab: pa.Table) -> pa.Table:
@@ -236,17 +305,28 @@ def hadm_ranges(hadm: np.ndarray, max_rows: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def write_bucket(spool: BucketSpool, b: int, dest: Path, sort_rows: int) -> int:
-    """Write bucket ``b`` sorted to ``dest``; returns its rows.
+def write_bucket(
+    spool: BucketSpool, b: int, dest: Path, sort_rows: int, duplicates: dict[str, int]
+) -> int:
+    """Write bucket ``b`` sorted and without exact duplicates to ``dest``; returns its rows.
 
     A bucket over ``sort_rows`` rows is sorted one ``hadm_id`` range at a time (the sort key
-    starts with ``hadm_id``) and written as consecutive row groups, so memory is bounded by
-    ``sort_rows`` whatever the table size.
+    starts with ``hadm_id``, so duplicates never straddle two ranges) and written as
+    consecutive row groups, so memory is bounded by ``sort_rows`` whatever the table size.
+    Duplicates dropped are added to ``duplicates`` (per event table) in place.
     """
+
+    def part(hadm_range: tuple[int, int] | None) -> pa.Table:
+        tab, dropped = drop_exact_duplicates(sort_events(spool.read(b, hadm_range)))
+        for name, n in dropped.items():
+            duplicates[name] = duplicates.get(name, 0) + n
+        return tab
+
     hadm = spool.hadm_ids(b)
     if len(hadm) <= sort_rows:
-        atomic.write_table(sort_events(spool.read(b)), dest)
-        return len(hadm)
+        tab = part(None)
+        atomic.write_table(tab, dest)
+        return tab.num_rows
     ranges = hadm_ranges(hadm, sort_rows)
     del hadm
     with atomic.atomic_path(dest, ".parquet") as tmp:
@@ -255,9 +335,9 @@ def write_bucket(spool: BucketSpool, b: int, dest: Path, sort_rows: int) -> int:
         ) as writer:
             rows = 0
             for lo, hi in ranges:
-                part = sort_events(spool.read(b, (lo, hi)))
-                writer.write_table(part)
-                rows += part.num_rows
+                tab = part((lo, hi))
+                writer.write_table(tab)
+                rows += tab.num_rows
     return rows
 
 
@@ -267,13 +347,32 @@ def write_bucket(spool: BucketSpool, b: int, dest: Path, sort_rows: int) -> int:
 def _check_params(itemids: Iterable[int], event_buckets: int, chunk_rows: int) -> pa.Array:
     raw = list(set(itemids))
     if not raw or not all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in raw):
-        raise ConfigError(f"itemids: expected a non-empty set of integers, got {raw[:10]!r}")
+        raise ConfigError(
+            "itemids (the item ids of the series variables): expected a non-empty set of "
+            f"integers, got {raw[:10]!r}"
+        )
     ids = sorted(int(i) for i in raw)
     if not isinstance(event_buckets, int) or not 1 <= event_buckets <= 1024:
-        raise ConfigError(f"event_buckets: expected an integer in [1, 1024], got {event_buckets!r}")
+        raise ConfigError(
+            "config parameter 'source/event_buckets': expected an integer in [1, 1024], "
+            f"got {event_buckets!r}"
+        )
     if not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise ConfigError(f"chunk_rows: expected a positive integer, got {chunk_rows!r}")
+        raise ConfigError(
+            f"config parameter 'source/chunk_rows': expected a positive integer, got {chunk_rows!r}"
+        )
     return pa.array(np.asarray(ids, dtype=np.int64))
+
+
+def _check_empty_tables(empty_tables: Iterable[str]) -> frozenset[str]:
+    names = frozenset(str(t).lower() for t in empty_tables)
+    unknown = sorted(names - set(EVENT_ORDER))
+    if unknown:
+        raise ConfigError(
+            f"config parameter 'source/empty_tables': unknown event table(s) {unknown}; "
+            f"expected some of {list(EVENT_ORDER)}"
+        )
+    return names
 
 
 def _extract_events(
@@ -321,6 +420,7 @@ def extract_raw(
     itemids: set[int],
     event_buckets: int,
     chunk_rows: int,
+    empty_tables: Iterable[str] = (),
 ) -> dict:
     """Extract the raw artefacts of ``reader`` into ``out_dir`` (see module docstring).
 
@@ -336,12 +436,17 @@ def extract_raw(
         Number of ``events/part-NNN.parquet`` files (bucket = hadm_id % event_buckets).
     chunk_rows:
         Rows per streamed chunk (memory knob).
+    empty_tables:
+        Event tables (``chartevents``, ``labevents``) that may hold no row of the configured
+        item ids; any other event table without one is an :class:`InputDataError`.
 
     Returns the counts written to ``extract.json``: per table rows read / kept / dropped.
     ``rows_read`` and ``dropped_other_itemid`` are null when the source filtered item ids
-    itself (PostgreSQL: the database reads only the matching partitions).
+    itself (PostgreSQL: the database reads only the matching partitions); ``kept`` counts the
+    rows written, after ``dropped_duplicate`` exact duplicates.
     """
     ids = _check_params(itemids, event_buckets, chunk_rows)
+    allowed_empty = _check_empty_tables(empty_tables)
     t0 = time.monotonic()
     summary: dict[str, Any] = {"event_buckets": event_buckets, "itemids": len(ids), "tables": {}}
     with atomic.atomic_dir(out_dir) as tmp:
@@ -356,14 +461,30 @@ def extract_raw(
         spool = BucketSpool(spool_dir, event_buckets, flush_rows=max(chunk_rows, 100_000))
         try:
             for name in EVENT_ORDER:
-                summary["tables"][name] = _extract_events(reader, name, ids, chunk_rows, spool)
+                counts = _extract_events(reader, name, ids, chunk_rows, spool)
+                if counts["rows_matching_itemids"] == 0 and name not in allowed_empty:
+                    raise InputDataError(
+                        f"{reader!r}: table {name}: no row with a configured item id (the table "
+                        "is empty or holds none of them); expected the events of the series "
+                        "variables. If the table is intentionally absent, list it in "
+                        "source.empty_tables"
+                    )
+                summary["tables"][name] = counts
             spool.close()
             (tmp / "events").mkdir()
+            duplicates: dict[str, int] = {}
             for b in range(event_buckets):
-                write_bucket(spool, b, tmp / "events" / f"part-{b:03d}.parquet", SORT_ROWS)
+                dest = tmp / "events" / f"part-{b:03d}.parquet"
+                write_bucket(spool, b, dest, SORT_ROWS, duplicates)
                 spool.path(b).unlink(missing_ok=True)
+            for name in EVENT_ORDER:
+                n = duplicates.get(name, 0)
+                summary["tables"][name]["dropped_duplicate"] = n
+                summary["tables"][name]["kept"] -= n
+                if n:
+                    log.warning(f"{name}: {n:,} exact duplicate rows dropped (counted)")
         finally:
-            spool.close()
+            spool.discard()
             shutil.rmtree(spool_dir, ignore_errors=True)
         atomic.write_json(summary, tmp / "extract.json")
     kept = sum(summary["tables"][n]["kept"] for n in EVENT_ORDER)

@@ -36,11 +36,17 @@ class Column:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A MIMIC-III table: its lower-case name, file stem and the columns read from it."""
+    """A MIMIC-III table: its lower-case name, file stem and the columns read from it.
+
+    ``unique`` and ``not_null`` are the key columns MIMIC-III v1.4 guarantees (checked where
+    the table enters, ``extract.check_keys``).
+    """
 
     name: str
     columns: tuple[Column, ...]
     sort_by: tuple[str, ...] = ()
+    unique: tuple[str, ...] = ()
+    not_null: tuple[str, ...] = ()
 
     @property
     def file_stem(self) -> str:
@@ -74,6 +80,8 @@ PATIENTS = TableSpec(
         ("dod", TIMESTAMP),
     ),
     sort_by=("subject_id",),
+    unique=("subject_id",),
+    not_null=("subject_id",),
 )
 
 ADMISSIONS = TableSpec(
@@ -87,6 +95,8 @@ ADMISSIONS = TableSpec(
         ("hospital_expire_flag", pa.int64()),
     ),
     sort_by=("hadm_id", "subject_id"),
+    unique=("hadm_id",),
+    not_null=("subject_id", "hadm_id"),
 )
 
 ICUSTAYS = TableSpec(
@@ -105,6 +115,8 @@ ICUSTAYS = TableSpec(
         ("los", pa.float64()),
     ),
     sort_by=("icustay_id", "hadm_id", "subject_id"),
+    unique=("icustay_id",),
+    not_null=("subject_id", "hadm_id", "icustay_id"),
 )
 
 CHARTEVENTS = TableSpec(
@@ -137,7 +149,35 @@ LABEVENTS = TableSpec(
     ),
 )
 
-SMALL_TABLES: dict[str, TableSpec] = {t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS)}
+DIAGNOSES_ICD = TableSpec(
+    "diagnoses_icd",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("seq_num", pa.int64()),
+        ("icd9_code", pa.string()),
+    ),
+    sort_by=("hadm_id", "seq_num", "icd9_code", "subject_id"),
+    not_null=("subject_id", "hadm_id"),
+)
+
+D_ICD_DIAGNOSES = TableSpec(
+    "d_icd_diagnoses",
+    _cols(
+        ("icd9_code", pa.string()),
+        ("short_title", pa.string()),
+        ("long_title", pa.string()),
+    ),
+    sort_by=("icd9_code",),
+    unique=("icd9_code",),
+    not_null=("icd9_code",),
+)
+
+#: Diagnosis tables read whole by the ``codes`` stage (not by the raw extraction).
+CODE_TABLES: dict[str, TableSpec] = {t.name: t for t in (DIAGNOSES_ICD, D_ICD_DIAGNOSES)}
+SMALL_TABLES: dict[str, TableSpec] = {
+    t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS, *CODE_TABLES.values())
+}
 EVENT_TABLES: dict[str, TableSpec] = {t.name: t for t in (CHARTEVENTS, LABEVENTS)}
 ALL_TABLES: dict[str, TableSpec] = {**SMALL_TABLES, **EVENT_TABLES}
 
@@ -193,16 +233,17 @@ def get_event_spec(name: str) -> TableSpec:
 
 
 def get_small_spec(name: str) -> TableSpec:
-    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise.
+    """Return the spec of a table read whole (:data:`SMALL_TABLES`), or raise.
 
-    The tabular stage's readers (:data:`TABULAR_TABLES`) are small tables too.
+    The tabular stage's readers (:data:`TABULAR_TABLES`) are read whole too.
     """
     if str(name).strip().lower() in TABULAR_TABLES:
         return TABULAR_TABLES[str(name).strip().lower()]
     spec = get_spec(name)
     if spec.name not in SMALL_TABLES:
         raise ConfigError(
-            f"{name!r} is not a small table; expected PATIENTS, ADMISSIONS or ICUSTAYS"
+            f"{name!r} is not a small table; expected one of "
+            f"{', '.join(t.upper() for t in SMALL_TABLES)}"
         )
     return spec
 
@@ -237,6 +278,8 @@ ADMISSIONS_DEMOGRAPHICS = TableSpec(
         ("marital_status", pa.string()),
     ),
     sort_by=("hadm_id", "subject_id"),
+    unique=("hadm_id",),
+    not_null=("subject_id", "hadm_id"),
 )
 
 #: PROCEDURES_ICD: ICD-9 procedure codes per admission, ordered by ``seq_num``.
@@ -248,7 +291,8 @@ PROCEDURES_ICD = TableSpec(
         ("seq_num", pa.int64()),
         ("icd9_code", pa.string()),
     ),
-    sort_by=("hadm_id", "seq_num", "icd9_code"),
+    sort_by=("hadm_id", "seq_num", "icd9_code", "subject_id"),
+    not_null=("subject_id", "hadm_id"),
 )
 
 #: What ``read_table`` accepts besides :data:`SMALL_TABLES`, by reader name.

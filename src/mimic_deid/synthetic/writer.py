@@ -59,6 +59,12 @@ LAYOUTS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
         ("ROW_ID", INT), ("ITEMID", INT), ("LABEL", STR), ("FLUID", STR), ("CATEGORY", STR),
         ("LOINC_CODE", STR),
     ),
+    "DIAGNOSES_ICD": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
+    ),
+    "D_ICD_DIAGNOSES": (
+        ("ROW_ID", INT), ("ICD9_CODE", STR), ("SHORT_TITLE", STR), ("LONG_TITLE", STR),
+    ),
     "PROCEDURES_ICD": (
         ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
     ),
