@@ -12,7 +12,7 @@ LABEVENTS) are streamed. Event batches from a source carry :data:`SOURCE_EVENT_S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -265,35 +265,21 @@ def null_filled(table: pa.Table, spec: TableSpec) -> pa.Table:
 # --------------------------------------------------------------------------- tabular stage
 # Read by the ``tabular`` stage only (not by ``extract_raw``), whole, through ``read_table``.
 
-#: ADMISSIONS with the demographic quasi-identifiers of seed 003 §3.1.
-ADMISSIONS_DEMOGRAPHICS = TableSpec(
-    "admissions",
-    _cols(
-        ("subject_id", pa.int64()),
-        ("hadm_id", pa.int64()),
-        ("admittime", TIMESTAMP),
+#: ADMISSIONS with the demographic quasi-identifiers of seed 003 §3.1 (its keys and
+#: ADMITTIME, then the four columns).
+ADMISSIONS_DEMOGRAPHICS = replace(
+    ADMISSIONS,
+    columns=ADMISSIONS.columns[:3]
+    + _cols(
         ("insurance", pa.string()),
         ("language", pa.string()),
         ("religion", pa.string()),
         ("marital_status", pa.string()),
     ),
-    sort_by=("hadm_id", "subject_id"),
-    unique=("hadm_id",),
-    not_null=("subject_id", "hadm_id"),
 )
 
-#: PROCEDURES_ICD: ICD-9 procedure codes per admission, ordered by ``seq_num``.
-PROCEDURES_ICD = TableSpec(
-    "procedures_icd",
-    _cols(
-        ("subject_id", pa.int64()),
-        ("hadm_id", pa.int64()),
-        ("seq_num", pa.int64()),
-        ("icd9_code", pa.string()),
-    ),
-    sort_by=("hadm_id", "seq_num", "icd9_code", "subject_id"),
-    not_null=("subject_id", "hadm_id"),
-)
+#: PROCEDURES_ICD: the layout of DIAGNOSES_ICD (ICD-9 procedure codes by ``seq_num``).
+PROCEDURES_ICD = replace(DIAGNOSES_ICD, name="procedures_icd")
 
 #: What ``read_table`` accepts besides :data:`SMALL_TABLES`, by reader name.
 TABULAR_TABLES: dict[str, TableSpec] = {
