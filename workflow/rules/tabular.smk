@@ -28,6 +28,8 @@ wildcard_constraints:
     procedures=r"\d+",
 
 
+# Lower priority than `extract`: when both are ready it starts second, so that a missing or
+# broken source is reported once, by the raw extraction, on one core.
 rule tabular_extract:
     input:
         unpack(extract_input),
@@ -40,6 +42,7 @@ rule tabular_extract:
         "logs/tabular/extract.log",
     benchmark:
         "logs/benchmarks/tabular/extract.tsv"
+    priority: -1
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
