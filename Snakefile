@@ -21,6 +21,7 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/codes.smk"
 include: "workflow/rules/sequences_inputs.smk"
 include: "workflow/rules/sequences.smk"
+include: "workflow/rules/tabular.smk"
 
 
 rule all:
@@ -30,6 +31,8 @@ rule all:
         PATHS["sweep_csv"],
         rules.codes.input,
         sequence_outputs(),
+        TABULAR_OUTPUTS,
+        PATHS["tabular_joint_risk"],
 
 
 onsuccess:

@@ -4,7 +4,8 @@ For tests and for users without a mimic-code build: creates PATIENTS, ADMISSIONS
 CHARTEVENTS and LABEVENTS with the mimic-code v1.4 column definitions (lower-case names;
 CHARTEVENTS ``PARTITION BY RANGE (itemid)``) and loads each file with ``COPY ... FROM STDIN``
 (the column list taken from the file header, case ignored). Only the five tables the
-extraction reads are created; the full mimic-code build has 26.
+extraction reads are created by default (PROCEDURES_ICD, read by the tabular stage, on request);
+the full mimic-code build has 26.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
     "d_icd_diagnoses": [
         ("row_id", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),
         ("short_title", "VARCHAR(50) NOT NULL"), ("long_title", "VARCHAR(255) NOT NULL"),
+    ],
+    "procedures_icd": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("seq_num", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),
     ],
 }  # fmt: skip
 

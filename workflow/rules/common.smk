@@ -19,6 +19,7 @@ from mimic_deid.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
 from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, TABLES
+from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.variables import load_variables, series_variables
 
 try:
@@ -160,6 +161,8 @@ def report_input(wildcards):
         "utility": path("utility", **p),
         "sweep": PATHS["sweep_csv"],
         "variables": config["variables"],
+        # the tabular stage's public outputs (report items tabular_*)
+        **{key: PATHS[key] for key in TABULAR_INPUTS},
     }
     for table in config["sequences"]["tables"]:
         inputs[f"sequences_sweep_{table}"] = path("seq_sweep", table=table)

@@ -23,6 +23,7 @@ from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, trim_to_classes
 from mimic_deid.report import figures as fig
+from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
 from mimic_deid.report.sequences import plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
@@ -65,6 +66,9 @@ class ReportData:
     sequences, sequences_friedman : DataFrame
         The sequences stage's sweep rows and Friedman tests over its tables (empty when the
         stage is not part of the run).
+    tabular : dict
+        The tabular stage's outputs (:func:`mimic_deid.report.tabular.load_tabular`); empty
+        when the stage did not run.
     """
 
     point: dict
@@ -84,6 +88,7 @@ class ReportData:
     small_class: int | None = field(init=False)
     sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
     sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
+    tabular: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -192,6 +197,7 @@ def load_report_data(
         codes=_load_codes(inputs),
         sequences=_concat_csv(inputs, "sequences_sweep_"),
         sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
+        tabular=tab.load_tabular(inputs),
     )
 
 
@@ -263,6 +269,13 @@ def _codes_table(table: pd.DataFrame | None, columns: tuple[str, ...], out: str)
     """A codes-stage table, or an empty one with its columns when the stage did not run."""
     df = pd.DataFrame(columns=list(columns)) if table is None else table[list(columns)]
     write_table(df, out, Path(out).with_suffix(".md"), float_format="{:.3f}")
+
+
+def _tabular_table(make: Callable[[dict], pd.DataFrame]) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        write_table(make(data.tabular), out, Path(out).with_suffix(".md"))
+
+    return draw
 
 
 def _trust_table(split: str) -> Callable[[ReportData, str], None]:
@@ -438,6 +451,63 @@ ITEMS: tuple[ReportItem, ...] = (
             out,
             Path(out).with_suffix(".md"),
         ),
+    ),
+    ReportItem(
+        "tabular_uniqueness",
+        "table",
+        "Tabular: demographics and procedures",
+        "Records alone in their class: demographics and procedure sequences (seed 003 §3.1, §3.2).",
+        _tabular_table(tab.uniqueness_table),
+    ),
+    ReportItem(
+        "tabular_loss_vs_suppression",
+        "figure",
+        "Tabular: demographics and procedures",
+        "OLA: information loss of the chosen node against allowed suppression (seed 003 Fig. 6.1).",
+        lambda d, out: tab.plot_loss_vs_suppression(d.tabular, out),
+    ),
+    ReportItem(
+        "tabular_nodes_checked",
+        "table",
+        "Tabular: demographics and procedures",
+        "OLA: lattice nodes checked per k and max_sup (seed 003 Table 6.9).",
+        _tabular_table(tab.nodes_checked_table),
+    ),
+    ReportItem(
+        "tabular_inverse_ola",
+        "table",
+        "Tabular: demographics and procedures",
+        "Inverse OLA: best k within a loss budget (seed 003 Tables 6.2, 6.3).",
+        _tabular_table(tab.inverse_table),
+    ),
+    ReportItem(
+        "tabular_concealing",
+        "table",
+        "Tabular: demographics and procedures",
+        "m-concealing of Inverse OLA's releases when procedures may be known (seed 003 Tables 6.4-6.8).",
+        _tabular_table(tab.concealing_table),
+    ),
+    ReportItem(
+        "tabular_dps",
+        "table",
+        "Tabular: demographics and procedures",
+        "DPS: delta per (beta, epsilon) and k (seed 003 §6.2.1).",
+        _tabular_table(tab.dps_table),
+    ),
+    ReportItem(
+        "tabular_epsilon_la",
+        "figure",
+        "Tabular: demographics and procedures",
+        "epsilon-safe LA: probability of a good node and suppression per penalty (seed 003 Figs. 6.3, 6.4, C.1).",
+        lambda d, out: tab.plot_epsilon_la(d.tabular, out),
+    ),
+    ReportItem(
+        "tabular_joint_risk",
+        "table",
+        "Tabular: demographics and procedures",
+        "Released stays by duration class and demographics: what holding both reveals "
+        "(seed 000 §7.2).",
+        _tabular_table(tab.joint_risk_table),
     ),
 )
 ITEMS += (

@@ -12,7 +12,7 @@ LABEVENTS) are streamed. Event batches from a source carry :data:`SOURCE_EVENT_S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -263,7 +263,12 @@ def get_event_spec(name: str) -> TableSpec:
 
 
 def get_small_spec(name: str) -> TableSpec:
-    """Return the spec of a table read whole (:data:`SMALL_TABLES`), or raise."""
+    """Return the spec of a table read whole (:data:`SMALL_TABLES`), or raise.
+
+    The tabular stage's readers (:data:`TABULAR_TABLES`) are read whole too.
+    """
+    if str(name).strip().lower() in TABULAR_TABLES:
+        return TABULAR_TABLES[str(name).strip().lower()]
     spec = get_spec(name)
     if spec.name not in SMALL_TABLES:
         raise ConfigError(
@@ -285,3 +290,29 @@ def null_filled(table: pa.Table, spec: TableSpec) -> pa.Table:
         else:
             arrays.append(pa.nulls(table.num_rows, col.type))
     return pa.Table.from_arrays(arrays, schema=spec.schema)
+
+
+# --------------------------------------------------------------------------- tabular stage
+# Read by the ``tabular`` stage only (not by ``extract_raw``), whole, through ``read_table``.
+
+#: ADMISSIONS with the demographic quasi-identifiers of seed 003 §3.1 (its keys and
+#: ADMITTIME, then the four columns).
+ADMISSIONS_DEMOGRAPHICS = replace(
+    ADMISSIONS,
+    columns=ADMISSIONS.columns[:3]
+    + _cols(
+        ("insurance", pa.string()),
+        ("language", pa.string()),
+        ("religion", pa.string()),
+        ("marital_status", pa.string()),
+    ),
+)
+
+#: PROCEDURES_ICD: the layout of DIAGNOSES_ICD (ICD-9 procedure codes by ``seq_num``).
+PROCEDURES_ICD = replace(DIAGNOSES_ICD, name="procedures_icd")
+
+#: What ``read_table`` accepts besides :data:`SMALL_TABLES`, by reader name.
+TABULAR_TABLES: dict[str, TableSpec] = {
+    "admissions_demographics": ADMISSIONS_DEMOGRAPHICS,
+    "procedures_icd": PROCEDURES_ICD,
+}

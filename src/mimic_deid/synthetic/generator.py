@@ -19,6 +19,7 @@ from mimic_deid.synthetic.labs import lab_events, lab_flags
 from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
+from mimic_deid.synthetic.procedures import procedures_icd
 from mimic_deid.synthetic.sequences import sequence_tables
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
@@ -266,6 +267,7 @@ def generate(
                             **_block_tables(pop, rng),
                             **diagnoses.block_tables(pop, seed, b),
                             **sequence_tables(pop, seed, b),
+                            "PROCEDURES_ICD": procedures_icd(pop, seed, b),
                         }
                     )
                     pending_subjects += n

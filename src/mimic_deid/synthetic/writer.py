@@ -75,6 +75,9 @@ LAYOUTS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
         ("CPT_CD", STR), ("CPT_NUMBER", INT), ("CPT_SUFFIX", STR), ("TICKET_ID_SEQ", INT),
         ("SECTIONHEADER", STR), ("SUBSECTIONHEADER", STR), ("DESCRIPTION", STR),
     ),
+    "PROCEDURES_ICD": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
+    ),
 }  # fmt: skip
 
 GZIP_LEVEL = 1  # speed over size: the event tables dominate the run time
