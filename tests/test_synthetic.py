@@ -772,3 +772,18 @@ def test_deterioration_strongest_near_death(db: SimpleNamespace) -> None:
     dead, alive = change[icu_death.to_numpy()], change[~icu_death.to_numpy()]
     assert np.sum(~np.isnan(dead)) > 20
     assert np.nanmean(dead) - np.nanmean(alive) > 5 and not math.isnan(np.nanmean(alive))
+
+
+def test_language_and_religion_have_mimic_cardinalities(db: SimpleNamespace) -> None:
+    """75 LANGUAGE codes and 20 RELIGION values as in MIMIC-III v1.4, ENGL and CATHOLIC most
+    frequent, a long tail of rare values (seed 003 §3.1's quasi-identifiers)."""
+    from mimic_deid.synthetic import population
+
+    assert len([v for v in population.LANGUAGE if v]) == 75
+    assert len(population.RELIGION) == 20
+    lang = db.admissions["LANGUAGE"].dropna()
+    rel = db.admissions["RELIGION"].dropna()
+    assert set(lang) <= set(population.LANGUAGE) and set(rel) <= set(population.RELIGION)
+    assert lang.value_counts().index[0] == "ENGL"
+    assert rel.value_counts().index[0] == "CATHOLIC"
+    assert lang.nunique() > 6 and rel.nunique() > 6  # more than the old six values
