@@ -17,6 +17,7 @@ from mimic_deid.deid import (
 from mimic_deid.deid.methods import REGISTRY, method_labels
 from mimic_deid.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
+from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, TABLES
 from mimic_deid.report.tabular import TABULAR_INPUTS

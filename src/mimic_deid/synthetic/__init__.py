@@ -66,6 +66,22 @@ text; heart rate 0/999 and temperature 0 artefacts; MetaVision ERROR = 1 rows; ~
 chart rows from distractor items listed in D_ITEMS.
 """
 
+import hashlib
+from pathlib import Path
+
 from mimic_deid.synthetic.generator import generate
 
-__all__ = ["generate"]
+__all__ = ["generate", "generator_fingerprint"]
+
+
+def generator_fingerprint() -> str:
+    """sha256 of the generator's source files (this package), hex.
+
+    The workflow's ``synthesize`` rule takes it as a parameter, so a copy made by an older
+    generator (other tables, other value sets) is regenerated instead of silently reused.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
