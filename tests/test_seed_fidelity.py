@@ -43,4 +43,4 @@ def test_seed_preset_reproduces_table_6_2(tmp_path):
     assert 0.7 <= ratio <= 1.3
     per_class = genetic.drop("All classes")
     lengths = per_class.index.astype(int)
-    assert spearmanr(lengths, per_class["iterations"]).statistic >= 0.8
+    assert spearmanr(lengths, per_class["iterations"]).statistic >= 0.8 - 1e-9  # rank ties: 0.8
