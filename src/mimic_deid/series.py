@@ -22,8 +22,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from mimic_deid.cleaning import clean_events, empty_stats, merge_stats
+from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
 from mimic_deid.cohort import assign_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
@@ -41,11 +43,6 @@ def _empty_long(dims: list[str]) -> pd.DataFrame:
     data = {"icustay_id": np.array([], dtype=np.int64), "hour": np.array([], dtype=np.int32)}
     data.update({d: np.array([], dtype=np.float64) for d in dims})
     return pd.DataFrame(data)
-
-
-def _seconds(times: pd.Series) -> np.ndarray:
-    """datetime64 values as int64 seconds since the epoch (NaT -> int64 min)."""
-    return times.to_numpy().astype("datetime64[s]").astype(np.int64)
 
 
 def _interpolate(
@@ -95,15 +92,33 @@ def resample_hourly(clean: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
     """
     require_table(clean, "clean events", ("icustay_id", "charttime", "variable", "value"))
     codes = pd.Index(list(dims)).get_indexer(clean["variable"]).astype(np.int64)
-    times = _seconds(clean["charttime"])
-    values = clean["value"].to_numpy(dtype=np.float64)
-    keep = (codes >= 0) & ~np.isnat(clean["charttime"].to_numpy()) & ~np.isnan(values)
+    return _resample(
+        clean["icustay_id"].to_numpy(dtype=np.int64),
+        clean["charttime"].to_numpy(),
+        codes,
+        clean["value"].to_numpy(dtype=np.float64),
+        dims,
+    )
+
+
+def _resample(
+    icustay_id: np.ndarray,
+    charttime: np.ndarray,
+    codes: np.ndarray,
+    values: np.ndarray,
+    dims: list[str],
+) -> pd.DataFrame:
+    """:func:`resample_hourly` of observations given as arrays (n,): icustay_id int64,
+    charttime datetime64, codes int64 (index into ``dims``; < 0 ignored), values float64.
+
+    Observations of one dimension in one hour bin are averaged in their input order.
+    """
+    times = charttime.astype("datetime64[s]").astype(np.int64)
+    keep = (codes >= 0) & ~np.isnat(charttime) & ~np.isnan(values)
     if not keep.any():
         return _empty_long(dims)
     codes, times, values = codes[keep], times[keep], values[keep]
-    stay_ids, stay_idx = np.unique(
-        clean["icustay_id"].to_numpy(dtype=np.int64)[keep], return_inverse=True
-    )
+    stay_ids, stay_idx = np.unique(icustay_id[keep], return_inverse=True)
     order = np.lexsort((times, stay_idx))
     codes, times, values, stay_idx = codes[order], times[order], values[order], stay_idx[order]
 
@@ -142,10 +157,10 @@ def _window_ihm(events: pd.DataFrame, stays: pd.DataFrame, hours: int) -> tuple[
     counts it (``cleaning.json``: ``ihm_window.dropped_at_end``).
     """
     intime = stays.set_index("icustay_id")["intime"]
-    start = intime.reindex(events["icustay_id"].to_numpy()).to_numpy()
-    charttime = events["charttime"].to_numpy()
-    end = start + np.timedelta64(hours * HOUR_S, "s")
-    return events[(charttime >= start) & (charttime < end)], int((charttime == end).sum())
+    start = intime.reindex(events["icustay_id"].to_numpy()).to_numpy().astype("datetime64[s]")
+    charttime = events["charttime"].to_numpy().astype("datetime64[s]")
+    inside, at_end = _ihm_window(charttime, start, np.ones(len(events), dtype=bool), hours)
+    return events[inside], at_end
 
 
 def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
@@ -161,34 +176,74 @@ def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame
     return meta
 
 
-def build_release(
+#: The columns of an event part that the series stage reads.
+PART_COLUMNS = ["hadm_id", "icustay_id", "itemid", "charttime", "value", "valuenum", "valueuom"]
+
+
+def _ihm_window(
+    charttime: np.ndarray, intime: np.ndarray, eligible: np.ndarray, hours: int
+) -> tuple[np.ndarray, int]:
+    """The events of eligible stays with charttime in [INTIME, INTIME + hours), and how many
+    events of eligible stays fall exactly at INTIME + hours (arrays (n,) per event)."""
+    end = intime + np.timedelta64(hours * HOUR_S, "s")
+    inside = eligible & (charttime >= intime) & (charttime < end)
+    return inside, int((eligible & (charttime == end)).sum())
+
+
+def _read_part(path: Path, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
+    """The events of one part assigned to cohort stays (same row order) and their ICUSTAY_ID.
+
+    Only the key columns go through :func:`assign_events_to_stays`; the text columns stay in
+    Arrow and are taken once for the assigned rows.
+    """
+    table = pq.read_table(path, columns=PART_COLUMNS)
+    keys = pd.DataFrame(
+        {
+            "hadm_id": table.column("hadm_id").to_numpy(),
+            "icustay_id": table.column("icustay_id").to_pandas(),
+            "charttime": table.column("charttime").to_pandas(),
+            "_row": np.arange(table.num_rows, dtype=np.int64),
+        }
+    )
+    assigned = assign_events_to_stays(keys, stays)
+    rows = assigned["_row"].to_numpy(dtype=np.int64)
+    return table.take(pa.array(rows)), assigned["icustay_id"].to_numpy(dtype=np.int64)
+
+
+def build_releases(
     raw_dir: str | os.PathLike,
     stays: pd.DataFrame,
     variables: list[Variable],
-    release: str,
     ihm_hours: int = 48,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Build the hourly series of one release from the bucketed raw events.
+    releases: tuple[str, ...] = RELEASES,
+) -> dict[str, tuple[pd.DataFrame, pd.DataFrame, dict]]:
+    """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
     Reads ``raw_dir/events/part-*.parquet`` one part at a time (parts are by hadm_id, so every
-    stay's events are in one part), assigns events to cohort stays, cleans and resamples.
+    stay's events are in one part); each part's events are assigned to cohort stays and cleaned
+    once (:func:`mimic_deid.cleaning.clean_rows`). ``stays`` resamples every stay's cleaned
+    events; ``ihm48`` keeps the stays with ``los_hours >= ihm_hours`` and, of their cleaned
+    events, those with charttime in [INTIME, INTIME + ihm_hours) (half-open, so the series has
+    at most ``ihm_hours`` hourly bins; events exactly at the end are counted in
+    ``ihm_window.dropped_at_end``), and resamples them on their own grid, whose hour 0 is the
+    first recording inside the window. Its cleaning counts are those of the window's rows.
 
     Args:
         raw_dir: the raw artefact directory (``results/private/raw``).
         stays: the cohort (``cohort/stays.parquet``).
         variables: all configured variables; the ``in_series`` ones are the dimensions.
-        release: ``stays`` (whole ICU stays) or ``ihm48`` (stays with los_hours >= ihm_hours,
-            events in [INTIME, INTIME + ihm_hours)).
         ihm_hours: the in-hospital-mortality observation window, hours.
+        releases: the releases to build (a subset of :data:`RELEASES`).
 
     Returns:
-        ``(series_long, meta, stats)``: the long table of :func:`resample_hourly` over all
-        stays with at least one recording; meta (icustay_id, subject_id, hadm_id, length,
-        mortality; sorted by icustay_id; no split column, see
+        ``{release: (series_long, meta, stats)}``: the long table of :func:`resample_hourly`
+        over all stays with at least one recording; meta (icustay_id, subject_id, hadm_id,
+        length, mortality; sorted by icustay_id; no split column, see
         :func:`mimic_deid.split.add_splits`); cleaning counts per variable.
     """
-    if release not in RELEASES:
-        raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
+    for release in releases:
+        if release not in RELEASES:
+            raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
     if ihm_hours <= 0:
         raise ConfigError(f"series.ihm_hours must be a positive number of hours, got {ihm_hours}")
     require_table(
@@ -200,45 +255,90 @@ def build_release(
     parts = sorted(events_dir.glob(EVENTS_GLOB))
     if not parts:
         raise InputDataError(f"{events_dir}: no {EVENTS_GLOB} files (run the extract step first)")
-    cohort = stays if release == "stays" else stays[stays["los_hours"] >= ihm_hours]
-    log.info("%s: %d cohort stays eligible", release, len(cohort))
+    cohorts = {"stays": stays, "ihm48": stays[stays["los_hours"] >= ihm_hours]}
+    for release in releases:
+        log.info("%s: %d cohort stays eligible", release, len(cohorts[release]))
     dims = [v.name for v in series_variables(variables)]
+    dim_of = np.array([dims.index(v.name) if v.in_series else -1 for v in variables])
+    by_stay = stays.set_index("icustay_id")
+    intime_of, long_of = by_stay["intime"], by_stay["los_hours"] >= ihm_hours
 
-    stats = empty_stats(variables)
+    stats = {r: empty_stats(variables) for r in releases}
+    pieces: dict[str, list[pd.DataFrame]] = {r: [] for r in releases}
     dropped_at_end = 0
-    pieces = []
-    progress = Progress(f"{release} event parts", len(parts), log, every_s=5.0, unit="parts")
+    progress = Progress("event parts", len(parts), log, every_s=5.0, unit="parts")
     for path in parts:
-        events = pd.read_parquet(path)
-        events = assign_events_to_stays(events, cohort)
-        if release == "ihm48":
-            events, at_end = _window_ihm(events, cohort, ihm_hours)
+        events, icustay_id = _read_part(path, stays)
+        charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
+        rows = clean_rows(
+            events.column("itemid").to_numpy(),
+            events.column("value").combine_chunks(),
+            events.column("valuenum").to_numpy(),
+            events.column("valueuom").combine_chunks(),
+            variables,
+        )
+        windows = {"stays": None}
+        if "ihm48" in releases:
+            windows["ihm48"], at_end = _ihm_window(
+                charttime,
+                intime_of.reindex(icustay_id).to_numpy().astype("datetime64[s]"),
+                long_of.reindex(icustay_id).to_numpy(dtype=bool),
+                ihm_hours,
+            )
             dropped_at_end += at_end
-        clean, part_stats = clean_events(events, variables)
-        stats = merge_stats(stats, part_stats)
-        pieces.append(resample_hourly(clean, dims))
+        kept = rows.status == KEPT
+        for release in releases:
+            window = windows[release]
+            stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
+            use = kept if window is None else kept & window[rows.row]
+            take = rows.row[use]
+            pieces[release].append(
+                _resample(
+                    icustay_id[take],
+                    charttime[take],
+                    dim_of[rows.variable[use]],
+                    rows.value[use],
+                    dims,
+                )
+            )
         progress.update()
     progress.close()
 
-    series_long = pd.concat(pieces, ignore_index=True) if pieces else _empty_long(dims)
-    if series_long.empty:
-        raise InputDataError(
-            f"release '{release}': no cohort stay has a recording of a series variable "
-            f"in {events_dir}"
+    out = {}
+    for release in releases:
+        series_long = pd.concat(pieces.pop(release), ignore_index=True)
+        if series_long.empty:
+            raise InputDataError(
+                f"release '{release}': no cohort stay has a recording of a series variable "
+                f"in {events_dir}"
+            )
+        series_long = series_long.sort_values(["icustay_id", "hour"], kind="stable")
+        series_long = series_long.reset_index(drop=True)
+        meta = release_meta(series_long, cohorts[release])
+        if release == "ihm48":
+            stats[release]["ihm_window"] = {
+                "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
+                "dropped_at_end": dropped_at_end,
+            }
+        log.info(
+            "%s: %d series, %d grid hours (median length %d h)",
+            release,
+            len(meta),
+            len(series_long),
+            int(np.median(meta["length"])),
         )
-    series_long = series_long.sort_values(["icustay_id", "hour"], kind="stable")
-    series_long = series_long.reset_index(drop=True)
-    meta = release_meta(series_long, cohort)
-    if release == "ihm48":
-        stats["ihm_window"] = {
-            "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
-            "dropped_at_end": dropped_at_end,
-        }
-    log.info(
-        "%s: %d series, %d grid hours (median length %d h)",
-        release,
-        len(meta),
-        len(series_long),
-        int(np.median(meta["length"])),
-    )
-    return series_long, meta, stats
+        out[release] = (series_long, meta, stats[release])
+    return out
+
+
+def build_release(
+    raw_dir: str | os.PathLike,
+    stays: pd.DataFrame,
+    variables: list[Variable],
+    release: str,
+    ihm_hours: int = 48,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """One release of :func:`build_releases` (``stays`` or ``ihm48``)."""
+    if release not in RELEASES:
+        raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
+    return build_releases(raw_dir, stays, variables, ihm_hours, (release,))[release]

@@ -6,10 +6,11 @@ never lands in Snakemake's job metadata; prefer ~/.pgpass or PGPASSWORD for pass
 
 from mimic_deid.logs import run_stage
 from mimic_deid.sources import extract_raw, open_source
+from mimic_deid.threads import limit_threads
 from mimic_deid.variables import configured_itemids, load_variables
 
 source = snakemake.config["source"]
-with run_stage(snakemake.rule, snakemake.log[0]):
+with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.threads):
     reader = open_source(
         source["kind"],
         csv_path=snakemake.input.get("source_dir", source["csv"]["path"]),
