@@ -133,7 +133,11 @@ def _ratio(value: pa.Array, valuenum: np.ndarray, part: int) -> np.ndarray:
         captured[slow[valid]] = parts.loc[valid, part].to_numpy(dtype=object)
     if is_ratio.any():
         numbers = _as_text(pd.Series(captured[is_ratio], dtype=object))
-        out[rows[is_ratio]] = pd.to_numeric(numbers).to_numpy(dtype=np.float64)
+        # errors="coerce": a number of Unicode digits (which Python's \d accepts but pandas
+        # does not parse) is unparseable rather than stopping the job.
+        out[rows[is_ratio]] = pd.to_numeric(numbers, errors="coerce").to_numpy(
+            dtype=np.float64, na_value=np.nan
+        )
     return out
 
 
@@ -277,12 +281,13 @@ def clean_rows(
     Parameters
     ----------
     itemid : int64 (n,)
-    value, valueuom : Arrow string arrays (n,), nulls for missing.
+    value, valueuom : Arrow string arrays (n,) (or chunked, or pandas), nulls for missing.
     valuenum : float64 (n,), NaN for missing.
     variables : all configured variables (including ``in_series: false``).
 
     Returns the :class:`CleanRows` of the rows whose item id belongs to a variable.
     """
+    value, valueuom = _arrow_text(value), _arrow_text(valueuom)
     n_rules = max((len(v.conversions) for v in variables), default=0)
     pieces: list[tuple[np.ndarray, ...]] = []
     for k, variable in enumerate(variables):
