@@ -108,10 +108,14 @@ def _job_series(work: Path, release: str | None = None) -> None:
     else:
         from mimic_deid.series import build_releases
 
-        releases = build_releases(work / "raw", stays, variables, ihm_hours=48)
+        (work / "spool").mkdir(parents=True, exist_ok=True)
+        releases = build_releases(work / "raw", stays, variables, work / "spool", ihm_hours=48)
     split = {"train": 0.7, "validation": 0.15, "test": 0.15}
     for name, (series, meta, stats) in releases.items():
-        write_parquet(series, work / name / "series.parquet")
+        if isinstance(series, pd.DataFrame):
+            write_parquet(series, work / name / "series.parquet")
+        else:
+            series.write(work / name / "series.parquet")
         write_parquet(add_splits(meta, split, 2020), work / name / "meta.parquet")
         write_json(stats, work / name / "cleaning.json")
 

@@ -18,6 +18,8 @@ Times are handled in whole seconds.
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from mimic_deid import atomic
 from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
 from mimic_deid.cohort import assign_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
@@ -163,10 +166,14 @@ def _window_ihm(events: pd.DataFrame, stays: pd.DataFrame, hours: int) -> tuple[
     return events[inside], at_end
 
 
-def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
-    """One row per series: icustay_id, subject_id, hadm_id, length (int32), mortality (int8)."""
-    ids, lengths = np.unique(series_long["icustay_id"].to_numpy(dtype=np.int64), return_counts=True)
-    meta = pd.DataFrame({"icustay_id": ids, "length": lengths.astype(np.int32)})
+def release_meta(icustay_id: np.ndarray, length: np.ndarray, stays: pd.DataFrame) -> pd.DataFrame:
+    """One row per series: icustay_id, subject_id, hadm_id, length (int32), mortality (int8).
+
+    ``icustay_id`` (int64, sorted, distinct) and ``length`` (hours) are per series.
+    """
+    meta = pd.DataFrame(
+        {"icustay_id": np.asarray(icustay_id, dtype=np.int64), "length": length.astype(np.int32)}
+    )
     info = stays.loc[:, ["icustay_id", "subject_id", "hadm_id", "mortality"]]
     meta = meta.merge(info, on="icustay_id", how="left", validate="one_to_one")
     meta = meta.loc[:, list(META_COLUMNS)]
@@ -174,6 +181,114 @@ def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame
     meta["hadm_id"] = meta["hadm_id"].astype(np.int64)
     meta["mortality"] = meta["mortality"].astype(np.int8)
     return meta
+
+
+#: Rows per Parquet row group of a written series table: pyarrow's default, so that the file
+#: streamed group by group is byte-identical to writing the whole table at once.
+ROW_GROUP_ROWS = 1024 * 1024
+#: Rows per record batch of a spooled piece (the unit read back when writing).
+SPOOL_BATCH_ROWS = 65_536
+
+
+class ReleaseSeries:
+    """The hourly series of one release, spooled piece by piece to Arrow IPC files.
+
+    Each piece (the series of one event part's stays, sorted by (icustay_id, hour)) is written
+    to ``folder`` when added; only an index of (icustay_id, piece, first row, length) per stay
+    stays in memory. :meth:`write` streams the release to Parquet sorted by (icustay_id, hour)
+    holding about one row group, so memory does not grow with the release.
+
+    Parameters
+    ----------
+    folder : a private directory for the spool files (removed by the caller).
+    name : the release, used in the spool file names.
+    dims : the series dimensions, in column order.
+    """
+
+    def __init__(self, folder: Path, name: str, dims: list[str]) -> None:
+        self.folder, self.name, self.dims = Path(folder), name, list(dims)
+        self.schema = pa.Schema.from_pandas(_empty_long(self.dims), preserve_index=False)
+        self.files: list[Path] = []
+        self._index: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, piece: pd.DataFrame) -> None:
+        """Spool one piece (the :func:`resample_hourly` table of some stays)."""
+        if piece.empty:
+            return
+        path = self.folder / f"{self.name}-{len(self.files):05d}.arrow"
+        table = pa.Table.from_pandas(piece, schema=self.schema, preserve_index=False)
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema) as writer:
+            writer.write_table(table, max_chunksize=SPOOL_BATCH_ROWS)
+        ids, first, length = np.unique(
+            piece["icustay_id"].to_numpy(dtype=np.int64), return_index=True, return_counts=True
+        )
+        self._index.append((ids, np.full(len(ids), len(self.files)), first, length))
+        self.files.append(path)
+
+    def stays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(icustay_id sorted, piece, first row in the piece, length) of every series."""
+        if not self._index:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, empty
+        ids, piece, first, length = (np.concatenate(c) for c in zip(*self._index, strict=True))
+        order = np.argsort(ids, kind="stable")
+        return ids[order], piece[order], first[order], length[order]
+
+    @property
+    def rows(self) -> int:
+        return int(sum(int(i[3].sum()) for i in self._index))
+
+    def _slice(self, reader: pa.ipc.RecordBatchFileReader, lo: int, hi: int) -> pa.Table:
+        batches = [
+            reader.get_batch(b)
+            for b in range(lo // SPOOL_BATCH_ROWS, (hi - 1) // SPOOL_BATCH_ROWS + 1)
+        ]
+        start = lo - (lo // SPOOL_BATCH_ROWS) * SPOOL_BATCH_ROWS
+        return pa.Table.from_batches(batches, schema=self.schema).slice(start, hi - lo)
+
+    def batches(self, rows: int) -> Iterator[pa.Table]:
+        """Tables of consecutive series in (icustay_id, hour) order, about ``rows`` rows each."""
+        ids, piece, first, length = self.stays()
+        ends = np.cumsum(length)
+        readers = [pa.ipc.open_file(pa.OSFile(str(f), "rb")) for f in self.files]
+        i = 0
+        while i < len(ids):
+            j = max(int(np.searchsorted(ends, ends[i] - length[i] + rows, side="right")), i + 1)
+            p, lo, hi = piece[i:j], first[i:j], first[i:j] + length[i:j]
+            parts = []
+            for k in np.unique(p):  # a piece's stays in an id range are contiguous in it
+                mine = p == k
+                parts.append(self._slice(readers[k], int(lo[mine].min()), int(hi[mine].max())))
+            table = pa.concat_tables(parts)
+            order = np.argsort(table.column("icustay_id").to_numpy(), kind="stable")
+            yield table.take(pa.array(order))
+            i = j
+
+    def frame(self) -> pd.DataFrame:
+        """The whole release as one DataFrame sorted by (icustay_id, hour) (small releases)."""
+        tables = list(self.batches(ROW_GROUP_ROWS))
+        if not tables:
+            return _empty_long(self.dims)
+        return pa.concat_tables(tables).to_pandas()
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the release to Parquet atomically, sorted by (icustay_id, hour), streamed in
+        row groups of :data:`ROW_GROUP_ROWS` (the same file as writing it whole)."""
+        with atomic.atomic_path(path, ".parquet") as tmp:
+            with pq.ParquetWriter(
+                tmp, self.schema, compression=atomic.PARQUET_COMPRESSION
+            ) as writer:
+                pending: list[pa.Table] = []
+                n = 0
+                for table in self.batches(SPOOL_BATCH_ROWS * 2):
+                    pending.append(table)
+                    n += table.num_rows
+                    while n >= ROW_GROUP_ROWS:
+                        whole = pa.concat_tables(pending)
+                        writer.write_table(whole.slice(0, ROW_GROUP_ROWS).combine_chunks())
+                        pending, n = [whole.slice(ROW_GROUP_ROWS)], n - ROW_GROUP_ROWS
+                if n:
+                    writer.write_table(pa.concat_tables(pending).combine_chunks())
 
 
 #: The columns of an event part that the series stage reads.
@@ -214,9 +329,10 @@ def build_releases(
     raw_dir: str | os.PathLike,
     stays: pd.DataFrame,
     variables: list[Variable],
+    spool_dir: str | os.PathLike,
     ihm_hours: int = 48,
     releases: tuple[str, ...] = RELEASES,
-) -> dict[str, tuple[pd.DataFrame, pd.DataFrame, dict]]:
+) -> dict[str, tuple[ReleaseSeries, pd.DataFrame, dict]]:
     """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
     Reads ``raw_dir/events/part-*.parquet`` one part at a time (parts are by hadm_id, so every
@@ -232,12 +348,15 @@ def build_releases(
         raw_dir: the raw artefact directory (``results/private/raw``).
         stays: the cohort (``cohort/stays.parquet``).
         variables: all configured variables; the ``in_series`` ones are the dimensions.
+        spool_dir: a private directory for the spooled series (the caller removes it after
+            writing them).
         ihm_hours: the in-hospital-mortality observation window, hours.
         releases: the releases to build (a subset of :data:`RELEASES`).
 
     Returns:
-        ``{release: (series_long, meta, stats)}``: the long table of :func:`resample_hourly`
-        over all stays with at least one recording; meta (icustay_id, subject_id, hadm_id,
+        ``{release: (series, meta, stats)}``: the :class:`ReleaseSeries` (the long table of
+        :func:`resample_hourly` over all stays with at least one recording, spooled; write it
+        with :meth:`ReleaseSeries.write`); meta (icustay_id, subject_id, hadm_id,
         length, mortality; sorted by icustay_id; no split column, see
         :func:`mimic_deid.split.add_splits`); cleaning counts per variable.
     """
@@ -264,7 +383,7 @@ def build_releases(
     intime_of, long_of = by_stay["intime"], by_stay["los_hours"] >= ihm_hours
 
     stats = {r: empty_stats(variables) for r in releases}
-    pieces: dict[str, list[pd.DataFrame]] = {r: [] for r in releases}
+    pieces = {r: ReleaseSeries(Path(spool_dir), r, dims) for r in releases}
     dropped_at_end = 0
     progress = Progress("event parts", len(parts), log, every_s=5.0, unit="parts")
     for path in parts:
@@ -292,7 +411,7 @@ def build_releases(
             stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
             use = kept if window is None else kept & window[rows.row]
             take = rows.row[use]
-            pieces[release].append(
+            pieces[release].add(
                 _resample(
                     icustay_id[take],
                     charttime[take],
@@ -306,15 +425,14 @@ def build_releases(
 
     out = {}
     for release in releases:
-        series_long = pd.concat(pieces.pop(release), ignore_index=True)
-        if series_long.empty:
+        series = pieces.pop(release)
+        ids, _, _, length = series.stays()
+        if not len(ids):
             raise InputDataError(
                 f"release '{release}': no cohort stay has a recording of a series variable "
                 f"in {events_dir}"
             )
-        series_long = series_long.sort_values(["icustay_id", "hour"], kind="stable")
-        series_long = series_long.reset_index(drop=True)
-        meta = release_meta(series_long, cohorts[release])
+        meta = release_meta(ids, length, cohorts[release])
         if release == "ihm48":
             stats[release]["ihm_window"] = {
                 "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
@@ -324,10 +442,10 @@ def build_releases(
             "%s: %d series, %d grid hours (median length %d h)",
             release,
             len(meta),
-            len(series_long),
+            int(length.sum()),
             int(np.median(meta["length"])),
         )
-        out[release] = (series_long, meta, stats[release])
+        out[release] = (series, meta, stats[release])
     return out
 
 
@@ -338,7 +456,12 @@ def build_release(
     release: str,
     ihm_hours: int = 48,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """One release of :func:`build_releases` (``stays`` or ``ihm48``)."""
+    """One release of :func:`build_releases` (``stays`` or ``ihm48``), its series as one
+    DataFrame sorted by (icustay_id, hour) (spooled in a temporary directory meanwhile)."""
     if release not in RELEASES:
         raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
-    return build_releases(raw_dir, stays, variables, ihm_hours, (release,))[release]
+    with tempfile.TemporaryDirectory(prefix="mimic-deid-series-") as spool:
+        series, meta, stats = build_releases(
+            raw_dir, stays, variables, spool, ihm_hours, (release,)
+        )[release]
+        return series.frame(), meta, stats

@@ -1,5 +1,8 @@
 """Rule series: the hourly series of both releases (one pass), each with its split."""
 
+import tempfile
+from pathlib import Path
+
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
@@ -9,11 +12,18 @@ from mimic_deid.split import add_splits
 from mimic_deid.threads import limit_threads
 from mimic_deid.variables import load_variables
 
-with run_stage(snakemake.rule, snakemake.log[0]) as log, limit_threads(snakemake.threads):
+# The spooled series are private: they live next to the outputs, removed at the end.
+private = Path(snakemake.output.series[0]).parents[1]
+with (
+    run_stage(snakemake.rule, snakemake.log[0]) as log,
+    limit_threads(snakemake.threads),
+    tempfile.TemporaryDirectory(prefix=".series-spool-", dir=private) as spool,
+):
     releases = build_releases(
         snakemake.input.raw,
         pd.read_parquet(snakemake.input.stays),
         load_variables(snakemake.input.variables),
+        spool,
         ihm_hours=snakemake.params.ihm_hours,
         releases=tuple(snakemake.params.releases),
     )
@@ -21,6 +31,6 @@ with run_stage(snakemake.rule, snakemake.log[0]) as log, limit_threads(snakemake
         series, meta, stats = releases.pop(release)
         meta = add_splits(meta, dict(snakemake.params.split), snakemake.params.seed)
         log.info("%s splits: %s", release, meta["split"].value_counts().to_dict())
-        write_parquet(series, snakemake.output.series[i])
+        series.write(snakemake.output.series[i])
         write_parquet(meta, snakemake.output.meta[i])
         write_json(stats, snakemake.output.cleaning[i])
