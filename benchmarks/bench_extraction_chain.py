@@ -12,7 +12,8 @@ one run, alternating, ``--repeats`` times (best of each):
   ``series`` (1, both releases);
 - a child that only starts Python and imports the library (the start-up every job pays);
 - with ``--compare-src DIR``, the chain of another checkout (the previous code, whose series
-  stage ran one job per release) in the same alternation;
+  stage ran one job per release) in the same alternation, and whether every artefact of the
+  two chains is byte-identical (sha256);
 - ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
   candidate of issue point 3; adopted only if it wins).
 
@@ -196,6 +197,17 @@ def dataset(data: Path, subjects: int, seed: int) -> tuple[Path, dict]:
     return folder, json.loads(summary.read_text())
 
 
+def outputs_sha256(work: Path) -> dict[str, str]:
+    """sha256 of every artefact of a chain run (raw parts, cohort, series, meta, cleaning)."""
+    import hashlib
+
+    return {
+        str(p.relative_to(work)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(work.rglob("*"))
+        if p.is_file() and "spool" not in p.parts
+    }
+
+
 def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) -> dict:
     """Best-of-``repeats`` walls and peak RSS of every measurement on one dataset."""
     from mimic_deid.sources.csv_source import table_files
@@ -203,6 +215,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
     files = [str(p) for p in table_files(src)]
     walls: dict[str, list[float]] = {}
     rss: dict[str, float] = {}
+    identical = None
 
     def record(name: str, wall: float, peak: float) -> None:
         walls.setdefault(name, []).append(wall)
@@ -222,6 +235,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
             record(job, wall, peak)
             chain += wall
         walls.setdefault("chain", []).append(chain)
+        digests = outputs_sha256(work)
         shutil.rmtree(work)
         if compare is not None:  # the previous code: one series job per release
             work = scratch / f"before-{rep}"
@@ -237,6 +251,8 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
                 record(name, wall, peak)
                 chain += wall
             walls.setdefault("chain_before", []).append(chain)
+            same = outputs_sha256(work) == digests
+            identical = same if identical is None else identical and same
             shutil.rmtree(work)
         work = scratch / f"isal-{rep}"
         record("extract_isal", *run_child("extract_isal", str(src), str(work)))
@@ -249,6 +265,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
         "best_s": best,
         "all_s": walls,
         "peak_rss_mb": rss,
+        "outputs_identical_to_previous": identical,
         "ratios": {
             "chain_vs_gzip": best["chain"] / best["gzip"],
             "chain_vs_isal": best["chain"] / best["isal"],

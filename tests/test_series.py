@@ -323,3 +323,27 @@ def test_spooled_release_writes_the_same_file_as_writing_it_whole(
     assert pq.ParquetFile(tmp_path / "streamed.parquet").metadata.num_row_groups == -(
         -len(whole) // 1000
     )
+
+
+def test_parts_read_row_group_by_row_group_give_the_same_releases(
+    raw_dir: Path, tmp_path: Path
+) -> None:
+    """A part of several row groups (an admission straddling two) gives the same series."""
+    want = {r: build_release(raw_dir, cohort(), VARIABLES, r) for r in ("stays", "ihm48")}
+    part = raw_dir / "events" / "part-000.parquet"
+    table = pq.read_table(part).sort_by([("hadm_id", "ascending"), ("charttime", "ascending")])
+    pq.write_table(table, part, row_group_size=3)
+    assert pq.ParquetFile(part).metadata.num_row_groups == 3
+    for release, (series, meta, stats) in want.items():
+        got = build_release(raw_dir, cohort(), VARIABLES, release)
+        pd.testing.assert_frame_equal(got[0], series)
+        pd.testing.assert_frame_equal(got[1], meta)
+        assert got[2] == stats
+    unsorted = table.take(pa.array(np.arange(table.num_rows)[::-1]))
+    pq.write_table(unsorted, part, row_group_size=3)
+    with pytest.raises(InputDataError) as err:
+        build_release(raw_dir, cohort(), VARIABLES, "stays")
+    assert str(err.value) == (
+        f"{part}: events are not sorted by hadm_id; expected a part written by the extract "
+        "step (re-run it)"
+    )

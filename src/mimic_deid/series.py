@@ -305,13 +305,12 @@ def _ihm_window(
     return inside, int((eligible & (charttime == end)).sum())
 
 
-def _read_part(path: Path, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
-    """The events of one part assigned to cohort stays (same row order) and their ICUSTAY_ID.
+def _assign(table: pa.Table, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
+    """The events of ``table`` assigned to cohort stays (same row order) and their ICUSTAY_ID.
 
     Only the key columns go through :func:`assign_events_to_stays`; the text columns stay in
     Arrow and are taken once for the assigned rows.
     """
-    table = pq.read_table(path, columns=PART_COLUMNS)
     keys = pd.DataFrame(
         {
             "hadm_id": table.column("hadm_id").to_numpy(),
@@ -325,6 +324,32 @@ def _read_part(path: Path, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
     return table.take(pa.array(rows)), assigned["icustay_id"].to_numpy(dtype=np.int64)
 
 
+def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.ndarray]]:
+    """The assigned events of one part (see :func:`_assign`), one row group at a time.
+
+    Parts are sorted by hadm_id (``tables.EVENT_SORT_KEYS``) and every stay's events share its
+    admission, so the rows of the last admission of a row group are carried over to the next
+    one: each batch holds whole stays, and memory holds about one row group.
+    """
+    part = pq.ParquetFile(path)
+    carry = None
+    for g in range(part.num_row_groups):
+        table = part.read_row_group(g, columns=PART_COLUMNS)
+        if carry is not None:
+            table = pa.concat_tables([carry, table])
+        if g + 1 < part.num_row_groups and table.num_rows:
+            hadm = table.column("hadm_id").to_numpy()
+            if (np.diff(hadm) < 0).any():
+                raise InputDataError(
+                    f"{path}: events are not sorted by hadm_id; expected a part written by the "
+                    "extract step (re-run it)"
+                )
+            cut = int(np.searchsorted(hadm, hadm[-1], side="left"))
+            table, carry = table.slice(0, cut), table.slice(cut)
+        if table.num_rows:
+            yield _assign(table, stays)
+
+
 def build_releases(
     raw_dir: str | os.PathLike,
     stays: pd.DataFrame,
@@ -335,8 +360,8 @@ def build_releases(
 ) -> dict[str, tuple[ReleaseSeries, pd.DataFrame, dict]]:
     """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
-    Reads ``raw_dir/events/part-*.parquet`` one part at a time (parts are by hadm_id, so every
-    stay's events are in one part); each part's events are assigned to cohort stays and cleaned
+    Reads ``raw_dir/events/part-*.parquet`` one row group at a time (parts are by hadm_id, so
+    every stay's events are in one part, and sorted by it, see :func:`_read_part`); the events are assigned to cohort stays and cleaned
     once (:func:`mimic_deid.cleaning.clean_rows`). ``stays`` resamples every stay's cleaned
     events; ``ihm48`` keeps the stays with ``los_hours >= ihm_hours`` and, of their cleaned
     events, those with charttime in [INTIME, INTIME + ihm_hours) (half-open, so the series has
@@ -387,39 +412,39 @@ def build_releases(
     dropped_at_end = 0
     progress = Progress("event parts", len(parts), log, every_s=5.0, unit="parts")
     for path in parts:
-        events, icustay_id = _read_part(path, stays)
-        charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
-        rows = clean_rows(
-            events.column("itemid").to_numpy(),
-            events.column("value").combine_chunks(),
-            events.column("valuenum").to_numpy(),
-            events.column("valueuom").combine_chunks(),
-            variables,
-        )
-        windows = {"stays": None}
-        if "ihm48" in releases:
-            windows["ihm48"], at_end = _ihm_window(
-                charttime,
-                intime_of.reindex(icustay_id).to_numpy().astype("datetime64[s]"),
-                long_of.reindex(icustay_id).to_numpy(dtype=bool),
-                ihm_hours,
+        for events, icustay_id in _read_part(path, stays):
+            charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
+            rows = clean_rows(
+                events.column("itemid").to_numpy(),
+                events.column("value").combine_chunks(),
+                events.column("valuenum").to_numpy(),
+                events.column("valueuom").combine_chunks(),
+                variables,
             )
-            dropped_at_end += at_end
-        kept = rows.status == KEPT
-        for release in releases:
-            window = windows[release]
-            stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
-            use = kept if window is None else kept & window[rows.row]
-            take = rows.row[use]
-            pieces[release].add(
-                _resample(
-                    icustay_id[take],
-                    charttime[take],
-                    dim_of[rows.variable[use]],
-                    rows.value[use],
-                    dims,
+            windows = {"stays": None}
+            if "ihm48" in releases:
+                windows["ihm48"], at_end = _ihm_window(
+                    charttime,
+                    intime_of.reindex(icustay_id).to_numpy().astype("datetime64[s]"),
+                    long_of.reindex(icustay_id).to_numpy(dtype=bool),
+                    ihm_hours,
                 )
-            )
+                dropped_at_end += at_end
+            kept = rows.status == KEPT
+            for release in releases:
+                window = windows[release]
+                stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
+                use = kept if window is None else kept & window[rows.row]
+                take = rows.row[use]
+                pieces[release].add(
+                    _resample(
+                        icustay_id[take],
+                        charttime[take],
+                        dim_of[rows.variable[use]],
+                        rows.value[use],
+                        dims,
+                    )
+                )
         progress.update()
     progress.close()
 
