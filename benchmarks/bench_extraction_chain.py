@@ -109,14 +109,16 @@ def _job_series(work: Path, release: str | None = None) -> None:
     else:
         from mimic_deid.series import build_releases
 
-        (work / "spool").mkdir(parents=True, exist_ok=True)
-        releases = build_releases(work / "raw", stays, variables, work / "spool", ihm_hours=48)
+        spool = tempfile.mkdtemp(prefix="spool-", dir=work)
+        releases = build_releases(work / "raw", stays, variables, spool, ihm_hours=48)
     split = {"train": 0.7, "validation": 0.15, "test": 0.15}
     for name, (series, meta, stats) in releases.items():
         if isinstance(series, pd.DataFrame):
             write_parquet(series, work / name / "series.parquet")
         else:
             series.write(work / name / "series.parquet")
+    if not release:
+        shutil.rmtree(spool)
         write_parquet(add_splits(meta, split, 2020), work / name / "meta.parquet")
         write_json(stats, work / name / "cleaning.json")
 
@@ -204,7 +206,7 @@ def outputs_sha256(work: Path) -> dict[str, str]:
     return {
         str(p.relative_to(work)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(work.rglob("*"))
-        if p.is_file() and "spool" not in p.parts
+        if p.is_file()
     }
 
 

@@ -277,22 +277,31 @@ class BucketSpool:
 def drop_exact_duplicates(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
     """Drop rows equal in every column to the previous row of the sorted ``tab``.
 
-    Nulls compare equal to nulls. Returns the table and the rows dropped per event table
-    (``table`` column value).
+    Nulls compare equal to nulls. Columns are compared in sort-key order, each only on the
+    row pairs still equal in the columns before it (few after the first keys), so the text
+    columns are compared on candidate duplicates only. Returns the table and the rows dropped
+    per event table (``table`` column value).
     """
     n = tab.num_rows
     if n < 2:
         return tab, {}
-    same = np.ones(n - 1, dtype=bool)
-    for name in tab.column_names:
+    keys = [c for c in tables.EVENT_SORT_KEYS if c in tab.column_names]
+    names = keys + [c for c in tab.column_names if c not in keys]
+    pairs = None  # indices i of the pairs (i, i + 1) still equal; None = all of them
+    for name in names:
         col = tab.column(name)
-        a, b = col.slice(1), col.slice(0, n - 1)
+        if pairs is None:
+            a, b = col.slice(1), col.slice(0, n - 1)
+        else:
+            a, b = col.take(pa.array(pairs + 1)), col.take(pa.array(pairs))
         eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
         both_null = pc.and_(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
-        same &= eq | both_null
-    if not same.any():
-        return tab, {}
-    dup = np.concatenate([[False], same])
+        same = eq | both_null
+        pairs = np.flatnonzero(same) if pairs is None else pairs[same]
+        if not len(pairs):
+            return tab, {}
+    dup = np.zeros(n, dtype=bool)
+    dup[pairs + 1] = True
     names, counts = np.unique(
         tab.column("table").to_numpy(zero_copy_only=False)[dup], return_counts=True
     )
