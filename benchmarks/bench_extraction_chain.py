@@ -117,10 +117,10 @@ def _job_series(work: Path, release: str | None = None) -> None:
             write_parquet(series, work / name / "series.parquet")
         else:
             series.write(work / name / "series.parquet")
-    if not release:
-        shutil.rmtree(spool)
         write_parquet(add_splits(meta, split, 2020), work / name / "meta.parquet")
         write_json(stats, work / name / "cleaning.json")
+    if not release:
+        shutil.rmtree(spool)
 
 
 def _job_inflate(kind: str, files: list[str]) -> None:
