@@ -1,5 +1,6 @@
 """Rule series: the hourly series of both releases (one pass), each with its split."""
 
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,8 +13,11 @@ from mimic_deid.split import add_splits
 from mimic_deid.threads import limit_threads
 from mimic_deid.variables import load_variables
 
-# The spooled series are private: they live next to the outputs, removed at the end.
+# The spooled series are private: they live next to the outputs, removed at the end (and a
+# killed job's spool by the next run).
 private = Path(snakemake.output.series[0]).parents[1]
+for stale in private.glob(".series-spool-*"):
+    shutil.rmtree(stale, ignore_errors=True)
 with (
     run_stage(snakemake.rule, snakemake.log[0]) as log,
     limit_threads(snakemake.threads),
