@@ -324,20 +324,27 @@ def _assign(table: pa.Table, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]
     return table.take(pa.array(rows)), assigned["icustay_id"].to_numpy(dtype=np.int64)
 
 
+#: Event rows read from a part at a time: bounds the stage's memory whatever the part size.
+PART_BATCH_ROWS = 262_144
+
+
 def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.ndarray]]:
-    """The assigned events of one part (see :func:`_assign`), one row group at a time.
+    """The assigned events of one part (see :func:`_assign`), :data:`PART_BATCH_ROWS` rows at
+    a time.
 
     Parts are sorted by hadm_id (``tables.EVENT_SORT_KEYS``) and every stay's events share its
-    admission, so the rows of the last admission of a row group are carried over to the next
-    one: each batch holds whole stays, and memory holds about one row group.
+    admission, so the rows of the last admission of a batch are carried over to the next one:
+    each batch holds whole stays, and memory holds about one batch.
     """
-    part = pq.ParquetFile(path)
+    batches = pq.ParquetFile(path).iter_batches(batch_size=PART_BATCH_ROWS, columns=PART_COLUMNS)
     carry = None
-    for g in range(part.num_row_groups):
-        table = part.read_row_group(g, columns=PART_COLUMNS)
+    batch = next(batches, None)
+    while batch is not None:
+        following = next(batches, None)
+        table = pa.Table.from_batches([batch])
         if carry is not None:
             table = pa.concat_tables([carry, table])
-        if g + 1 < part.num_row_groups and table.num_rows:
+        if following is not None and table.num_rows:
             hadm = table.column("hadm_id").to_numpy()
             if (np.diff(hadm) < 0).any():
                 raise InputDataError(
@@ -348,6 +355,7 @@ def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.n
             table, carry = table.slice(0, cut), table.slice(cut)
         if table.num_rows:
             yield _assign(table, stays)
+        batch = following
 
 
 def build_releases(
@@ -360,7 +368,7 @@ def build_releases(
 ) -> dict[str, tuple[ReleaseSeries, pd.DataFrame, dict]]:
     """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
-    Reads ``raw_dir/events/part-*.parquet`` one row group at a time (parts are by hadm_id, so
+    Reads ``raw_dir/events/part-*.parquet`` one batch of rows at a time (parts are by hadm_id, so
     every stay's events are in one part, and sorted by it, see :func:`_read_part`); the events are assigned to cohort stays and cleaned
     once (:func:`mimic_deid.cleaning.clean_rows`). ``stays`` resamples every stay's cleaned
     events; ``ihm48`` keeps the stays with ``los_hours >= ihm_hours`` and, of their cleaned
