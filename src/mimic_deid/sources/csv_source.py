@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import io
 import os
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -29,11 +27,6 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from mimic_deid.errors import InputDataError
-
-try:  # ISA-L inflate (a dependency; the fallback is Arrow's zlib)
-    from isal import igzip, igzip_lib
-except ImportError:  # pragma: no cover - isal missing from the environment
-    igzip = igzip_lib = None
 from mimic_deid.logs import get_logger
 from mimic_deid.sources import tables
 
@@ -91,41 +84,9 @@ def is_gzip(path: str | os.PathLike) -> bool:
         return fh.read(2) == GZIP_MAGIC
 
 
-class _InflateStream(io.RawIOBase):
-    """A gzip file inflated by ISA-L, read-only; inflate errors surface as ``OSError``.
-
-    ISA-L inflates the same files 3-5x faster than zlib (``benchmarks/README.md``, extraction
-    chain), and here it runs in the reader's thread while Arrow parses the previous block.
-    """
-
-    def __init__(self, path: str | os.PathLike) -> None:
-        self._file = igzip.open(path, "rb")
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        try:
-            return self._file.read(size)
-        except (EOFError, igzip_lib.IsalError, zlib.error) as exc:
-            raise OSError(f"gzip: cannot inflate the compressed stream: {exc}") from None
-
-    def close(self) -> None:
-        self._file.close()
-        super().close()
-
-
 def open_input(path: str | os.PathLike) -> pa.NativeFile:
-    """Open a (possibly gzip-compressed) file as an Arrow input stream.
-
-    gzip is inflated by ISA-L (``isal``) when it is installed, else by Arrow's zlib; both give
-    the same bytes.
-    """
-    if not is_gzip(path):
-        return pa.input_stream(str(path), compression=None)
-    if igzip is None:
-        return pa.input_stream(str(path), compression="gzip")
-    return pa.PythonFile(_InflateStream(path), mode="r")
+    """Open a (possibly gzip-compressed) file as an Arrow input stream."""
+    return pa.input_stream(str(path), compression="gzip" if is_gzip(path) else None)
 
 
 # --------------------------------------------------------------------------- header
