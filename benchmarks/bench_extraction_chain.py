@@ -24,6 +24,8 @@ affects both sides alike. Data are cached under ``--data`` (default
 ``benchmarks/results/extraction_chain.json`` and a Markdown table is printed for
 ``benchmarks/README.md``.
 
+ISA-L and zlib-ng are not dependencies of the project: ``pip install isal zlib-ng`` first.
+
 Usage::
 
     python benchmarks/bench_extraction_chain.py [--subjects 23000] [--scales 8] [--repeats 3]
