@@ -368,9 +368,9 @@ def build_releases(
 ) -> dict[str, tuple[ReleaseSeries, pd.DataFrame, dict]]:
     """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
-    Reads ``raw_dir/events/part-*.parquet`` one batch of rows at a time (parts are by hadm_id, so
-    every stay's events are in one part, and sorted by it, see :func:`_read_part`); the events are assigned to cohort stays and cleaned
-    once (:func:`mimic_deid.cleaning.clean_rows`). ``stays`` resamples every stay's cleaned
+    Reads ``raw_dir/events/part-*.parquet`` one batch of rows at a time (parts are by hadm_id,
+    so every stay's events are in one part, and sorted by it, see :func:`_read_part`); the
+    events are assigned to cohort stays and cleaned once (:func:`mimic_deid.cleaning.clean_rows`). ``stays`` resamples every stay's cleaned
     events; ``ihm48`` keeps the stays with ``los_hours >= ihm_hours`` and, of their cleaned
     events, those with charttime in [INTIME, INTIME + ihm_hours) (half-open, so the series has
     at most ``ihm_hours`` hourly bins; events exactly at the end are counted in
