@@ -15,7 +15,7 @@ one run, alternating, ``--repeats`` times (best of each):
   stage ran one job per release) in the same alternation, and whether every artefact of the
   two chains is byte-identical (sha256);
 - ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
-  candidate of issue point 3; adopted only if it wins).
+  candidate decompressor; adopted only if it wins).
 
 Peak RSS of every job is read from ``wait4`` (``ru_maxrss``); its growth from the small to the
 large scale is printed. Ratios are taken within the same run, so a loaded shared machine

@@ -1,4 +1,4 @@
-"""Native thread pools pinned to a job's threads (issue point 4b)."""
+"""Native thread pools pinned to a job's threads."""
 
 from __future__ import annotations
 
