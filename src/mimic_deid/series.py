@@ -18,12 +18,17 @@ Times are handled in whole seconds.
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from mimic_deid.cleaning import clean_events, empty_stats, merge_stats
+from mimic_deid import atomic
+from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
 from mimic_deid.cohort import assign_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
@@ -41,11 +46,6 @@ def _empty_long(dims: list[str]) -> pd.DataFrame:
     data = {"icustay_id": np.array([], dtype=np.int64), "hour": np.array([], dtype=np.int32)}
     data.update({d: np.array([], dtype=np.float64) for d in dims})
     return pd.DataFrame(data)
-
-
-def _seconds(times: pd.Series) -> np.ndarray:
-    """datetime64 values as int64 seconds since the epoch (NaT -> int64 min)."""
-    return times.to_numpy().astype("datetime64[s]").astype(np.int64)
 
 
 def _interpolate(
@@ -95,15 +95,33 @@ def resample_hourly(clean: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
     """
     require_table(clean, "clean events", ("icustay_id", "charttime", "variable", "value"))
     codes = pd.Index(list(dims)).get_indexer(clean["variable"]).astype(np.int64)
-    times = _seconds(clean["charttime"])
-    values = clean["value"].to_numpy(dtype=np.float64)
-    keep = (codes >= 0) & ~np.isnat(clean["charttime"].to_numpy()) & ~np.isnan(values)
+    return _resample(
+        clean["icustay_id"].to_numpy(dtype=np.int64),
+        clean["charttime"].to_numpy(),
+        codes,
+        clean["value"].to_numpy(dtype=np.float64),
+        dims,
+    )
+
+
+def _resample(
+    icustay_id: np.ndarray,
+    charttime: np.ndarray,
+    codes: np.ndarray,
+    values: np.ndarray,
+    dims: list[str],
+) -> pd.DataFrame:
+    """:func:`resample_hourly` of observations given as arrays (n,): icustay_id int64,
+    charttime datetime64, codes int64 (index into ``dims``; < 0 ignored), values float64.
+
+    Observations of one dimension in one hour bin are averaged in their input order.
+    """
+    times = charttime.astype("datetime64[s]").astype(np.int64)
+    keep = (codes >= 0) & ~np.isnat(charttime) & ~np.isnan(values)
     if not keep.any():
         return _empty_long(dims)
     codes, times, values = codes[keep], times[keep], values[keep]
-    stay_ids, stay_idx = np.unique(
-        clean["icustay_id"].to_numpy(dtype=np.int64)[keep], return_inverse=True
-    )
+    stay_ids, stay_idx = np.unique(icustay_id[keep], return_inverse=True)
     order = np.lexsort((times, stay_idx))
     codes, times, values, stay_idx = codes[order], times[order], values[order], stay_idx[order]
 
@@ -142,16 +160,20 @@ def _window_ihm(events: pd.DataFrame, stays: pd.DataFrame, hours: int) -> tuple[
     counts it (``cleaning.json``: ``ihm_window.dropped_at_end``).
     """
     intime = stays.set_index("icustay_id")["intime"]
-    start = intime.reindex(events["icustay_id"].to_numpy()).to_numpy()
-    charttime = events["charttime"].to_numpy()
-    end = start + np.timedelta64(hours * HOUR_S, "s")
-    return events[(charttime >= start) & (charttime < end)], int((charttime == end).sum())
+    start = intime.reindex(events["icustay_id"].to_numpy()).to_numpy().astype("datetime64[s]")
+    charttime = events["charttime"].to_numpy().astype("datetime64[s]")
+    inside, at_end = _ihm_window(charttime, start, np.ones(len(events), dtype=bool), hours)
+    return events[inside], at_end
 
 
-def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
-    """One row per series: icustay_id, subject_id, hadm_id, length (int32), mortality (int8)."""
-    ids, lengths = np.unique(series_long["icustay_id"].to_numpy(dtype=np.int64), return_counts=True)
-    meta = pd.DataFrame({"icustay_id": ids, "length": lengths.astype(np.int32)})
+def release_meta(icustay_id: np.ndarray, length: np.ndarray, stays: pd.DataFrame) -> pd.DataFrame:
+    """One row per series: icustay_id, subject_id, hadm_id, length (int32), mortality (int8).
+
+    ``icustay_id`` (int64, sorted, distinct) and ``length`` (hours) are per series.
+    """
+    meta = pd.DataFrame(
+        {"icustay_id": np.asarray(icustay_id, dtype=np.int64), "length": length.astype(np.int32)}
+    )
     info = stays.loc[:, ["icustay_id", "subject_id", "hadm_id", "mortality"]]
     meta = meta.merge(info, on="icustay_id", how="left", validate="one_to_one")
     meta = meta.loc[:, list(META_COLUMNS)]
@@ -161,34 +183,219 @@ def release_meta(series_long: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame
     return meta
 
 
-def build_release(
+#: Rows per Parquet row group of a written series table: pyarrow's default, so that the file
+#: streamed group by group is byte-identical to writing the whole table at once.
+ROW_GROUP_ROWS = 1024 * 1024
+#: Rows per record batch of a spooled piece (the unit read back when writing).
+SPOOL_BATCH_ROWS = 65_536
+
+
+class ReleaseSeries:
+    """The hourly series of one release, spooled piece by piece to Arrow IPC files.
+
+    Each piece (the series of one event part's stays, sorted by (icustay_id, hour)) is written
+    to ``folder`` when added; only an index of (icustay_id, piece, first row, length) per stay
+    stays in memory. :meth:`write` streams the release to Parquet sorted by (icustay_id, hour)
+    holding about one row group, so memory does not grow with the release.
+
+    Parameters
+    ----------
+    folder : a private directory for the spool files (removed by the caller).
+    name : the release, used in the spool file names.
+    dims : the series dimensions, in column order.
+    """
+
+    def __init__(self, folder: Path, name: str, dims: list[str]) -> None:
+        self.folder, self.name, self.dims = Path(folder), name, list(dims)
+        self.schema = pa.Schema.from_pandas(_empty_long(self.dims), preserve_index=False)
+        self.files: list[Path] = []
+        self._index: list[tuple[np.ndarray, ...]] = []
+
+    def add(self, piece: pd.DataFrame) -> None:
+        """Spool one piece (the :func:`resample_hourly` table of some stays)."""
+        if piece.empty:
+            return
+        path = self.folder / f"{self.name}-{len(self.files):05d}.arrow"
+        table = pa.Table.from_pandas(piece, schema=self.schema, preserve_index=False)
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema) as writer:
+            writer.write_table(table, max_chunksize=SPOOL_BATCH_ROWS)
+        ids, first, length = np.unique(
+            piece["icustay_id"].to_numpy(dtype=np.int64), return_index=True, return_counts=True
+        )
+        self._index.append((ids, np.full(len(ids), len(self.files)), first, length))
+        self.files.append(path)
+
+    def stays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(icustay_id sorted, piece, first row in the piece, length) of every series."""
+        if not self._index:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, empty
+        ids, piece, first, length = (np.concatenate(c) for c in zip(*self._index, strict=True))
+        order = np.argsort(ids, kind="stable")
+        return ids[order], piece[order], first[order], length[order]
+
+    @property
+    def rows(self) -> int:
+        return int(sum(int(i[3].sum()) for i in self._index))
+
+    def _slice(self, reader: pa.ipc.RecordBatchFileReader, lo: int, hi: int) -> pa.Table:
+        batches = [
+            reader.get_batch(b)
+            for b in range(lo // SPOOL_BATCH_ROWS, (hi - 1) // SPOOL_BATCH_ROWS + 1)
+        ]
+        start = lo - (lo // SPOOL_BATCH_ROWS) * SPOOL_BATCH_ROWS
+        return pa.Table.from_batches(batches, schema=self.schema).slice(start, hi - lo)
+
+    def batches(self, rows: int) -> Iterator[pa.Table]:
+        """Tables of consecutive series in (icustay_id, hour) order, about ``rows`` rows each."""
+        ids, piece, first, length = self.stays()
+        ends = np.cumsum(length)
+        readers = [pa.ipc.open_file(pa.OSFile(str(f), "rb")) for f in self.files]
+        i = 0
+        while i < len(ids):
+            j = max(int(np.searchsorted(ends, ends[i] - length[i] + rows, side="right")), i + 1)
+            p, lo, hi = piece[i:j], first[i:j], first[i:j] + length[i:j]
+            parts = []
+            for k in np.unique(p):  # a piece's stays in an id range are contiguous in it
+                mine = p == k
+                parts.append(self._slice(readers[k], int(lo[mine].min()), int(hi[mine].max())))
+            table = pa.concat_tables(parts)
+            order = np.argsort(table.column("icustay_id").to_numpy(), kind="stable")
+            yield table.take(pa.array(order))
+            i = j
+
+    def frame(self) -> pd.DataFrame:
+        """The whole release as one DataFrame sorted by (icustay_id, hour) (small releases)."""
+        tables = list(self.batches(ROW_GROUP_ROWS))
+        if not tables:
+            return _empty_long(self.dims)
+        return pa.concat_tables(tables).to_pandas()
+
+    def write(self, path: str | os.PathLike) -> None:
+        """Write the release to Parquet atomically, sorted by (icustay_id, hour), streamed in
+        row groups of :data:`ROW_GROUP_ROWS` (the same file as writing it whole)."""
+        with atomic.atomic_path(path, ".parquet") as tmp:
+            with pq.ParquetWriter(
+                tmp, self.schema, compression=atomic.PARQUET_COMPRESSION
+            ) as writer:
+                pending: list[pa.Table] = []
+                n = 0
+                for table in self.batches(SPOOL_BATCH_ROWS * 2):
+                    pending.append(table)
+                    n += table.num_rows
+                    while n >= ROW_GROUP_ROWS:
+                        whole = pa.concat_tables(pending)
+                        writer.write_table(whole.slice(0, ROW_GROUP_ROWS).combine_chunks())
+                        pending, n = [whole.slice(ROW_GROUP_ROWS)], n - ROW_GROUP_ROWS
+                if n:
+                    writer.write_table(pa.concat_tables(pending).combine_chunks())
+
+
+#: The columns of an event part that the series stage reads.
+PART_COLUMNS = ["hadm_id", "icustay_id", "itemid", "charttime", "value", "valuenum", "valueuom"]
+
+
+def _ihm_window(
+    charttime: np.ndarray, intime: np.ndarray, eligible: np.ndarray, hours: int
+) -> tuple[np.ndarray, int]:
+    """The events of eligible stays with charttime in [INTIME, INTIME + hours), and how many
+    events of eligible stays fall exactly at INTIME + hours (arrays (n,) per event)."""
+    end = intime + np.timedelta64(hours * HOUR_S, "s")
+    inside = eligible & (charttime >= intime) & (charttime < end)
+    return inside, int((eligible & (charttime == end)).sum())
+
+
+def _assign(table: pa.Table, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
+    """The events of ``table`` assigned to cohort stays (same row order) and their ICUSTAY_ID.
+
+    Only the key columns go through :func:`assign_events_to_stays`; the text columns stay in
+    Arrow and are taken once for the assigned rows.
+    """
+    keys = pd.DataFrame(
+        {
+            "hadm_id": table.column("hadm_id").to_numpy(),
+            "icustay_id": table.column("icustay_id").to_pandas(),
+            "charttime": table.column("charttime").to_pandas(),
+            "_row": np.arange(table.num_rows, dtype=np.int64),
+        }
+    )
+    assigned = assign_events_to_stays(keys, stays)
+    rows = assigned["_row"].to_numpy(dtype=np.int64)
+    return table.take(pa.array(rows)), assigned["icustay_id"].to_numpy(dtype=np.int64)
+
+
+#: Event rows read from a part at a time: bounds the stage's memory whatever the part size.
+PART_BATCH_ROWS = 262_144
+
+
+def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.ndarray]]:
+    """The assigned events of one part (see :func:`_assign`), :data:`PART_BATCH_ROWS` rows at
+    a time.
+
+    Parts are sorted by hadm_id (``tables.EVENT_SORT_KEYS``) and every stay's events share its
+    admission, so the rows of the last admission of a batch are carried over to the next one:
+    each batch holds whole stays, and memory holds about one batch.
+    """
+    batches = pq.ParquetFile(path).iter_batches(batch_size=PART_BATCH_ROWS, columns=PART_COLUMNS)
+    carry = None
+    batch = next(batches, None)
+    while batch is not None:
+        following = next(batches, None)
+        table = pa.Table.from_batches([batch])
+        if carry is not None:
+            table = pa.concat_tables([carry, table])
+        if following is not None and table.num_rows:
+            hadm = table.column("hadm_id").to_numpy()
+            if (np.diff(hadm) < 0).any():
+                raise InputDataError(
+                    f"{path}: events are not sorted by hadm_id; expected a part written by the "
+                    "extract step (re-run it)"
+                )
+            cut = int(np.searchsorted(hadm, hadm[-1], side="left"))
+            table, carry = table.slice(0, cut), table.slice(cut)
+        if table.num_rows:
+            yield _assign(table, stays)
+        batch = following
+
+
+def build_releases(
     raw_dir: str | os.PathLike,
     stays: pd.DataFrame,
     variables: list[Variable],
-    release: str,
+    spool_dir: str | os.PathLike,
     ihm_hours: int = 48,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Build the hourly series of one release from the bucketed raw events.
+    releases: tuple[str, ...] = RELEASES,
+) -> dict[str, tuple[ReleaseSeries, pd.DataFrame, dict]]:
+    """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
-    Reads ``raw_dir/events/part-*.parquet`` one part at a time (parts are by hadm_id, so every
-    stay's events are in one part), assigns events to cohort stays, cleans and resamples.
+    Reads ``raw_dir/events/part-*.parquet`` one batch of rows at a time (parts are by hadm_id,
+    so every stay's events are in one part, and sorted by it, see :func:`_read_part`); the
+    events are assigned to cohort stays and cleaned once (:func:`mimic_deid.cleaning.clean_rows`). ``stays`` resamples every stay's cleaned
+    events; ``ihm48`` keeps the stays with ``los_hours >= ihm_hours`` and, of their cleaned
+    events, those with charttime in [INTIME, INTIME + ihm_hours) (half-open, so the series has
+    at most ``ihm_hours`` hourly bins; events exactly at the end are counted in
+    ``ihm_window.dropped_at_end``), and resamples them on their own grid, whose hour 0 is the
+    first recording inside the window. Its cleaning counts are those of the window's rows.
 
     Args:
         raw_dir: the raw artefact directory (``results/private/raw``).
         stays: the cohort (``cohort/stays.parquet``).
         variables: all configured variables; the ``in_series`` ones are the dimensions.
-        release: ``stays`` (whole ICU stays) or ``ihm48`` (stays with los_hours >= ihm_hours,
-            events in [INTIME, INTIME + ihm_hours)).
+        spool_dir: a private directory for the spooled series (the caller removes it after
+            writing them).
         ihm_hours: the in-hospital-mortality observation window, hours.
+        releases: the releases to build (a subset of :data:`RELEASES`).
 
     Returns:
-        ``(series_long, meta, stats)``: the long table of :func:`resample_hourly` over all
-        stays with at least one recording; meta (icustay_id, subject_id, hadm_id, length,
-        mortality; sorted by icustay_id; no split column, see
+        ``{release: (series, meta, stats)}``: the :class:`ReleaseSeries` (the long table of
+        :func:`resample_hourly` over all stays with at least one recording, spooled; write it
+        with :meth:`ReleaseSeries.write`); meta (icustay_id, subject_id, hadm_id,
+        length, mortality; sorted by icustay_id; no split column, see
         :func:`mimic_deid.split.add_splits`); cleaning counts per variable.
     """
-    if release not in RELEASES:
-        raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
+    for release in releases:
+        if release not in RELEASES:
+            raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
     if ihm_hours <= 0:
         raise ConfigError(
             f"config parameter 'series/ihm_hours': expected a positive number of hours, "
@@ -203,45 +410,94 @@ def build_release(
     parts = sorted(events_dir.glob(EVENTS_GLOB))
     if not parts:
         raise InputDataError(f"{events_dir}: no {EVENTS_GLOB} files (run the extract step first)")
-    cohort = stays if release == "stays" else stays[stays["los_hours"] >= ihm_hours]
-    log.info("%s: %d cohort stays eligible", release, len(cohort))
+    cohorts = {"stays": stays, "ihm48": stays[stays["los_hours"] >= ihm_hours]}
+    for release in releases:
+        log.info("%s: %d cohort stays eligible", release, len(cohorts[release]))
     dims = [v.name for v in series_variables(variables)]
+    dim_of = np.array([dims.index(v.name) if v.in_series else -1 for v in variables])
+    by_stay = stays.set_index("icustay_id")
+    intime_of, long_of = by_stay["intime"], by_stay["los_hours"] >= ihm_hours
 
-    stats = empty_stats(variables)
+    stats = {r: empty_stats(variables) for r in releases}
+    pieces = {r: ReleaseSeries(Path(spool_dir), r, dims) for r in releases}
     dropped_at_end = 0
-    pieces = []
-    progress = Progress(f"{release} event parts", len(parts), log, every_s=5.0, unit="parts")
+    progress = Progress("event parts", len(parts), log, every_s=5.0, unit="parts")
     for path in parts:
-        events = pd.read_parquet(path)
-        events = assign_events_to_stays(events, cohort)
-        if release == "ihm48":
-            events, at_end = _window_ihm(events, cohort, ihm_hours)
-            dropped_at_end += at_end
-        clean, part_stats = clean_events(events, variables)
-        stats = merge_stats(stats, part_stats)
-        pieces.append(resample_hourly(clean, dims))
+        for events, icustay_id in _read_part(path, stays):
+            charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
+            rows = clean_rows(
+                events.column("itemid").to_numpy(),
+                events.column("value").combine_chunks(),
+                events.column("valuenum").to_numpy(),
+                events.column("valueuom").combine_chunks(),
+                variables,
+            )
+            windows = {"stays": None}
+            if "ihm48" in releases:
+                windows["ihm48"], at_end = _ihm_window(
+                    charttime,
+                    intime_of.reindex(icustay_id).to_numpy().astype("datetime64[s]"),
+                    long_of.reindex(icustay_id).to_numpy(dtype=bool),
+                    ihm_hours,
+                )
+                dropped_at_end += at_end
+            kept = rows.status == KEPT
+            for release in releases:
+                window = windows[release]
+                stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
+                use = kept if window is None else kept & window[rows.row]
+                take = rows.row[use]
+                pieces[release].add(
+                    _resample(
+                        icustay_id[take],
+                        charttime[take],
+                        dim_of[rows.variable[use]],
+                        rows.value[use],
+                        dims,
+                    )
+                )
         progress.update()
     progress.close()
 
-    series_long = pd.concat(pieces, ignore_index=True) if pieces else _empty_long(dims)
-    if series_long.empty:
-        raise InputDataError(
-            f"release '{release}': no cohort stay has a recording of a series variable "
-            f"in {events_dir}"
+    out = {}
+    for release in releases:
+        series = pieces.pop(release)
+        ids, _, _, length = series.stays()
+        if not len(ids):
+            raise InputDataError(
+                f"release '{release}': no cohort stay has a recording of a series variable "
+                f"in {events_dir}"
+            )
+        meta = release_meta(ids, length, cohorts[release])
+        if release == "ihm48":
+            stats[release]["ihm_window"] = {
+                "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
+                "dropped_at_end": dropped_at_end,
+            }
+        log.info(
+            "%s: %d series, %d grid hours (median length %d h)",
+            release,
+            len(meta),
+            int(length.sum()),
+            int(np.median(meta["length"])),
         )
-    series_long = series_long.sort_values(["icustay_id", "hour"], kind="stable")
-    series_long = series_long.reset_index(drop=True)
-    meta = release_meta(series_long, cohort)
-    if release == "ihm48":
-        stats["ihm_window"] = {
-            "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
-            "dropped_at_end": dropped_at_end,
-        }
-    log.info(
-        "%s: %d series, %d grid hours (median length %d h)",
-        release,
-        len(meta),
-        len(series_long),
-        int(np.median(meta["length"])),
-    )
-    return series_long, meta, stats
+        out[release] = (series, meta, stats[release])
+    return out
+
+
+def build_release(
+    raw_dir: str | os.PathLike,
+    stays: pd.DataFrame,
+    variables: list[Variable],
+    release: str,
+    ihm_hours: int = 48,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """One release of :func:`build_releases` (``stays`` or ``ihm48``), its series as one
+    DataFrame sorted by (icustay_id, hour) (spooled in a temporary directory meanwhile)."""
+    if release not in RELEASES:
+        raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
+    with tempfile.TemporaryDirectory(prefix="mimic-deid-series-") as spool:
+        series, meta, stats = build_releases(
+            raw_dir, stays, variables, spool, ihm_hours, (release,)
+        )[release]
+        return series.frame(), meta, stats

@@ -1,4 +1,4 @@
-# Series stage: cleaned, hourly resampled series of each release, with splits.
+# Series stage: cleaned, hourly resampled series of both releases (one pass), with splits.
 
 
 rule series:
@@ -7,19 +7,20 @@ rule series:
         stays=PATHS["cohort_stays"],
         variables=config["variables"],
     output:
-        series=PATHS["series"],
-        meta=PATHS["meta"],
-        cleaning=PATHS["cleaning"],
+        series=expand(PATHS["series"], release=RELEASES),
+        meta=expand(PATHS["meta"], release=RELEASES),
+        cleaning=expand(PATHS["cleaning"], release=RELEASES),
     log:
-        "logs/series/{release}.log",
+        "logs/series.log",
     benchmark:
-        "logs/benchmarks/series/{release}.tsv"
+        "logs/benchmarks/series.tsv"
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
     resources:
         mem_mb=6000,
     params:
+        releases=RELEASES,
         ihm_hours=config["series"]["ihm_hours"],
         split=config["series"]["split"],
         seed=config["seed"],

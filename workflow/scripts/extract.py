@@ -1,15 +1,17 @@
 """Rule extract: the raw artefacts (stays tables and configured events) from the source.
 
 The PostgreSQL DSN is read from the config here rather than passed as a rule parameter, so it
-never lands in Snakemake's job metadata; prefer ~/.pgpass or PGPASSWORD for passwords.
+never lands in Snakemake's job metadata; a password never comes from the config (refused at
+start-up) but from libpq: PGPASSWORD, ~/.pgpass or a service file.
 """
 
 from mimic_deid.logs import run_stage
 from mimic_deid.sources import extract_raw, open_configured_source
+from mimic_deid.threads import limit_threads
 from mimic_deid.variables import configured_itemids, load_variables
 
 source = snakemake.config["source"]
-with run_stage(snakemake.rule, snakemake.log[0]):
+with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.threads):
     reader = open_configured_source(source, snakemake.input.get("source_dir", ""))
     extract_raw(
         reader,

@@ -1,23 +1,40 @@
-"""Rule series: the hourly series of one release, with its train/validation/test split."""
+"""Rule series: the hourly series of both releases (one pass), each with its split."""
+
+import shutil
+import tempfile
+from pathlib import Path
 
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
 from mimic_deid.logs import run_stage
-from mimic_deid.series import build_release
+from mimic_deid.series import build_releases
 from mimic_deid.split import add_splits
+from mimic_deid.threads import limit_threads
 from mimic_deid.variables import load_variables
 
-with run_stage(snakemake.rule, snakemake.log[0]) as log:
-    series, meta, stats = build_release(
+# The spooled series are private: they live next to the outputs, removed at the end (and a
+# killed job's spool by the next run).
+private = Path(snakemake.output.series[0]).parents[1]
+for stale in private.glob(".series-spool-*"):
+    shutil.rmtree(stale, ignore_errors=True)
+with (
+    run_stage(snakemake.rule, snakemake.log[0]) as log,
+    limit_threads(snakemake.threads),
+    tempfile.TemporaryDirectory(prefix=".series-spool-", dir=private) as spool,
+):
+    releases = build_releases(
         snakemake.input.raw,
         pd.read_parquet(snakemake.input.stays),
         load_variables(snakemake.input.variables),
-        snakemake.wildcards.release,
+        spool,
         ihm_hours=snakemake.params.ihm_hours,
+        releases=tuple(snakemake.params.releases),
     )
-    meta = add_splits(meta, dict(snakemake.params.split), snakemake.params.seed)
-    log.info("splits: %s", meta["split"].value_counts().to_dict())
-    write_parquet(series, snakemake.output.series)
-    write_parquet(meta, snakemake.output.meta)
-    write_json(stats, snakemake.output.cleaning)
+    for i, release in enumerate(snakemake.params.releases):
+        series, meta, stats = releases.pop(release)
+        meta = add_splits(meta, dict(snakemake.params.split), snakemake.params.seed)
+        log.info("%s splits: %s", release, meta["split"].value_counts().to_dict())
+        series.write(snakemake.output.series[i])
+        write_parquet(meta, snakemake.output.meta[i])
+        write_json(stats, snakemake.output.cleaning[i])

@@ -19,6 +19,7 @@ import pandas as pd
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import InputDataError
 from mimic_deid.logs import Progress, get_logger
+from mimic_deid.threads import pin_threads
 
 __all__ = [
     "KEY",
@@ -206,7 +207,10 @@ def map_classes(
         order = sorted(
             range(len(classes)), key=lambda i: -classes[i].X.shape[0] * classes[i].X.shape[1]
         )
-        with ProcessPoolExecutor(max_workers=threads) as pool:
+        # Each worker gets one of the rule's threads (BLAS/OpenMP pinned to 1).
+        with ProcessPoolExecutor(
+            max_workers=threads, initializer=pin_threads, initargs=(1,)
+        ) as pool:
             futures = {i: pool.submit(fn, *args[i]) for i in order}
             for i in order:
                 results[i] = futures[i].result()

@@ -14,8 +14,8 @@ unless it is listed as intentionally empty. Each part is sorted by
 sort makes adjacent) are dropped and counted per table (``dropped_duplicate``), so the files
 are byte-identical for the same data whatever the source or chunk size.
 
-Memory is bounded: filtered batches are spooled per bucket to temporary Parquet files while the
-source streams, and only one bucket is loaded and sorted at a time at the end, in ``hadm_id``
+Memory is bounded: filtered batches are spooled per bucket to temporary Arrow IPC files while
+the source streams, and only one bucket is loaded and sorted at a time at the end, in ``hadm_id``
 ranges of at most :data:`SORT_ROWS` rows when the bucket is larger. Peak memory is therefore
 about one source block plus ``max(chunk_rows, 100k)`` buffered rows plus ``SORT_ROWS`` rows being
 sorted, independent of the table size.
@@ -167,9 +167,11 @@ def filter_events(tab: pa.Table, table: str, itemids: pa.Array, counts: dict[str
 
 
 class BucketSpool:
-    """Per-bucket temporary Parquet files; buffers rows and flushes them as row groups.
+    """Per-bucket temporary Arrow IPC files; buffers rows and flushes them as record batches.
 
-    Memory: at most ``flush_rows`` buffered rows in total (plus one row group per writer).
+    Arrow IPC (LZ4-compressed buffers) rather than Parquet: the spool is written once and read
+    once, so the cheapest encoding wins (no dictionary or page encoding, no statistics).
+    Memory: at most ``flush_rows`` buffered rows in total (plus one batch per writer).
     """
 
     def __init__(self, folder: Path, buckets: int, flush_rows: int) -> None:
@@ -178,11 +180,12 @@ class BucketSpool:
         self.flush_rows = flush_rows
         self.buffers: list[list[pa.Table]] = [[] for _ in range(buckets)]
         self.buffered = 0
-        self.writers: dict[int, pq.ParquetWriter] = {}
+        self.rows = np.zeros(buckets, dtype=np.int64)
+        self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         folder.mkdir(parents=True, exist_ok=True)
 
     def path(self, b: int) -> Path:
-        return self.folder / f"spool-{b:03d}.parquet"
+        return self.folder / f"spool-{b:03d}.arrow"
 
     def add(self, tab: pa.Table) -> None:
         """Split ``tab`` (EVENT_SCHEMA, hadm_id non-null) by bucket and buffer it."""
@@ -190,12 +193,14 @@ class BucketSpool:
             return
         if self.buckets == 1:
             self.buffers[0].append(tab)
+            self.rows[0] += tab.num_rows
             sizes = np.array([])
         else:
             bucket = np.remainder(tab.column("hadm_id").to_numpy(), self.buckets)
             order = np.argsort(bucket, kind="stable")
             sizes = np.bincount(bucket, minlength=self.buckets)
             grouped = tab.take(pa.array(order))
+            self.rows += sizes
         start = 0
         for b in np.flatnonzero(sizes):
             n = int(sizes[b])
@@ -210,12 +215,10 @@ class BucketSpool:
             if not parts:
                 continue
             if b not in self.writers:
-                self.writers[b] = pq.ParquetWriter(
+                self.writers[b] = pa.ipc.new_file(
                     self.path(b),
                     tables.EVENT_SCHEMA,
-                    compression=SPOOL_COMPRESSION,
-                    use_dictionary=False,  # temporary file: cheap encoding beats small size
-                    write_statistics=False,
+                    options=pa.ipc.IpcWriteOptions(compression=SPOOL_COMPRESSION),
                 )
             self.writers[b].write_table(pa.concat_tables(parts))
             self.buffers[b] = []
@@ -237,43 +240,68 @@ class BucketSpool:
                 writer.close()
         self.writers.clear()
 
+    def _batches(self, b: int, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        fields = None
+        if columns is not None:
+            fields = [tables.EVENT_SCHEMA.get_field_index(c) for c in columns]
+        options = pa.ipc.IpcReadOptions(included_fields=fields)
+        with pa.memory_map(str(self.path(b))) as source:
+            reader = pa.ipc.open_file(source, options=options)
+            for i in range(reader.num_record_batches):
+                yield reader.get_batch(i)
+
     def read(self, b: int, hadm_range: tuple[int, int] | None = None) -> pa.Table:
         """Rows spooled for bucket ``b`` (empty table if none), optionally only those with
-        ``lo <= hadm_id <= hi``."""
+        ``lo <= hadm_id <= hi`` (one batch at a time, so memory holds the range only)."""
         if not self.path(b).exists():
             return tables.EVENT_SCHEMA.empty_table()
-        filters = None
-        if hadm_range is not None:
-            filters = [("hadm_id", ">=", hadm_range[0]), ("hadm_id", "<=", hadm_range[1])]
-        return pq.read_table(self.path(b), schema=tables.EVENT_SCHEMA, filters=filters)
+        parts = []
+        for batch in self._batches(b):
+            if hadm_range is not None:
+                hadm = batch.column("hadm_id")
+                keep = pc.and_(
+                    pc.greater_equal(hadm, hadm_range[0]), pc.less_equal(hadm, hadm_range[1])
+                )
+                batch = batch.filter(keep)
+            parts.append(batch)
+        return pa.Table.from_batches(parts, schema=tables.EVENT_SCHEMA)
 
     def hadm_ids(self, b: int) -> np.ndarray:
         """The ``hadm_id`` of every row spooled for bucket ``b`` (int64, 8 bytes per row)."""
         if not self.path(b).exists():
             return np.zeros(0, dtype=np.int64)
-        col = pq.read_table(self.path(b), columns=["hadm_id"]).column("hadm_id")
-        return col.to_numpy()
+        cols = [batch.column(0).to_numpy() for batch in self._batches(b, ["hadm_id"])]
+        return np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
 
 
 def drop_exact_duplicates(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
     """Drop rows equal in every column to the previous row of the sorted ``tab``.
 
-    Nulls compare equal to nulls. Returns the table and the rows dropped per event table
-    (``table`` column value).
+    Nulls compare equal to nulls. Columns are compared in sort-key order, each only on the
+    row pairs still equal in the columns before it (few after the first keys), so the text
+    columns are compared on candidate duplicates only. Returns the table and the rows dropped
+    per event table (``table`` column value).
     """
     n = tab.num_rows
     if n < 2:
         return tab, {}
-    same = np.ones(n - 1, dtype=bool)
-    for name in tab.column_names:
+    keys = [c for c in tables.EVENT_SORT_KEYS if c in tab.column_names]
+    names = keys + [c for c in tab.column_names if c not in keys]
+    pairs = None  # indices i of the pairs (i, i + 1) still equal; None = all of them
+    for name in names:
         col = tab.column(name)
-        a, b = col.slice(1), col.slice(0, n - 1)
+        if pairs is None:
+            a, b = col.slice(1), col.slice(0, n - 1)
+        else:
+            a, b = col.take(pa.array(pairs + 1)), col.take(pa.array(pairs))
         eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
         both_null = pc.and_(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
-        same &= eq | both_null
-    if not same.any():
-        return tab, {}
-    dup = np.concatenate([[False], same])
+        same = eq | both_null
+        pairs = np.flatnonzero(same) if pairs is None else pairs[same]
+        if not len(pairs):
+            return tab, {}
+    dup = np.zeros(n, dtype=bool)
+    dup[pairs + 1] = True
     names, counts = np.unique(
         tab.column("table").to_numpy(zero_copy_only=False)[dup], return_counts=True
     )
@@ -322,13 +350,11 @@ def write_bucket(
             duplicates[name] = duplicates.get(name, 0) + n
         return tab
 
-    hadm = spool.hadm_ids(b)
-    if len(hadm) <= sort_rows:
+    if spool.rows[b] <= sort_rows:
         tab = part(None)
         atomic.write_table(tab, dest)
         return tab.num_rows
-    ranges = hadm_ranges(hadm, sort_rows)
-    del hadm
+    ranges = hadm_ranges(spool.hadm_ids(b), sort_rows)
     with atomic.atomic_path(dest, ".parquet") as tmp:
         with pq.ParquetWriter(
             tmp, tables.EVENT_SCHEMA, compression=atomic.PARQUET_COMPRESSION

@@ -1,0 +1,371 @@
+"""Benchmark: what a user waits for from CSV.gz to both series releases, versus decompression.
+
+On the project's synthetic MIMIC-III v1.4 copy (``mimic_deid.synthetic.generate``) at two
+scales (default 23,000 subjects, about 21 M CHARTEVENTS rows, and an eighth of it), times in
+one run, alternating, ``--repeats`` times (best of each):
+
+- ``gzip -dc`` of the CSV.gz files the extraction reads, to /dev/null (the floor);
+- the same files inflated by ISA-L (``isal.igzip``) and zlib-ng (``zlib_ng.gzip_ng``), each in
+  a child Python process reading 1 MiB blocks;
+- the chain as the workflow runs it, one child process per job, each pinned to its rule's
+  threads (``mimic_deid.threads.pin_threads``): ``extract`` (2 threads), ``cohort`` (1),
+  ``series`` (1, both releases);
+- a child that only starts Python and imports the library (the start-up every job pays);
+- with ``--compare-src DIR``, the chain of another checkout (the previous code, whose series
+  stage ran one job per release) in the same alternation, and whether every artefact of the
+  two chains is byte-identical (sha256);
+- ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
+  candidate decompressor; adopted only if it wins).
+
+Peak RSS of every job is read from ``wait4`` (``ru_maxrss``); its growth from the small to the
+large scale is printed. Ratios are taken within the same run, so a loaded shared machine
+affects both sides alike. Data are cached under ``--data`` (default
+``$TMPDIR/mimic-deid-bench``), never in the repository; the record goes to
+``benchmarks/results/extraction_chain.json`` and a Markdown table is printed for
+``benchmarks/README.md``.
+
+ISA-L and zlib-ng are not dependencies of the project: ``pip install isal zlib-ng`` first.
+
+Usage::
+
+    python benchmarks/bench_extraction_chain.py [--subjects 23000] [--scales 8] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "extraction_chain.json"
+
+#: The rules' threads (workflow/rules/source.smk, cohort.smk, series.smk).
+JOB_THREADS = {"extract": 2, "extract_isal": 2, "cohort": 1, "series": 1}
+CHAIN = ("extract", "cohort", "series")
+INFLATE_BLOCK = 1 << 20
+
+
+# --------------------------------------------------------------------------- child jobs
+
+
+def _job_extract(src: Path, work: Path, inflate: str) -> None:
+    import pyarrow as pa
+
+    from mimic_deid.sources import csv_source, extract_raw, open_source
+    from mimic_deid.variables import configured_itemids, load_variables
+
+    if inflate == "isal":
+        from isal import igzip
+
+        def open_isal(path: str | os.PathLike) -> pa.NativeFile:
+            if csv_source.is_gzip(path):
+                return pa.PythonFile(igzip.open(path, "rb"), mode="r")
+            return pa.input_stream(str(path))
+
+        csv_source.open_input = open_isal
+    extract_raw(
+        open_source("csv", csv_path=str(src)),
+        work / "raw",
+        itemids=configured_itemids(load_variables(ROOT / "config" / "variables.yaml")),
+        event_buckets=8,
+        chunk_rows=1_000_000,
+    )
+
+
+def _job_cohort(work: Path) -> None:
+    import pandas as pd
+
+    from mimic_deid.atomic import write_parquet
+    from mimic_deid.cohort import build_cohort
+
+    raw = work / "raw"
+    stays, _ = build_cohort(
+        pd.read_parquet(raw / "icustays.parquet"),
+        pd.read_parquet(raw / "admissions.parquet"),
+        pd.read_parquet(raw / "patients.parquet"),
+        min_age=18,
+    )
+    write_parquet(stays, work / "stays.parquet")
+
+
+def _job_series(work: Path, release: str | None = None) -> None:
+    import pandas as pd
+
+    from mimic_deid.atomic import write_json, write_parquet
+    from mimic_deid.split import add_splits
+    from mimic_deid.variables import load_variables
+
+    stays = pd.read_parquet(work / "stays.parquet")
+    variables = load_variables(ROOT / "config" / "variables.yaml")
+    if release:  # the previous workflow: one job per release
+        from mimic_deid.series import build_release
+
+        releases = {release: build_release(work / "raw", stays, variables, release)}
+    else:
+        from mimic_deid.series import build_releases
+
+        spool = tempfile.mkdtemp(prefix="spool-", dir=work)
+        releases = build_releases(work / "raw", stays, variables, spool, ihm_hours=48)
+    split = {"train": 0.7, "validation": 0.15, "test": 0.15}
+    for name, (series, meta, stats) in releases.items():
+        if isinstance(series, pd.DataFrame):
+            write_parquet(series, work / name / "series.parquet")
+        else:
+            series.write(work / name / "series.parquet")
+        write_parquet(add_splits(meta, split, 2020), work / name / "meta.parquet")
+        write_json(stats, work / name / "cleaning.json")
+    if not release:
+        shutil.rmtree(spool)
+
+
+def _job_inflate(kind: str, files: list[str]) -> None:
+    if kind == "isal":
+        from isal.igzip import open as gz_open
+    else:
+        from zlib_ng.gzip_ng import open as gz_open
+    for name in files:
+        with gz_open(name, "rb") as fh:
+            while fh.read(INFLATE_BLOCK):
+                pass
+
+
+def child(argv: list[str]) -> None:
+    """Entry point of a child process: ``--child JOB THREADS ARGS...``."""
+    job, threads, args = argv[0], int(argv[1]), argv[2:]
+    try:
+        from mimic_deid.threads import pin_threads
+    except ImportError:  # --compare-src code without it: the environment pins BLAS
+        import pyarrow as pa
+
+        def pin_threads(n: int) -> None:
+            pa.set_cpu_count(n)
+
+    pin_threads(threads)
+    if job in ("extract", "extract_isal"):
+        _job_extract(Path(args[0]), Path(args[1]), "isal" if job == "extract_isal" else "arrow")
+    elif job == "cohort":
+        _job_cohort(Path(args[0]))
+    elif job == "series":
+        _job_series(Path(args[0]), *args[1:])
+    elif job == "startup":
+        import mimic_deid.series  # noqa: F401  (pandas, pyarrow, numpy: what every job imports)
+    else:
+        _job_inflate(job, args)
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def run(cmd: list[str], stdout: int | None = None, env: dict | None = None) -> tuple[float, float]:
+    """Run ``cmd`` to completion; return (wall seconds, peak RSS in MB) of that process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"benchmark job failed ({proc.returncode}): {' '.join(cmd[:6])}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def run_child(job: str, *args: str, src: Path | None = None) -> tuple[float, float]:
+    """Run a child job; ``src``: a checkout of other code to run it with (PYTHONPATH)."""
+    from mimic_deid.threads import thread_env
+
+    threads = JOB_THREADS.get(job, 1)
+    cmd = [sys.executable, __file__, "--child", job, str(threads), *args]
+    env = dict(os.environ, **thread_env(threads))
+    if src is not None:
+        env["PYTHONPATH"] = str(src / "src")
+    return run(cmd, env=env)
+
+
+def dataset(data: Path, subjects: int, seed: int) -> tuple[Path, dict]:
+    """The cached synthetic copy of ``subjects`` subjects (generated when missing)."""
+    folder = data / f"n{subjects}-s{seed}"
+    summary = folder / "SYNTHETIC.json"
+    if not summary.exists():
+        from mimic_deid.synthetic.generator import generate
+        from mimic_deid.threads import pin_threads
+
+        pin_threads(1)
+        print(f"generating {subjects} subjects into {folder} ...", flush=True)
+        generate(folder, subjects, seed)
+    return folder, json.loads(summary.read_text())
+
+
+def outputs_sha256(work: Path) -> dict[str, str]:
+    """sha256 of every artefact of a chain run (raw parts, cohort, series, meta, cleaning)."""
+    import hashlib
+
+    return {
+        str(p.relative_to(work)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(work.rglob("*"))
+        if p.is_file()
+    }
+
+
+def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) -> dict:
+    """Best-of-``repeats`` walls and peak RSS of every measurement on one dataset."""
+    from mimic_deid.sources.csv_source import table_files
+
+    files = [str(p) for p in table_files(src)]
+    walls: dict[str, list[float]] = {}
+    rss: dict[str, float] = {}
+    identical = None
+
+    def record(name: str, wall: float, peak: float) -> None:
+        walls.setdefault(name, []).append(wall)
+        rss[name] = max(rss.get(name, 0.0), peak)
+
+    for rep in range(repeats):
+        with open(os.devnull, "wb") as null:
+            record("gzip", *run(["gzip", "-dc", *files], stdout=null.fileno()))
+        record("startup", *run_child("startup"))
+        record("isal", *run_child("isal", *files))
+        record("zlib_ng", *run_child("zlib_ng", *files))
+        work = scratch / f"chain-{rep}"
+        chain = 0.0
+        for job in CHAIN:
+            args = (str(src), str(work)) if job == "extract" else (str(work),)
+            wall, peak = run_child(job, *args)
+            record(job, wall, peak)
+            chain += wall
+        walls.setdefault("chain", []).append(chain)
+        digests = outputs_sha256(work)
+        shutil.rmtree(work)
+        if compare is not None:  # the previous code: one series job per release
+            work = scratch / f"before-{rep}"
+            chain = 0.0
+            for job, args in [
+                ("extract", (str(src), str(work))),
+                ("cohort", (str(work),)),
+                ("series", (str(work), "stays")),
+                ("series", (str(work), "ihm48")),
+            ]:
+                wall, peak = run_child(job, *args, src=compare)
+                name = f"{job}_{args[-1]}_before" if job == "series" else f"{job}_before"
+                record(name, wall, peak)
+                chain += wall
+            walls.setdefault("chain_before", []).append(chain)
+            same = outputs_sha256(work) == digests
+            identical = same if identical is None else identical and same
+            shutil.rmtree(work)
+        work = scratch / f"isal-{rep}"
+        record("extract_isal", *run_child("extract_isal", str(src), str(work)))
+        shutil.rmtree(work)
+        print(f"  repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.1f}s" for k, v in walls.items()))
+    best = {k: min(v) for k, v in walls.items()}
+    ratios = {"chain_before_vs_gzip": best["chain_before"] / best["gzip"]} if compare else {}
+    return {
+        "files_gz_bytes": sum(os.path.getsize(f) for f in files),
+        "best_s": best,
+        "all_s": walls,
+        "peak_rss_mb": rss,
+        "outputs_identical_to_previous": identical,
+        "ratios": {
+            "chain_vs_gzip": best["chain"] / best["gzip"],
+            "chain_vs_isal": best["chain"] / best["isal"],
+            "extract_vs_gzip": best["extract"] / best["gzip"],
+            "extract_isal_vs_extract": best["extract_isal"] / best["extract"],
+            "isal_vs_gzip": best["isal"] / best["gzip"],
+            "startup_share_of_chain": 3 * best["startup"] / best["chain"],
+            "zlib_ng_vs_gzip": best["zlib_ng"] / best["gzip"],
+            **ratios,
+        },
+    }
+
+
+def markdown(record: dict) -> str:
+    lines = [
+        "| scale | CHARTEVENTS rows | gzip -dc | isal | zlib-ng | extract | extract (isal) "
+        "| cohort | series | chain | chain / gzip | chain / isal | start-up x3 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for scale in record["scales"]:
+        b, r = scale["best_s"], scale["ratios"]
+        lines.append(
+            f"| {scale['subjects']:,} subjects | {scale['chartevents_rows']:,} "
+            + " ".join(
+                f"| {b[k]:.1f} s"
+                for k in ("gzip", "isal", "zlib_ng", "extract", "extract_isal", "cohort", "series")
+            )
+            + f" | {b['chain']:.1f} s | **{r['chain_vs_gzip']:.2f}x** | {r['chain_vs_isal']:.2f}x"
+            f" | {3 * b['startup']:.1f} s |"
+        )
+    if "chain_before" in record["scales"][0]["best_s"]:
+        lines += ["", "| scale | previous chain | chain / gzip | this chain | chain / gzip |"]
+        lines.append("|---|---:|---:|---:|---:|")
+        for scale in record["scales"]:
+            b, r = scale["best_s"], scale["ratios"]
+            lines.append(
+                f"| {scale['subjects']:,} subjects | {b['chain_before']:.1f} s "
+                f"| {r['chain_before_vs_gzip']:.2f}x | {b['chain']:.1f} s | {r['chain_vs_gzip']:.2f}x |"
+            )
+    lines += ["", "| job | peak RSS small | peak RSS large | growth |", "|---|---:|---:|---:|"]
+    small, large = record["scales"][0], record["scales"][-1]
+    jobs = [j for j in small["peak_rss_mb"] if j not in ("gzip", "startup", "isal", "zlib_ng")]
+    for job in jobs:
+        a, b = small["peak_rss_mb"][job], large["peak_rss_mb"][job]
+        lines.append(f"| {job} | {a:,.0f} MB | {b:,.0f} MB | {b / a:.2f}x |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        child(argv[1:])
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--subjects", type=int, default=23_000, help="large scale (subjects)")
+    parser.add_argument("--scales", type=int, default=8, help="small scale = subjects / this")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--data", type=Path, default=Path(tempfile.gettempdir()) / "mimic-deid-bench"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--compare-src",
+        type=Path,
+        help="a checkout of the previous code (e.g. `git archive`): its chain runs alongside",
+    )
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from common import machine_info
+
+    from mimic_deid.threads import pin_threads
+
+    pin_threads(1)
+    record = {"date": time.strftime("%Y-%m-%d"), "machine": machine_info(), "scales": []}
+    record["commit"] = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    for subjects in (args.subjects // args.scales, args.subjects):
+        src, summary = dataset(args.data, subjects, args.seed)
+        print(f"{subjects} subjects: {summary['rows']['CHARTEVENTS']:,} CHARTEVENTS rows")
+        scratch = Path(tempfile.mkdtemp(prefix="chain-", dir=args.data))
+        try:
+            scale = measure_scale(src, args.repeats, scratch, args.compare_src)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        scale.update(subjects=subjects, chartevents_rows=summary["rows"]["CHARTEVENTS"])
+        record["scales"].append(scale)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    print(markdown(record))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
