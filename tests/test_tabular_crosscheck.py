@@ -1,4 +1,4 @@
-"""Cross-checks against independent implementations from PyPI, when installed:
+"""Cross-checks against independent implementations from PyPI (test extra):
 
 - ``crowds`` (the seed author's OLA): on small random tables, the minimal members of its
   k-minimal set, the chosen node's Prec loss and its k equal ours when ``crowds`` is called
@@ -6,16 +6,20 @@
   shown below).
 - ``pycanon``: every table released here (OLA release, epsilon-safe LA) is re-checked for k.
 
-Both pin old versions of numpy/scipy, so they are not test dependencies; install them with
-``pip install crowds pycanon`` and then restore the pinned set with
-``pip install -e ".[test]" -c constraints.txt`` (both still import) and the tests run.
+Both are in the ``test`` extra; with ``constraints.txt`` pip picks the pycanon release whose
+requirements agree with the pinned numpy/scipy (1.0.1.post2).
 """
 
 from __future__ import annotations
 
+import crowds.kanonymity.ola as crowds_ola
 import numpy as np
 import pandas as pd
 import pytest
+from crowds.kanonymity.generalizations import GenRule
+from crowds.kanonymity.information_loss import prec_loss
+from crowds.kanonymity.lattice import Node
+from pycanon import anonymity
 
 from mimic_deid.seeding import derive_rng
 from mimic_deid.tabular import (
@@ -26,13 +30,6 @@ from mimic_deid.tabular import (
     ola,
     release_table,
 )
-
-crowds_ola = pytest.importorskip("crowds.kanonymity.ola")
-pytest.importorskip("pycanon")
-from crowds.kanonymity.generalizations import GenRule  # noqa: E402
-from crowds.kanonymity.information_loss import prec_loss  # noqa: E402
-from crowds.kanonymity.lattice import Node  # noqa: E402
-from pycanon import anonymity  # noqa: E402
 
 
 def table_with_hierarchies(rng: np.random.Generator, n: int, q: int):
