@@ -61,5 +61,6 @@ rule report:
     params:
         point=primary_point(),
         features=DEID["features"],
+        duration_method=config["duration"]["method"],
     script:
         "../scripts/report.py"

@@ -25,7 +25,12 @@ from mimic_deid.report import figures as fig
 from mimic_deid.report.html import write_index
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
-from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
+from mimic_deid.report.tables import (
+    duration_table,
+    optimiser_table,
+    trust_settings_table,
+    write_table,
+)
 from mimic_deid.variables import load_variables
 
 __all__ = ["ITEMS", "ReportData", "ReportItem", "build_report", "ga_examples", "load_report_data"]
@@ -57,6 +62,8 @@ class ReportData:
         Variable labels and units.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
+    duration_method : str
+        The run's ``duration/method`` (the §6.1 table marks it).
     """
 
     point: dict
@@ -73,6 +80,7 @@ class ReportData:
     units: dict[str, tuple[str, str]]
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
+    duration_method: str = "greedy"
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -145,7 +153,10 @@ def ga_examples(
 
 
 def load_report_data(
-    inputs: Mapping[str, str], point: Mapping[str, Any], features: Mapping[str, list[str]]
+    inputs: Mapping[str, str],
+    point: Mapping[str, Any],
+    features: Mapping[str, list[str]],
+    duration_method: str = "greedy",
 ) -> ReportData:
     """Read the run's artefacts the report draws (input names as in ``rule report``)."""
     meta = pd.read_parquet(inputs["meta"])
@@ -178,6 +189,7 @@ def load_report_data(
         tuning=tuning,
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
+        duration_method=duration_method,
     )
 
 
@@ -262,7 +274,8 @@ ITEMS: tuple[ReportItem, ...] = (
         "duration_classes",
         "figure",
         "Duration classes",
-        "Length-of-stay classes before and after duration k-classes (seed Fig. 6.1).",
+        "Length-of-stay classes before and after duration k-classes, {duration_method} "
+        "method (seed Fig. 6.1).",
         lambda d, out: fig.plot_duration_classes(d.lengths, d.class_lengths, out),
     ),
     ReportItem(
@@ -370,6 +383,19 @@ ITEMS: tuple[ReportItem, ...] = (
         "Test set (seed Table 6.4).",
         _trust_table("test"),
     ),
+    ReportItem(
+        "duration_methods",
+        "table",
+        "Duration classes",
+        "Seed §6.1 for both duration methods at this dk (the run used {duration_method}): "
+        "series moved and suppressed, hours lost per series, and the series whose hour class "
+        "holds 1 or at most 5 series before de-identification.",
+        lambda d, out: write_table(
+            duration_table(d.lengths, d.class_lengths, d.point["dk"], d.duration_method),
+            out,
+            Path(out).with_suffix(".md"),
+        ),
+    ),
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")
 TABLES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "table")
@@ -412,7 +438,10 @@ def build_report(
         path = os.path.join(os.fspath(directory), item.name + suffix)
         item.draw(data, path)
         caption = item.caption.format(
-            main_class=data.main_class, small_class=data.small_class, bound=_bound_text(data)
+            main_class=data.main_class,
+            small_class=data.small_class,
+            bound=_bound_text(data),
+            duration_method=data.duration_method,
         )
         sections.setdefault(item.section, []).append(
             {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
