@@ -22,6 +22,7 @@ rule privacy_baseline:
     params:
         features=DEID["features"],
         standardise=config["evaluate"]["standardise"],
+        block_rows=config["evaluate"]["block_rows"],
     script:
         "../scripts/privacy_baseline.py"
 
@@ -52,6 +53,7 @@ rule privacy:
         standardise=config["evaluate"]["standardise"],
         linkage_errors=config["evaluate"]["linkage_errors"],
         seed=config["seed"],
+        block_rows=config["evaluate"]["block_rows"],
     script:
         "../scripts/privacy.py"
 

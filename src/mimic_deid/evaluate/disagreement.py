@@ -270,24 +270,89 @@ def summarise_curves(
         ``max``, ``qXX``), ``value`` (series units), ``normalised`` (ratio); ``n * n_stats``
         rows, inclusion-major, stats in that order.
     """
-    curves = result.curves
-    n = result.n
+    return summarise_curve_matrix(result.curves, result.n_reachable, quantiles)
+
+
+def summarise_curve_matrix(
+    curves: np.ndarray,
+    n_reachable: np.ndarray,
+    quantiles: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
+    column_block: int | None = None,
+) -> pd.DataFrame:
+    """:func:`summarise_curves` from the curve matrix, a block of columns at a time.
+
+    Parameters
+    ----------
+    curves : ndarray, shape (n, n)
+        :attr:`DisagreementResult.curves` (series units).
+    n_reachable : ndarray of int, shape (n,)
+        :attr:`DisagreementResult.n_reachable`.
+    quantiles : tuple of float
+    column_block : int, optional
+        Inclusion counts summarised at once (the statistics of a column never depend on the
+        others, so the result is the same for every block size; the work arrays are
+        ``n x column_block``). None: all at once.
+
+    Returns
+    -------
+    DataFrame
+        As :func:`summarise_curves`.
+    """
+    n = curves.shape[0]
     final = np.full(n, np.nan)
-    has = result.n_reachable > 0
-    final[has] = curves[np.nonzero(has)[0], result.n_reachable[has] - 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        norm = np.where((final != 0)[:, None], curves / final[:, None], np.nan)
+    has = n_reachable > 0
+    final[has] = curves[np.nonzero(has)[0], n_reachable[has] - 1]
     names = [*STATS, *(_stat_name(q) for q in quantiles)]
-    values = _column_stats(curves, quantiles)
-    normed = _column_stats(norm, quantiles)
+    step = n if column_block is None else max(1, int(column_block))
+    values = np.empty((len(names), n))
+    normed = np.empty((len(names), n))
+    for c in range(0, n, max(step, 1)):
+        block = curves if step >= n else np.ascontiguousarray(curves[:, c : c + step])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            norm = np.where((final != 0)[:, None], block / final[:, None], np.nan)
+        values[:, c : c + step] = _column_stats(block, quantiles)
+        normed[:, c : c + step] = _column_stats(norm, quantiles)
     return pd.DataFrame(
         {
-            "inclusion": np.repeat(result.inclusion, len(names)),
+            "inclusion": np.repeat(np.arange(1, n + 1, dtype=np.float64) / max(n, 1), len(names)),
             "stat": np.tile(np.asarray(names, dtype=object), n),
             "value": values.T.reshape(-1),
             "normalised": normed.T.reshape(-1),
         }
     )
+
+
+def disagreement_rows(DF_rows: np.ndarray, DS_rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The curves of a block of rows of one class (every quantity is row-local).
+
+    Parameters
+    ----------
+    DF_rows, DS_rows : ndarray, shape (b, n)
+        Rows of ``DF`` and ``DS`` of :func:`disagreement_from_distances`.
+
+    Returns
+    -------
+    tuple
+        ``auc, first_threshold, first_disagreement, t_max, n_reachable`` (each (b,)),
+        ``curves, thresholds`` (each (b, n)): the rows of :class:`DisagreementResult`.
+    """
+    DF_rows = np.asarray(DF_rows, dtype=np.float64)
+    DS_rows = np.asarray(DS_rows, dtype=np.float64)
+    if DF_rows.ndim != 2 or DF_rows.shape != DS_rows.shape:
+        raise InputDataError(
+            f"DF and DS rows must be equal (b, n) blocks, got {DF_rows.shape}, {DS_rows.shape}"
+        )
+    n = DF_rows.shape[1]
+    rows = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    pos = np.arange(n)
+    parts = [
+        _block(DF_rows[s : s + rows], DS_rows[s : s + rows], pos)
+        for s in range(0, DF_rows.shape[0], rows)
+    ]
+    if not parts:
+        empty = np.empty((0, n))
+        return (np.empty(0),) * 4 + (np.empty(0, dtype=np.int64), empty, empty.copy())
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(7))
 
 
 def _column_stats(a: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:
