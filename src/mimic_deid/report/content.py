@@ -33,7 +33,15 @@ from mimic_deid.report.tables import (
 )
 from mimic_deid.variables import load_variables
 
-__all__ = ["ITEMS", "ReportData", "ReportItem", "build_report", "ga_examples", "load_report_data"]
+__all__ = [
+    "ITEMS",
+    "ReportData",
+    "ReportItem",
+    "build_report",
+    "ga_caption",
+    "ga_examples",
+    "load_report_data",
+]
 
 
 @dataclass
@@ -103,7 +111,7 @@ def ga_examples(
     per_series: pd.DataFrame,
     features: Mapping[str, list[str]],
 ) -> list[dict]:
-    """The highest- and lowest-distortion series of the genetic optimiser (seed Figs 6.2/6.3).
+    """The worst and the median series of the genetic optimiser by unfeasibility (seed Figs 6.2/6.3).
 
     Parameters
     ----------
@@ -117,8 +125,13 @@ def ga_examples(
     Returns
     -------
     list of dict
-        Up to two ``{"original", "perturbed", "variable", "features"}``; empty when no series
-        has all four target statistics.
+        Up to two ``{"original", "perturbed", "variable", "features", "rank", "key_stats"}``:
+        first the series with the largest unfeasibility (``rank`` ``"worst"``), then the
+        median one (``"median"``: position ``(n - 1) // 2`` in increasing unfeasibility, ties
+        by key), among the ``n`` series whose shown variable has all four target statistics.
+        ``key_stats`` holds the whole series' ``unfeasibility`` and ``distortion`` (all
+        feature dimensions, as in ``optimiser.parquet``), ``iterations``, ``class_length``
+        and ``n``. Empty when no series has the four target statistics.
     """
     targets = targets.set_index(KEY)
     variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
@@ -127,13 +140,17 @@ def ga_examples(
     stat_cols = [f"target_{variable}_{s}" for s in GA_STATS]
     usable = targets[stat_cols].notna().all(axis=1)
     per_series = per_series[per_series[KEY].isin(targets.index[usable])]
-    per_series = per_series.sort_values(["distortion", KEY], kind="stable")
+    per_series = per_series.sort_values(["unfeasibility", KEY], kind="stable")
     if per_series.empty:
         return []
-    chosen = [int(per_series[KEY].iloc[-1]), int(per_series[KEY].iloc[0])]
-    original = trim_to_classes(series[series[KEY].isin(chosen)], classes)
+    n = len(per_series)
+    chosen = {"worst": n - 1, "median": (n - 1) // 2}
+    rows = {rank: per_series.iloc[i] for rank, i in chosen.items()}
+    keys = [int(row[KEY]) for row in rows.values()]
+    original = trim_to_classes(series[series[KEY].isin(keys)], classes)
     out = []
-    for key in chosen:
+    for rank, row in rows.items():
+        key = int(row[KEY])
         orig = original.loc[original[KEY] == key, variable].to_numpy(dtype=np.float64)
         pert = perturbed.loc[perturbed[KEY] == key, variable].to_numpy(dtype=np.float64)
         target = {s: float(targets.loc[key, f"target_{variable}_{s}"]) for s in GA_STATS}
@@ -142,6 +159,14 @@ def ga_examples(
                 "original": orig,
                 "perturbed": pert,
                 "variable": variable,
+                "rank": rank,
+                "key_stats": {
+                    "unfeasibility": float(row["unfeasibility"]),
+                    "distortion": float(row["distortion"]),
+                    "iterations": int(row["iterations"]),
+                    "class_length": int(row["class_length"]),
+                    "n": n,
+                },
                 "features": {
                     "original": series_features(orig),
                     "target": target,
@@ -150,6 +175,20 @@ def ga_examples(
             }
         )
     return out
+
+
+def ga_caption(data: ReportData, rank: str) -> str:
+    """The numbers of GA example ``rank`` (``"worst"`` / ``"median"``) for its caption."""
+    ex = next((e for e in data.ga_examples if e.get("rank") == rank), None)
+    if ex is None:
+        return "no genetic optimiser run"
+    k = ex["key_stats"]
+    label = data.units.get(ex["variable"], (ex["variable"], ""))[0]
+    return (
+        f"{rank} of {k['n']:,} series with {label.lower()} targets: unfeasibility "
+        f"{k['unfeasibility']:.3g} and distortion {k['distortion']:.3g} over all its feature "
+        f"dimensions, {k['iterations']} generations, {k['class_length']} h class"
+    )
 
 
 def load_report_data(
@@ -197,14 +236,17 @@ def load_report_data(
 # drawing functions: (data, out_path) -> None
 
 
-def _ga_example(rank: int) -> Callable[[ReportData, str], None]:
+def _ga_example(rank: str) -> Callable[[ReportData, str], None]:
     def draw(data: ReportData, out: str) -> None:
-        if rank >= len(data.ga_examples):
+        ex = next((e for e in data.ga_examples if e.get("rank") == rank), None)
+        if ex is None:
             fig.plot_ga_example(np.array([]), np.array([]), {}, out, "no genetic optimiser run", "")
             return
-        ex = data.ga_examples[rank]
         label, unit = data.units.get(ex["variable"], (ex["variable"], ""))
-        fig.plot_ga_example(ex["original"], ex["perturbed"], ex["features"], out, label, unit)
+        title = f"{rank.capitalize()} series by unfeasibility: {label}"
+        fig.plot_ga_example(
+            ex["original"], ex["perturbed"], ex["features"], out, label, unit, title=title
+        )
 
     return draw
 
@@ -300,18 +342,18 @@ ITEMS: tuple[ReportItem, ...] = (
         _tuning_table("genetic"),
     ),
     ReportItem(
-        "ga_example_high",
+        "ga_example_worst",
         "figure",
         "Constraint optimisation",
-        "Genetic optimiser: the series with the highest distortion (seed Fig. 6.2).",
-        _ga_example(0),
+        "Genetic optimiser, the worst series by unfeasibility ({ga_worst}) (seed Fig. 6.2).",
+        _ga_example("worst"),
     ),
     ReportItem(
-        "ga_example_low",
+        "ga_example_median",
         "figure",
         "Constraint optimisation",
-        "Genetic optimiser: the series with the lowest distortion (seed Fig. 6.3).",
-        _ga_example(1),
+        "Genetic optimiser, the median series by unfeasibility ({ga_median}) (seed Fig. 6.3).",
+        _ga_example("median"),
     ),
     ReportItem(
         "summary_disagreement_mean",
@@ -442,6 +484,8 @@ def build_report(
             small_class=data.small_class,
             bound=_bound_text(data),
             duration_method=data.duration_method,
+            ga_worst=ga_caption(data, "worst"),
+            ga_median=ga_caption(data, "median"),
         )
         sections.setdefault(item.section, []).append(
             {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
