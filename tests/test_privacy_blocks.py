@@ -155,3 +155,40 @@ def test_block_rows_in_the_config(monkeypatch, value, expected) -> None:
     with pytest.raises(ConfigError) as err:
         validate_config(config, ROOT / "config" / "schema.yaml")
     assert str(err.value) == expected
+
+
+def test_per_record_distance_divides_the_series_distance_by_the_class_length() -> None:
+    X, Xr = make_class(40, 9, seed=6)
+    F, Fr = (compute_features(A, feature_spec(FEATURES, DIMS)) for A in (X, Xr))
+    plain, _, _ = evaluate_class(F, Fr, X, Xr)
+    per_record, summary, _ = evaluate_class(F, Fr, X, Xr, series_distance="per_record")
+    # Δ-AUC and every disagreement value are linear in d_S; thresholds are feature distances
+    np.testing.assert_allclose(per_record["auc"], plain["auc"] / 9, rtol=1e-12)
+    np.testing.assert_allclose(
+        per_record["first_disagreement"], plain["first_disagreement"] / 9, rtol=1e-12
+    )
+    np.testing.assert_array_equal(per_record["first_threshold"], plain["first_threshold"])
+    res = disagreement(F, Fr, X, Xr)
+    ref = summarise_curves(res)
+    np.testing.assert_allclose(summary["value"], ref["value"] / 9, rtol=1e-12)
+    np.testing.assert_allclose(summary["normalised"], ref["normalised"], rtol=1e-12)
+
+
+def test_unknown_series_distance_names_the_parameter(monkeypatch) -> None:
+    X, Xr = make_class(8, 3, seed=4)
+    F = compute_features(X, feature_spec(FEATURES, DIMS))
+    with pytest.raises(ConfigError) as err:
+        evaluate_class(F, F, X, Xr, series_distance="dtw")
+    assert str(err.value) == (
+        "series distance (evaluate/series_distance) must be one of ['euclidean', "
+        "'per_record'], got 'dtw'"
+    )
+    monkeypatch.chdir(ROOT)
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["evaluate"]["series_distance"] = "dtw"
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, ROOT / "config" / "schema.yaml")
+    assert str(err.value) == (
+        "config parameter 'evaluate/series_distance': 'dtw' is not one of "
+        "['euclidean', 'per_record']"
+    )

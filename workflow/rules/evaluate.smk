@@ -23,6 +23,7 @@ rule privacy_baseline:
         features=DEID["features"],
         standardise=config["evaluate"]["standardise"],
         block_rows=config["evaluate"]["block_rows"],
+        series_distance=config["evaluate"]["series_distance"],
     script:
         "../scripts/privacy_baseline.py"
 
@@ -54,6 +55,7 @@ rule privacy:
         linkage_errors=config["evaluate"]["linkage_errors"],
         seed=config["seed"],
         block_rows=config["evaluate"]["block_rows"],
+        series_distance=config["evaluate"]["series_distance"],
     script:
         "../scripts/privacy.py"
 

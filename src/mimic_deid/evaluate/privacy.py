@@ -59,11 +59,17 @@ from mimic_deid.seeding import derive_rng
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
 BLOCK_ROWS = 512
 
+#: Series distances of the disagreement (config ``evaluate/series_distance``): the plain
+#: masked Euclidean distance of seed §4.3 (default), or the same divided by the number of
+#: records (hours) of the class, as the distances of seed §6.3 are reported.
+SERIES_DISTANCES: tuple[str, ...] = ("euclidean", "per_record")
+
 #: Ranks at which the linkage attack's success is reported.
 TOP = (1, 5)
 
 __all__ = [
     "BLOCK_ROWS",
+    "SERIES_DISTANCES",
     "baseline_disagreement",
     "evaluate_class",
     "evaluate_release",
@@ -113,6 +119,15 @@ def _check_block_rows(block_rows: int) -> int:
     return int(block_rows)
 
 
+def _check_series_distance(name: str) -> str:
+    if name not in SERIES_DISTANCES:
+        raise ConfigError(
+            f"series distance (evaluate/series_distance) must be one of {list(SERIES_DISTANCES)}, "
+            f"got {name!r}"
+        )
+    return name
+
+
 def evaluate_class(
     F_orig: np.ndarray,
     F_rel: np.ndarray,
@@ -123,6 +138,7 @@ def evaluate_class(
     attackers: Mapping[str, tuple[np.ndarray, np.ndarray, np.random.Generator]] | None = None,
     errors: Sequence[float] = (),
     block_rows: int = BLOCK_ROWS,
+    series_distance: str = "euclidean",
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
     """Disagreement and linkage attacks of one duration class, a block of targets at a time.
 
@@ -146,6 +162,10 @@ def evaluate_class(
         Target series per block (config ``evaluate/block_rows``), a multiple of
         :data:`~mimic_deid.evaluate.distances.ROW_CHUNK`; peak memory is the curves
         (``n x n``) plus about a dozen ``block_rows x n`` arrays, and no result depends on it.
+    series_distance : {"euclidean", "per_record"}
+        The disagreement's ``d_S`` (:data:`SERIES_DISTANCES`); ``per_record`` divides it by
+        the class length ``L`` (records). The linkage attack's reconstruction error is
+        always the per-value RMS of :mod:`~mimic_deid.evaluate.linkage`.
 
     Returns
     -------
@@ -159,6 +179,7 @@ def evaluate_class(
         :func:`~mimic_deid.evaluate.linkage.linkage_attack`.
     """
     block_rows = _check_block_rows(block_rows)
+    per_record = _check_series_distance(series_distance) == "per_record"
     F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
     n = X_o.shape[0]
     attackers = dict(attackers or {})
@@ -205,6 +226,8 @@ def evaluate_class(
         ds = d_rel
         if standardise:
             ds = series_distances(X_os[rows], X_rs, centre=centre_dis)
+        if per_record:
+            ds = ds / max(X_o.shape[1], 1)
         out = disagreement_rows(feature_distances(F_o[rows], F_r, f_scale), ds)
         del ds, d_rel
         for k, v in zip(keys, out[:5], strict=True):
@@ -234,10 +257,18 @@ def evaluate_class(
     return per_row, summary, linkage
 
 
-def _baseline_class(cls: ClassArray, spec: FeatureSpec, standardise: bool, block_rows: int):
+def _baseline_class(
+    cls: ClassArray, spec: FeatureSpec, standardise: bool, block_rows: int, series_distance: str
+):
     F = compute_features(cls.X, spec)
     per_row, summary, _ = evaluate_class(
-        F, F, cls.X, cls.X, standardise=standardise, block_rows=block_rows
+        F,
+        F,
+        cls.X,
+        cls.X,
+        standardise=standardise,
+        block_rows=block_rows,
+        series_distance=series_distance,
     )
     return _frames(per_row, summary, cls)
 
@@ -248,6 +279,7 @@ def baseline_disagreement(
     features: Mapping[str, list[str]],
     standardise: bool = False,
     block_rows: int = BLOCK_ROWS,
+    series_distance: str = "euclidean",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Disagreement of the original series against themselves, per duration class.
 
@@ -262,6 +294,8 @@ def baseline_disagreement(
         Standardise features and series per class before distances.
     block_rows : int
         Series per block (:func:`evaluate_class`).
+    series_distance : {"euclidean", "per_record"}
+        The disagreement's series distance (:data:`SERIES_DISTANCES`).
 
     Returns
     -------
@@ -279,6 +313,7 @@ def baseline_disagreement(
         [spec] * n,
         [standardise] * n,
         [_check_block_rows(block_rows)] * n,
+        [_check_series_distance(series_distance)] * n,
         label="baseline disagreement classes",
     )
     return _concat(results)
@@ -323,6 +358,7 @@ def _release_class(
     errors: tuple[float, ...],
     seed: int,
     block_rows: int,
+    series_distance: str,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
@@ -348,6 +384,7 @@ def _release_class(
         attackers=attackers,
         errors=errors,
         block_rows=block_rows,
+        series_distance=series_distance,
     )
     return _frames(per_row, summary, orig, pseudonyms), linkage
 
@@ -364,6 +401,7 @@ def evaluate_release(
     strong_features: Mapping[str, list[str]] | None = None,
     fk: int | None = None,
     block_rows: int = BLOCK_ROWS,
+    series_distance: str = "euclidean",
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -390,6 +428,8 @@ def evaluate_release(
         Feature k of the release, for :func:`linkage_bound`.
     block_rows : int
         Target series per block (:func:`evaluate_class`, config ``evaluate/block_rows``).
+    series_distance : {"euclidean", "per_record"}
+        The disagreement's series distance (:data:`SERIES_DISTANCES`).
 
     Returns
     -------
@@ -426,6 +466,7 @@ def evaluate_release(
         [tuple(linkage_errors)] * n,
         [seed] * n,
         [_check_block_rows(block_rows)] * n,
+        [_check_series_distance(series_distance)] * n,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])
