@@ -62,5 +62,6 @@ rule report:
         point=primary_point(),
         features=DEID["features"],
         duration_method=config["duration"]["method"],
+        evaluate=config["evaluate"],
     script:
         "../scripts/report.py"

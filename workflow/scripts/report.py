@@ -11,6 +11,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         snakemake.params.point,
         dict(snakemake.params.features),
         snakemake.params.duration_method,
+        snakemake.params.evaluate,
     )
     build_report(
         data,

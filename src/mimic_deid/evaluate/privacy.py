@@ -36,8 +36,10 @@ from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.disagreement import (
+    DisagreementResult,
     check_class,
     class_std,
+    disagreement_from_distances,
     disagreement_rows,
     summarise_curve_matrix,
 )
@@ -71,6 +73,7 @@ __all__ = [
     "BLOCK_ROWS",
     "SERIES_DISTANCES",
     "baseline_disagreement",
+    "class_curves",
     "evaluate_class",
     "evaluate_release",
     "linkage_bound",
@@ -255,6 +258,48 @@ def evaluate_class(
         for name in attackers
     }
     return per_row, summary, linkage
+
+
+def class_curves(
+    orig: ClassArray,
+    rel: ClassArray,
+    spec: FeatureSpec,
+    standardise: bool = False,
+    series_distance: str = "euclidean",
+) -> tuple[DisagreementResult, np.ndarray, np.ndarray]:
+    """Every disagreement curve of one class with its thresholds, for the report's figures.
+
+    The same quantities as :func:`evaluate_class` (whole class at once, so only for a class
+    the report shows): seed Fig. 5.4's individual curves and Fig. 3.1's step curve.
+
+    Parameters
+    ----------
+    orig, rel : ClassArray
+        The original and the released series of the class (same keys).
+    spec : FeatureSpec
+        The features the disagreement ranks by.
+    standardise, series_distance
+        As in :func:`evaluate_class`.
+
+    Returns
+    -------
+    result : DisagreementResult
+        With ``curves`` and ``thresholds`` (n, n).
+    F_orig, F_rel : ndarray, shape (n, m)
+        The original and released features.
+    """
+    per_record = _check_series_distance(series_distance) == "per_record"
+    F_o, F_r = compute_features(orig.X, spec), compute_features(rel.X, spec)
+    _, _, X_o, X_r = check_class(F_o, F_r, orig.X, rel.X)
+    scale = None
+    if standardise:
+        scale = class_std(F_o, axis=0)
+        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
+        X_o, X_r = X_o / dim_scale, X_r / dim_scale
+    DS = series_distances(X_o, X_r)
+    if per_record:
+        DS = DS / max(X_o.shape[1], 1)
+    return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
 
 
 def _baseline_class(

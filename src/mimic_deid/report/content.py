@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.atomic import read_json
-from mimic_deid.deid.classes import KEY, trim_to_classes
+from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
+from mimic_deid.deid.features import feature_spec
+from mimic_deid.evaluate.privacy import class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report.html import write_index
 from mimic_deid.report.shaping import GA_STATS, series_features
@@ -38,9 +40,11 @@ __all__ = [
     "ReportData",
     "ReportItem",
     "build_report",
+    "example_target",
     "ga_caption",
     "ga_examples",
     "load_report_data",
+    "main_class_curves",
 ]
 
 
@@ -72,6 +76,8 @@ class ReportData:
         The class lengths shown (closest to the seed's 30 h and 9 h).
     duration_method : str
         The run's ``duration/method`` (the §6.1 table marks it).
+    main_curves : dict
+        :func:`main_class_curves` of the release's main class (empty without the inputs).
     """
 
     point: dict
@@ -89,6 +95,7 @@ class ReportData:
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
     duration_method: str = "greedy"
+    main_curves: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -191,13 +198,65 @@ def ga_caption(data: ReportData, rank: str) -> str:
     )
 
 
+def main_class_curves(
+    series: pd.DataFrame,
+    classes: pd.DataFrame,
+    release_series: pd.DataFrame,
+    pseudonyms: pd.DataFrame,
+    class_length: int | None,
+    features: Mapping[str, list[str]],
+    standardise: bool = False,
+    series_distance: str = "euclidean",
+) -> dict:
+    """Every disagreement curve of one ``stays`` class of the release (seed Figs 3.1, 5.4).
+
+    Returns
+    -------
+    dict
+        ``result`` (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`),
+        ``F_orig`` / ``F_rel`` (n, m) and ``names`` of the features, ``X_orig`` / ``X_rel``
+        (n, L) of the first feature variable, ``variable`` and ``class_length``; empty when
+        the class is missing.
+    """
+    if class_length is None:
+        return {}
+    classes = classes[(classes["class_length"] == class_length) & (classes["group"] == "all")]
+    if classes.empty:
+        return {}
+    original, dims = class_arrays(series[series[KEY].isin(classes[KEY])], classes)
+    released = list(
+        iter_class_arrays(released_by_key(release_series, pseudonyms, classes, dims), dims)
+    )
+    if len(original) != 1 or len(released) != 1:
+        return {}
+    spec = feature_spec(dict(features), dims)
+    result, F_o, F_r = class_curves(original[0], released[0], spec, standardise, series_distance)
+    d = int(spec.dims[0])
+    return {
+        "result": result,
+        "F_orig": F_o,
+        "F_rel": F_r,
+        "names": list(spec.names),
+        "X_orig": original[0].X[:, :, d],
+        "X_rel": released[0].X[:, :, d],
+        "variable": dims[d],
+        "class_length": int(class_length),
+    }
+
+
 def load_report_data(
     inputs: Mapping[str, str],
     point: Mapping[str, Any],
     features: Mapping[str, list[str]],
     duration_method: str = "greedy",
+    evaluate: Mapping[str, Any] | None = None,
 ) -> ReportData:
-    """Read the run's artefacts the report draws (input names as in ``rule report``)."""
+    """Read the run's artefacts the report draws (input names as in ``rule report``).
+
+    ``evaluate`` holds the config's ``standardise`` and ``series_distance`` for the curves of
+    the main class (drawn when the inputs ``series``, ``release_series`` and ``pseudonyms``
+    are given).
+    """
     meta = pd.read_parquet(inputs["meta"])
     classes = pd.read_parquet(inputs["classes"]).set_index(KEY).loc[meta[KEY]]
     tuning = {
@@ -215,12 +274,26 @@ def load_report_data(
             pd.read_parquet(inputs["ga_optimiser"]),
             features,
         )
+    summary = pd.read_parquet(inputs["summary"])
+    curves: dict = {}
+    if {"series", "release_series", "pseudonyms"} <= set(inputs):
+        evaluate = dict(evaluate or {})
+        curves = main_class_curves(
+            pd.read_parquet(inputs["series"]),
+            pd.read_parquet(inputs["classes"]),
+            pd.read_parquet(inputs["release_series"]),
+            pd.read_parquet(inputs["pseudonyms"]),
+            _closest_class(summary, 30),
+            features,
+            bool(evaluate.get("standardise", False)),
+            str(evaluate.get("series_distance", "euclidean")),
+        )
     return ReportData(
         point=dict(point),
         lengths=meta["length"].to_numpy(),
         class_lengths=classes["class_length"].to_numpy(),
         baseline_summary=pd.read_parquet(inputs["baseline_summary"]),
-        summary=pd.read_parquet(inputs["summary"]),
+        summary=summary,
         baseline_series=pd.read_parquet(inputs["baseline_series"]),
         per_series=pd.read_parquet(inputs["per_series"]),
         linkage=read_json(inputs["linkage"]),
@@ -229,6 +302,7 @@ def load_report_data(
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
         duration_method=duration_method,
+        main_curves=curves,
     )
 
 
@@ -265,6 +339,57 @@ def _summary_curves(
         )
 
     return draw
+
+
+def _draw_curves(data: ReportData, out: str) -> None:
+    c = data.main_curves
+    if not c:
+        fig.plot_disagreement_curves(None, np.empty((0, 0)), np.empty(0), data.main_class or 0, out)
+        return
+    fig.plot_disagreement_curves(
+        data.summary, c["result"].curves, c["result"].n_reachable, c["class_length"], out
+    )
+
+
+def example_target(auc: np.ndarray) -> int | None:
+    """The series of median Δ-AUC (position ``(k - 1) // 2`` of the k defined values)."""
+    defined = np.flatnonzero(~np.isnan(auc))
+    if not defined.size:
+        return None
+    order = defined[np.argsort(auc[defined], kind="stable")]
+    return int(order[(order.size - 1) // 2])
+
+
+def _draw_example(data: ReportData, out: str) -> None:
+    c = data.main_curves
+    target = example_target(c["result"].auc) if c else None
+    if target is None:
+        empty = np.empty((0, 0))
+        fig.plot_disagreement_example(
+            empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, 0, {}, out
+        )
+        return
+    r = c["result"]
+    label, unit = data.units.get(c["variable"], (c["variable"], ""))
+    fig.plot_disagreement_example(
+        c["X_orig"],
+        c["X_rel"],
+        c["F_orig"][:, :2],
+        c["F_rel"][:, :2],
+        r.thresholds[target],
+        r.curves[target],
+        float(r.t_max[target]),
+        float(r.auc[target]),
+        target,
+        c["class_length"],
+        {
+            "variable": label,
+            "unit": unit,
+            "feature_x": c["names"][0],
+            "feature_y": c["names"][1] if len(c["names"]) > 1 else c["names"][0],
+        },
+        out,
+    )
 
 
 def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
@@ -375,6 +500,22 @@ ITEMS: tuple[ReportItem, ...] = (
         "Disagreement",
         "Summary disagreement plot, normalised, class of {main_class} h (seed Fig. 5.4).",
         _summary_curves("main_class", ("min", "mean", "max"), normalised=True),
+    ),
+    ReportItem(
+        "disagreement_curves",
+        "figure",
+        "Disagreement",
+        "Summary disagreement plot of the release with 100 of the curves behind it, class of "
+        "{main_class} h (seed Fig. 5.4, both panels).",
+        _draw_curves,
+    ),
+    ReportItem(
+        "disagreement_example",
+        "figure",
+        "Disagreement",
+        "One series of median Δ-AUC in the class of {main_class} h: its series, its features "
+        "and its disagreement step curve with the area Δ-AUC (seed Fig. 3.1).",
+        _draw_example,
     ),
     ReportItem(
         "first_disagreement_cdf",
