@@ -23,6 +23,7 @@ from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
 from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre, series_distances
 from mimic_deid.evaluate.linkage import linkage_attack
 from mimic_deid.evaluate.privacy import baseline_disagreement, evaluate_class, evaluate_release
+from mimic_deid.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 DIMS = ["a", "b", "c"]
@@ -191,4 +192,46 @@ def test_unknown_series_distance_names_the_parameter(monkeypatch) -> None:
     assert str(err.value) == (
         "config parameter 'evaluate/series_distance': 'dtw' is not one of "
         "['euclidean', 'per_record']"
+    )
+
+
+def test_alternative_attacker_is_reported_side_by_side() -> None:
+    X, Xr = make_class(40, 6, seed=8)
+    keys = np.arange(40, dtype=np.int64)
+    orig, rel = [ClassArray("all", 6, keys, X)], [ClassArray("all", 6, keys, Xr)]
+    pseudonyms = pd.DataFrame({"icustay_id": keys, "pseudonym": [f"p{k}" for k in keys]})
+    alt = {"c": ["mean", "max"]}
+    args = (orig, rel, pseudonyms, DIMS, FEATURES, False, ERRORS)
+    plain = evaluate_release(*args, seed=5)
+    per_series, summary, linkage = evaluate_release(*args, seed=5, alt_features=alt)
+    # the seed attacker's results are unchanged; the alternative ones sit next to them
+    pd.testing.assert_frame_equal(per_series[plain[0].columns], plain[0], check_exact=True)
+    pd.testing.assert_frame_equal(summary, plain[1], check_exact=True)
+    assert {k: v for k, v in linkage.items() if k != "alternative"} == plain[2]
+    by_alt = evaluate_release(orig, rel, pseudonyms, DIMS, alt, False, ERRORS, seed=5)
+    np.testing.assert_array_equal(per_series["auc_alt"], by_alt[0]["auc"])
+    np.testing.assert_array_equal(
+        per_series["first_disagreement_alt"], by_alt[0]["first_disagreement"]
+    )
+    assert set(linkage["alternative"]) == {"baseline", "release", "details"}
+    assert linkage["alternative"]["baseline"]["0"]["n"] == 40
+
+
+def test_unknown_attacker_feature_variable_is_refused(monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config["evaluate"]["attacker_features"] = {"shoe_size": ["mean"]}
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, ROOT / "config" / "schema.yaml")
+    known = sorted(v.name for v in series_variables(load_variables("config/variables.yaml")))
+    assert str(err.value) == (
+        "config parameter 'evaluate/attacker_features': unknown variable(s) ['shoe_size']; "
+        f"expected some of {known}"
+    )
+    config["evaluate"]["attacker_features"] = {"heart_rate": ["median"]}
+    with pytest.raises(ConfigError) as err:
+        validate_config(config, ROOT / "config" / "schema.yaml")
+    assert str(err.value) == (
+        "config parameter 'evaluate/attacker_features/heart_rate/0': 'median' is not one of "
+        "['mean', 'var', 'min', 'max']"
     )

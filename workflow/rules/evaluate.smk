@@ -56,6 +56,7 @@ rule privacy:
         seed=config["seed"],
         block_rows=config["evaluate"]["block_rows"],
         series_distance=config["evaluate"]["series_distance"],
+        attacker_features=config["evaluate"]["attacker_features"],
     script:
         "../scripts/privacy.py"
 

@@ -404,6 +404,7 @@ def _release_class(
     seed: int,
     block_rows: int,
     series_distance: str,
+    alt: FeatureSpec | None = None,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
@@ -431,7 +432,26 @@ def _release_class(
         block_rows=block_rows,
         series_distance=series_distance,
     )
-    return _frames(per_row, summary, orig, pseudonyms), linkage
+    frames = _frames(per_row, summary, orig, pseudonyms)
+    if alt is not None:
+        F_alt, F_alt_rel = compute_features(orig.X, alt), compute_features(rel.X, alt)
+        rng = derive_rng(seed, "linkage", "alternative", orig.group, orig.length)
+        alt_row, _, alt_linkage = evaluate_class(
+            F_alt,
+            F_alt_rel,
+            orig.X,
+            rel.X,
+            standardise=standardise,
+            attackers={"alternative": (F_alt, F_alt_rel, rng)},
+            errors=errors,
+            block_rows=block_rows,
+            series_distance=series_distance,
+        )
+        per_series = frames[0]
+        for col in ("auc", "first_threshold", "first_disagreement"):
+            per_series[f"{col}_alt"] = alt_row[col]
+        linkage.update(alt_linkage)
+    return frames, linkage
 
 
 def evaluate_release(
@@ -447,6 +467,7 @@ def evaluate_release(
     fk: int | None = None,
     block_rows: int = BLOCK_ROWS,
     series_distance: str = "euclidean",
+    alt_features: Mapping[str, list[str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -475,17 +496,24 @@ def evaluate_release(
         Target series per block (:func:`evaluate_class`, config ``evaluate/block_rows``).
     series_distance : {"euclidean", "per_record"}
         The disagreement's series distance (:data:`SERIES_DISTANCES`).
+    alt_features : mapping, optional
+        Seed §6.3's attacker who knows other features than Mondrian's (config
+        ``evaluate/attacker_features``); empty or None: none. Its disagreement is ranked by
+        these features and its linkage attack uses the noise of
+        ``derive_rng(seed, "linkage", "alternative", group, length)``.
 
     Returns
     -------
     per_series : DataFrame
-        pseudonym, group, class_length, auc, first_threshold, first_disagreement.
+        pseudonym, group, class_length, auc, first_threshold, first_disagreement, and with
+        ``alt_features`` the same three for that attacker with the suffix ``_alt``.
     summary : DataFrame
         group, class_length, then :func:`summarise_curves` columns.
     linkage : dict
         :func:`linkage_summary` of the seed's attacker (keys ``baseline``, ``release``,
         ``details``), and with ``strong_features`` the strong attacker's under ``strong`` and
-        ``bound`` (:func:`linkage_bound`).
+        ``bound`` (:func:`linkage_bound`); with ``alt_features`` that attacker's under
+        ``alternative``.
     """
     if len(original) != len(released):
         raise InputDataError(
@@ -498,6 +526,7 @@ def evaluate_release(
         if strong_features is not None
         else None
     )
+    alt = feature_spec(dict(alt_features), dims) if alt_features else None
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)
     results = map_classes(
@@ -512,6 +541,7 @@ def evaluate_release(
         [seed] * n,
         [_check_block_rows(block_rows)] * n,
         [_check_series_distance(series_distance)] * n,
+        [alt] * n,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])
@@ -522,6 +552,8 @@ def evaluate_release(
         )
 
     linkage = attack("seed")
+    if alt is not None:
+        linkage["alternative"] = attack("alternative")
     if strong is not None:
         linkage["strong"] = attack("strong")
         if fk is not None:

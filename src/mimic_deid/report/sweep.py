@@ -116,7 +116,14 @@ def sweep_row(
     row.update(_class_min_auc(baseline, "baseline_"))
     row.update(_class_min_auc(disagreement, ""))
     row["auc_change_negative_pct"] = auc_change_negative_pct(disagreement, baseline)
+    if "auc_alt" in disagreement.columns:  # seed §6.3: the attacker with other features
+        alt = disagreement[["auc_alt", "first_disagreement_alt"]].rename(
+            columns={"auc_alt": "auc", "first_disagreement_alt": "first_disagreement"}
+        )
+        row.update(_disagreement_stats(alt, "alt_"))
     attacks = {"": linkage, "strong_": linkage.get("strong", {})}
+    if "alternative" in linkage:
+        attacks["alt_"] = linkage["alternative"]
     for prefix, attack in attacks.items():
         for side in ("baseline", "release"):
             by_error = sorted(attack.get(side, {}).items(), key=lambda kv: float(kv[0]))
