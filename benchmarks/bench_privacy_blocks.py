@@ -7,7 +7,7 @@ is timed and its peak memory measured, each measurement in a fresh process (peak
 size from ``getrusage``, BLAS pinned to one thread as in a one-thread rule):
 
 - ``blocked``: ``mimic_deid.evaluate.privacy.evaluate_class`` with ``evaluate/block_rows``
-  (default 512): disagreement plus the seed's and the strong attacker's linkage on both sides,
+  (default ``BLOCK_ROWS``): disagreement plus the seed's and the strong attacker's linkage on both sides,
   the two series-distance matrices computed once, a block of targets at a time;
 - ``whole`` (the computation before blocking, for comparison; 1k and 5k only unless
   ``--whole-max`` is raised): ``disagreement`` + ``summarise_curves`` + four
@@ -15,7 +15,7 @@ size from ``getrusage``, BLAS pinned to one thread as in a one-thread rule):
 
 The growth exponent is the least-squares slope of log(time) and log(peak memory above the
 interpreter's baseline) against log(n). Usage:
-``python benchmarks/bench_privacy_blocks.py [--sizes 1000 5000 10000] [--block-rows 512]``;
+``python benchmarks/bench_privacy_blocks.py [--sizes 1000 5000 10000] [--block-rows 256]``;
 writes ``benchmarks/results/privacy_blocks.json``.
 """
 
@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from mimic_deid.evaluate.privacy import BLOCK_ROWS
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -126,7 +128,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 10000])
-    parser.add_argument("--block-rows", type=int, default=512)
+    parser.add_argument("--block-rows", type=int, default=BLOCK_ROWS)
     parser.add_argument("--whole-max", type=int, default=5000, help="largest n run whole")
     parser.add_argument("--seed", type=int, default=2020)
     args = parser.parse_args()

@@ -150,7 +150,7 @@ def test_block_rows_in_the_config(monkeypatch, value, expected) -> None:
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     assert validate_config(dict(config), ROOT / "config" / "schema.yaml")["evaluate"][
         "block_rows"
-    ] == (512)
+    ] == (256)
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["evaluate"]["block_rows"] = value
     with pytest.raises(ConfigError) as err:

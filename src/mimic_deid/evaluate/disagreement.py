@@ -323,19 +323,25 @@ def summarise_curve_matrix(
     )
 
 
-def disagreement_rows(DF_rows: np.ndarray, DS_rows: np.ndarray) -> tuple[np.ndarray, ...]:
+def disagreement_rows(
+    DF_rows: np.ndarray, DS_rows: np.ndarray, curves_out: np.ndarray | None = None
+) -> tuple[np.ndarray | None, ...]:
     """The curves of a block of rows of one class (every quantity is row-local).
 
     Parameters
     ----------
     DF_rows, DS_rows : ndarray, shape (b, n)
         Rows of ``DF`` and ``DS`` of :func:`disagreement_from_distances`.
+    curves_out : ndarray, shape (b, n), optional
+        Where to write the curves (e.g. the block's rows of a class-wide matrix); the
+        thresholds are then not kept (returned as None) and nothing ``b x n`` is returned.
 
     Returns
     -------
     tuple
         ``auc, first_threshold, first_disagreement, t_max, n_reachable`` (each (b,)),
-        ``curves, thresholds`` (each (b, n)): the rows of :class:`DisagreementResult`.
+        ``curves, thresholds`` (each (b, n), or None with ``curves_out``): the rows of
+        :class:`DisagreementResult`.
     """
     DF_rows = np.asarray(DF_rows, dtype=np.float64)
     DS_rows = np.asarray(DS_rows, dtype=np.float64)
@@ -343,17 +349,27 @@ def disagreement_rows(DF_rows: np.ndarray, DS_rows: np.ndarray) -> tuple[np.ndar
         raise InputDataError(
             f"DF and DS rows must be equal (b, n) blocks, got {DF_rows.shape}, {DS_rows.shape}"
         )
-    n = DF_rows.shape[1]
+    b, n = DF_rows.shape
     rows = max(1, _BLOCK_ELEMENTS // max(n, 1))
     pos = np.arange(n)
-    parts = [
-        _block(DF_rows[s : s + rows], DS_rows[s : s + rows], pos)
-        for s in range(0, DF_rows.shape[0], rows)
-    ]
+    parts = []
+    for s in range(0, b, rows):
+        part = _block(DF_rows[s : s + rows], DS_rows[s : s + rows], pos)
+        if curves_out is not None:
+            curves_out[s : s + rows] = part[5]
+            part = part[:5]
+        parts.append(part)
+    k = 5 if curves_out is not None else 7
     if not parts:
-        empty = np.empty((0, n))
-        return (np.empty(0),) * 4 + (np.empty(0, dtype=np.int64), empty, empty.copy())
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(7))
+        empty = [np.empty(0)] * 4 + [
+            np.empty(0, dtype=np.int64),
+            np.empty((0, n)),
+            np.empty((0, n)),
+        ]
+        out = tuple(empty[:k])
+    else:
+        out = tuple(np.concatenate([p[i] for p in parts]) for i in range(k))
+    return out if curves_out is None else (*out, None, None)
 
 
 def _column_stats(a: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:

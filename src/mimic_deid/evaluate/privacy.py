@@ -59,7 +59,7 @@ from mimic_deid.evaluate.linkage import (
 from mimic_deid.seeding import derive_rng
 
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
-BLOCK_ROWS = 512
+BLOCK_ROWS = 256
 
 #: Series distances of the disagreement (config ``evaluate/series_distance``): the plain
 #: masked Euclidean distance of seed §4.3 (default), or the same divided by the number of
@@ -231,12 +231,10 @@ def evaluate_class(
             ds = series_distances(X_os[rows], X_rs, centre=centre_dis)
         if per_record:
             ds = ds / max(X_o.shape[1], 1)
-        out = disagreement_rows(feature_distances(F_o[rows], F_r, f_scale), ds)
+        out = disagreement_rows(feature_distances(F_o[rows], F_r, f_scale), ds, curves[rows])
         del ds, d_rel
         for k, v in zip(keys, out[:5], strict=True):
             parts[k].append(v)
-        curves[rows] = out[5]
-        del out
         for name, (sides, known, scale) in knowledge.items():
             for side, F_side in sides.items():
                 for i, K in enumerate(known):
