@@ -46,6 +46,9 @@ def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None
     np.testing.assert_array_equal(c["result"].auc, ref.auc)
     np.testing.assert_array_equal(c["result"].curves, ref.curves)
     assert c["variable"] == "heart_rate" and c["X_orig"].shape == (12, 6)
+    # first included = the first series the disagreement's sorted order takes
+    DF = np.sqrt(((F[:, None, :] - c["F_rel"][None, :, :]) ** 2).sum(axis=2))
+    np.testing.assert_array_equal(c["first_included"], DF.argmin(axis=1))
     assert main_class_curves(series, classes, release, pseudonyms, 7, features) == {}
     per_record = main_class_curves(
         series, classes, release, pseudonyms, 6, features, series_distance="per_record"
@@ -71,6 +74,7 @@ def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None
         float(ref.t_max[t]),
         float(ref.auc[t]),
         t,
+        int(c["first_included"][t]),
         6,
         {"variable": "Heart rate", "unit": "bpm"},
         tmp_path / "e.png",
@@ -82,7 +86,19 @@ def test_no_data_and_registry(tmp_path) -> None:
     figures.plot_disagreement_curves(None, np.empty((0, 0)), np.empty(0), 30, tmp_path / "n.png")
     empty = np.empty((0, 0))
     figures.plot_disagreement_example(
-        empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, 0, {}, tmp_path / "m.png"
+        empty,
+        empty,
+        empty,
+        empty,
+        np.empty(0),
+        np.empty(0),
+        0.0,
+        0.0,
+        0,
+        None,
+        0,
+        {},
+        tmp_path / "m.png",
     )
     assert (tmp_path / "n.png").is_file() and (tmp_path / "m.png").is_file()
     assert example_target(np.array([np.nan, np.nan])) is None

@@ -22,6 +22,8 @@ import pandas as pd
 from mimic_deid.atomic import read_json
 from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
 from mimic_deid.deid.features import feature_spec
+from mimic_deid.evaluate.disagreement import class_std
+from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.privacy import class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report.html import write_index
@@ -198,6 +200,20 @@ def ga_caption(data: ReportData, rank: str) -> str:
     )
 
 
+def first_included(F_orig: np.ndarray, F_rel: np.ndarray, standardise: bool) -> np.ndarray:
+    """Per target, the released series nearest to its original features (-1: none).
+
+    The feature distances of the disagreement (all features; scaled by the class's standard
+    deviations with ``standardise``); ties go to the lowest row, as the disagreement's stable
+    sort orders them.
+    """
+    scale = class_std(F_orig, axis=0) if standardise else None
+    DF = feature_distances(F_orig, F_rel, scale)
+    defined = ~np.isnan(DF)
+    best = np.argmin(np.where(defined, DF, np.inf), axis=1)
+    return np.where(defined.any(axis=1), best, -1)
+
+
 def main_class_curves(
     series: pd.DataFrame,
     classes: pd.DataFrame,
@@ -214,7 +230,8 @@ def main_class_curves(
     -------
     dict
         ``result`` (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`),
-        ``F_orig`` / ``F_rel`` (n, m) and ``names`` of the features, ``X_orig`` / ``X_rel``
+        ``first_included`` (:func:`first_included`, (n,)), ``F_orig`` / ``F_rel`` (n, m) and
+        ``names`` of the features, ``X_orig`` / ``X_rel``
         (n, L) of the first feature variable, ``variable`` and ``class_length``; empty when
         the class is missing.
     """
@@ -234,6 +251,7 @@ def main_class_curves(
     d = int(spec.dims[0])
     return {
         "result": result,
+        "first_included": first_included(F_o, F_r, standardise),
         "F_orig": F_o,
         "F_rel": F_r,
         "names": list(spec.names),
@@ -366,7 +384,7 @@ def _draw_example(data: ReportData, out: str) -> None:
     if target is None:
         empty = np.empty((0, 0))
         fig.plot_disagreement_example(
-            empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, 0, {}, out
+            empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, None, 0, {}, out
         )
         return
     r = c["result"]
@@ -381,6 +399,7 @@ def _draw_example(data: ReportData, out: str) -> None:
         float(r.t_max[target]),
         float(r.auc[target]),
         target,
+        int(c["first_included"][target]) if c["first_included"][target] >= 0 else None,
         c["class_length"],
         {
             "variable": label,

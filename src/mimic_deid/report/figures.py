@@ -858,6 +858,7 @@ def plot_disagreement_example(
     t_max: float,
     auc: float,
     target: int,
+    first: int | None,
     class_length: int,
     labels: Mapping[str, str],
     out_path: str | os.PathLike,
@@ -883,6 +884,9 @@ def plot_disagreement_example(
         The target's ``t_max`` and Δ-AUC.
     target : int
         Row of the target in the class.
+    first : int or None
+        Row of the released series nearest to the attacker's knowledge over all features
+        (the first included); None if none is comparable.
     labels : mapping
         ``variable``, ``unit``, ``feature_x``, ``feature_y``, ``distance`` (axis labels).
     """
@@ -898,7 +902,7 @@ def plot_disagreement_example(
     ax_f.set_title("features")
     ax_f.set_xlabel(labels.get("feature_x", "feature 1"))
     ax_f.set_ylabel(labels.get("feature_y", "feature 2"))
-    ax_d.set_title("disagreement against the feature-distance threshold")
+    ax_d.set_title("disagreement step curve")
     ax_d.set_xlabel("feature-distance threshold t (feature units)")
     ax_d.set_ylabel(f"disagreement ({labels.get('distance', DISTANCE_UNIT)})")
     thresholds = np.asarray(thresholds, dtype=float)
@@ -908,10 +912,6 @@ def plot_disagreement_example(
         for ax in (ax_s, ax_f, ax_d):
             _no_data(ax)
         return _save(fig, out_path)
-    first = None
-    d_f = np.sqrt(np.nansum((np.asarray(F_released) - np.asarray(F_known)[target]) ** 2, axis=1))
-    if np.isfinite(d_f).any():
-        first = int(np.nanargmin(d_f))
     hours = np.arange(np.shape(original)[1])
     ax_s.plot(hours, original[target], color=ORIGINAL_COLOR, marker=".", label="target, original")
     if first is not None:
