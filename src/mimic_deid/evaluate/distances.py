@@ -187,8 +187,13 @@ def series_distances(
     rows_b = _rows_per_block(3 * P, block_elements)
     for sb in range(0, n2, rows_b):
         bm = Mb[sb : sb + rows_b]
-        bc = np.where(bm, B[sb : sb + rows_b] - mu, 0.0)
-        right = np.concatenate([bm.astype(np.float64), bc * bc, bc], axis=1)  # (b, 3P)
+        # right = [mask, centred^2, centred] (b, 3P), filled in place (no temporaries)
+        right = np.empty((bm.shape[0], 3 * P), dtype=np.float64)
+        bc = right[:, 2 * P :]
+        np.subtract(B[sb : sb + rows_b], mu, out=bc)
+        bc[~bm] = 0.0
+        np.multiply(bc, bc, out=right[:, P : 2 * P])
+        right[:, :P] = bm
         right_mask = bm.astype(np.float32)
         del bc
         for sa in range(0, n, rows_a):
@@ -206,7 +211,7 @@ def series_distances(
                 block[ii, jj] = _direct_sq(A, B, ii + sa, jj + sb, block_elements)
             d2[sa : sa + rows_a, sb : sb + rows_b] = block
             counts[sa : sa + rows_a, sb : sb + rows_b] = cblock
-    d = np.sqrt(d2)
+    d = np.sqrt(d2, out=d2)
     d[counts == 0] = np.nan
     if return_counts:
         return d, counts
