@@ -18,6 +18,10 @@ include: "workflow/rules/series.smk"
 include: "workflow/rules/deid.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/codes.smk"
+include: "workflow/rules/sequences_inputs.smk"
+include: "workflow/rules/sequences.smk"
+include: "workflow/rules/tabular.smk"
 
 
 rule all:
@@ -25,6 +29,10 @@ rule all:
     input:
         PATHS["report_index"],
         PATHS["sweep_csv"],
+        rules.codes.input,
+        sequence_outputs(),
+        TABULAR_OUTPUTS,
+        PATHS["tabular_joint_risk"],
 
 
 onsuccess:

@@ -4,7 +4,8 @@ For tests and for users without a mimic-code build: creates PATIENTS, ADMISSIONS
 CHARTEVENTS and LABEVENTS with the mimic-code v1.4 column definitions (lower-case names;
 CHARTEVENTS ``PARTITION BY RANGE (itemid)``) and loads each file with ``COPY ... FROM STDIN``
 (the column list taken from the file header, case ignored). Only the five tables the
-extraction reads are created; the full mimic-code build has 26.
+extraction reads are created by default (PROCEDURES_ICD, read by the tabular stage, on request);
+the full mimic-code build has 26.
 """
 
 from __future__ import annotations
@@ -61,6 +62,32 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
         ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT"),
         ("itemid", "INT NOT NULL"), ("charttime", "TIMESTAMP(0)"), ("value", "VARCHAR(200)"),
         ("valuenum", "DOUBLE PRECISION"), ("valueuom", "VARCHAR(20)"), ("flag", "VARCHAR(20)"),
+    ],
+    "transfers": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("icustay_id", "INT"), ("dbsource", "VARCHAR(20)"), ("eventtype", "VARCHAR(20)"),
+        ("prev_careunit", "VARCHAR(20)"), ("curr_careunit", "VARCHAR(20)"),
+        ("prev_wardid", "SMALLINT"), ("curr_wardid", "SMALLINT"), ("intime", "TIMESTAMP(0)"),
+        ("outtime", "TIMESTAMP(0)"), ("los", "DOUBLE PRECISION"),
+    ],
+    "cptevents": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("costcenter", "VARCHAR(10) NOT NULL"), ("chartdate", "TIMESTAMP(0)"),
+        ("cpt_cd", "VARCHAR(10) NOT NULL"), ("cpt_number", "INT"), ("cpt_suffix", "VARCHAR(5)"),
+        ("ticket_id_seq", "INT"), ("sectionheader", "VARCHAR(50)"),
+        ("subsectionheader", "VARCHAR(255)"), ("description", "VARCHAR(200)"),
+    ],
+    "diagnoses_icd": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("seq_num", "INT"), ("icd9_code", "VARCHAR(10)"),
+    ],
+    "d_icd_diagnoses": [
+        ("row_id", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),
+        ("short_title", "VARCHAR(50) NOT NULL"), ("long_title", "VARCHAR(255) NOT NULL"),
+    ],
+    "procedures_icd": [
+        ("row_id", "INT NOT NULL"), ("subject_id", "INT NOT NULL"), ("hadm_id", "INT NOT NULL"),
+        ("seq_num", "INT NOT NULL"), ("icd9_code", "VARCHAR(10) NOT NULL"),
     ],
 }  # fmt: skip
 

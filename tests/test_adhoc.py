@@ -143,9 +143,14 @@ def test_metric_functions_by_hand():
 
 def test_adhoc_bad_input(problem):
     X, T, spec = problem
-    with pytest.raises(ConfigError, match="iterations"):
+    with pytest.raises(ConfigError) as info:
         optimise_adhoc(X, T, spec, iterations=0, noise_sd=0.01, rng=np.random.default_rng(0))
-    with pytest.raises(ConfigError, match="noise_sd"):
+    assert str(info.value) == "ad-hoc 'iterations' must be >= 1, got 0"
+    with pytest.raises(ConfigError) as info:
         optimise_adhoc(X, T, spec, iterations=1, noise_sd=-1.0, rng=np.random.default_rng(0))
-    with pytest.raises(InputDataError, match="targets"):
+    assert str(info.value) == "ad-hoc 'noise_sd' must be a finite number >= 0, got -1.0"
+    with pytest.raises(InputDataError) as info:
         optimise_adhoc(X, T[:, :3], spec, iterations=1, noise_sd=0.0, rng=None)
+    assert str(info.value) == (
+        "targets must have shape (n_series, n_features) = (120, 14), got (120, 3)"
+    )

@@ -187,5 +187,11 @@ def test_merge_stats_adds_counts() -> None:
 
 
 def test_missing_column_is_reported() -> None:
-    with pytest.raises(InputDataError, match=r"events.*valueuom"):
+    with pytest.raises(InputDataError) as info:
         clean_events(events([(211, "80", 80.0, None)]).drop(columns="valueuom"), VARIABLES)
+    assert str(info.value) == (
+        "table 'events' (lower-case column names): missing column(s) ['valueuom']; expected at "
+        "least ['icustay_id', 'charttime', 'itemid', 'value', 'valuenum', 'valueuom'], got "
+        "['table', 'subject_id', 'hadm_id', 'icustay_id', 'itemid', 'charttime', 'value', "
+        "'valuenum']"
+    )

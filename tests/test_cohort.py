@@ -185,10 +185,21 @@ def test_empty_cohort_names_the_rule() -> None:
 
 def test_missing_column_names_table_and_column() -> None:
     icustays, admissions, patients = make_tables()
-    with pytest.raises(InputDataError, match=r"patients.*dod"):
+    with pytest.raises(InputDataError) as info:
         build_cohort(icustays, admissions, patients.drop(columns="dod"))
-    with pytest.raises(InputDataError, match=r"icustays.*last_wardid"):
+    assert str(info.value) == (
+        "table 'patients' (lower-case column names): missing column(s) ['dod']; expected at "
+        "least ['subject_id', 'dob', 'dod'], got ['subject_id', 'gender', 'dob']"
+    )
+    with pytest.raises(InputDataError) as info:
         build_cohort(icustays.drop(columns="last_wardid"), admissions, patients)
+    assert str(info.value) == (
+        "table 'icustays' (lower-case column names): missing column(s) ['last_wardid']; "
+        "expected at least ['subject_id', 'hadm_id', 'icustay_id', 'first_careunit', "
+        "'last_careunit', 'first_wardid', 'last_wardid', 'intime', 'outtime'], got "
+        "['subject_id', 'hadm_id', 'icustay_id', 'dbsource', 'first_careunit', "
+        "'last_careunit', 'first_wardid', 'intime', 'outtime']"
+    )
 
 
 def test_assign_events_by_icustay_id_or_admission_window() -> None:

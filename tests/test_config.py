@@ -10,6 +10,7 @@ import yaml
 from mimic_deid.config import validate_config
 from mimic_deid.deid.methods import method_labels, parse_method_label
 from mimic_deid.errors import ConfigError
+from mimic_deid.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "config" / "schema.yaml"
@@ -165,8 +166,11 @@ def test_postgres_source_with_a_csv_path_is_refused(config):
 
 def test_unknown_feature_variable_is_refused(config):
     config["deid"]["features"]["pulse"] = ["mean"]
-    assert message(config).startswith(
+    variables = load_variables(ROOT / "config" / "variables.yaml")
+    dimensions = sorted(v.name for v in series_variables(variables))
+    assert message(config) == (
         "config parameter 'deid/features': unknown variable(s) ['pulse']; expected some of "
+        f"{dimensions}"
     )
 
 
@@ -182,7 +186,7 @@ def test_method_labels_expand_the_product_and_round_trip(config):
         assert label.startswith(name)
         for key, value in params.items():
             assert value in grid[name][key]
-    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1"
+    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian"
     assert parse_method_label(label)[1]["normalise_features"] is True
 
 
@@ -193,8 +197,8 @@ def test_method_labels_expand_the_product_and_round_trip(config):
         ("adhoc-it5", "method label 'adhoc-it5': expected 2 parameters"),
         ("adhoc-itx-ns0.1", "method label 'adhoc-itx-ns0.1': bad value for iterations: 'x'"),
         (
-            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1",
-            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1': "
+            "genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian",
+            "method label 'genetic-XX-pop2-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm1-layseries_dimension-initgaussian': "
             "expected a fitness in ('annealed', 'DF', 'CI', 'NA')",
         ),
     ],

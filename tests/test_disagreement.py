@@ -209,5 +209,8 @@ def test_single_series_and_shape_errors():
     res = disagreement(F, F, X, X)
     assert res.auc.tolist() == [0.0] and res.first_disagreement.tolist() == [0.0]
     assert res.inclusion.tolist() == [1.0]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         disagreement(F, F, X, np.ones((1, 4, 2)))
+    assert str(info.value) == (
+        "X_orig and X_rel must both be (n, L, D), got (1, 3, 2) and (1, 4, 2)"
+    )

@@ -125,14 +125,31 @@ def test_k_larger_than_n_warns_and_suppresses() -> None:
 
 @pytest.mark.parametrize("k", [0, -1, 2.5, True, "3"])
 def test_bad_k(k) -> None:
-    with pytest.raises(ConfigError, match="duration k"):
+    with pytest.raises(ConfigError) as info:
         assign_duration_classes(np.array([1, 2, 3]), k)
+    assert str(info.value) == f"duration k (dk) must be an integer >= 1, got {k!r}"
 
 
-@pytest.mark.parametrize("lengths", [[0, 1, 2], [-3, 4], [1.5, 2.0]])
-def test_bad_lengths(lengths) -> None:
-    with pytest.raises(InputDataError, match="lengths"):
+@pytest.mark.parametrize(
+    ("lengths", "message"),
+    [
+        (
+            [0, 1, 2],
+            "lengths: 1 series have length < 1 hour (minimum 0); every series must have at "
+            "least one hour",
+        ),
+        (
+            [-3, 4],
+            "lengths: 1 series have length < 1 hour (minimum -3); every series must have at "
+            "least one hour",
+        ),
+        ([1.5, 2.0], "lengths must be whole numbers of hours, got dtype float64"),
+    ],
+)
+def test_bad_lengths(lengths, message) -> None:
+    with pytest.raises(InputDataError) as info:
         assign_duration_classes(np.array(lengths), 1)
+    assert str(info.value) == message
 
 
 def test_empty() -> None:
@@ -175,8 +192,11 @@ def test_trim_keeps_last_hours() -> None:
 
 def test_records_lost_rejects_lengthening() -> None:
     with pytest.raises(InputDataError) as err:
-        records_lost(np.array([3]), np.array([4]))
-    assert str(err.value) == "class_lengths must lie in [0, length] for every series"
+        records_lost(np.array([3, 5, 2]), np.array([3, 6, -1]))
+    assert str(err.value) == (
+        "class_lengths must lie in [0, length] for every series; 2 series lie outside "
+        "(first: class length 6 for length 5)"
+    )
 
 
 def test_vectorised_scale() -> None:

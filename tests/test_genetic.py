@@ -31,6 +31,7 @@ FAST = GeneticParams(
     patience=40,
     max_iterations=150,
     normalise_features=False,
+    init="gaussian",
 )
 
 
@@ -49,22 +50,39 @@ def with_(params: GeneticParams, **changes) -> GeneticParams:
 
 
 def test_params_from_label_and_validation():
-    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0"
+    label = "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layseries_dimension-initmean_shift"
     name, raw = parse_method_label(label)
     params = GeneticParams.from_dict(raw)
     assert params == GeneticParams()  # the defaults are the config defaults
     assert method_label(name, params.__dict__) == label
     assert GeneticParams.from_dict({"normalise_features": 1}).normalise_features is True
-    with pytest.raises(ConfigError, match="unknown parameter"):
+    with pytest.raises(ConfigError) as info:
         GeneticParams.from_dict({"popsize": 3})
-    with pytest.raises(ConfigError, match="population"):
+    assert str(info.value) == (
+        "genetic optimiser: unknown parameter(s) ['popsize'], expected some of ['fitness', "
+        "'init', 'init_sd', 'layout', 'max_iterations', 'mutation_prob', 'mutation_sd', "
+        "'normalise_features', 'parents', 'patience', 'population', 'tournament']"
+    )
+    with pytest.raises(ConfigError) as info:
         GeneticParams.from_dict({"population": 2.5})
-    with pytest.raises(ConfigError, match="fitness"):
+    assert str(info.value) == "genetic optimiser parameter 'population': expected int, got 2.5"
+    with pytest.raises(ConfigError) as info:
         GeneticParams(fitness="XX")
-    with pytest.raises(ConfigError, match="tournament"):
+    assert str(info.value) == (
+        "genetic optimiser parameter 'fitness': expected one of ('annealed', 'DF', 'CI', "
+        "'NA'), got 'XX'"
+    )
+    with pytest.raises(ConfigError) as info:
         GeneticParams(population=4, tournament=5)
-    with pytest.raises(ConfigError, match="mutation_prob"):
+    assert str(info.value) == (
+        "genetic optimiser parameter 'tournament': expected an integer in [parents=2, "
+        "population], got 5"
+    )
+    with pytest.raises(ConfigError) as info:
         GeneticParams(mutation_prob=1.5)
+    assert str(info.value) == (
+        "genetic optimiser parameter 'mutation_prob': expected a probability in [0, 1], got 1.5"
+    )
 
 
 def test_deterministic_and_reduces_unfeasibility(problem):
@@ -108,7 +126,8 @@ def test_elite_never_gets_worse(problem):
             history.setdefault(i, []).append(k)
 
     optimise_genetic(X[:20], T[:20], spec, FAST, np.random.default_rng(2), callback=record)
-    assert len(history) == 20
+    k = len(spec.feature_dims)  # one problem per series and feature dimension
+    assert {i // k for i in history} == set(range(20)) and len(history) > 20
     for keys in history.values():
         assert np.all(np.diff(keys) >= 0)
         assert keys[-1] > keys[0]  # and it does improve
@@ -175,3 +194,82 @@ def test_more_parents_and_chunks(problem):
     assert res.X.shape == X[:10].shape
     before = unfeasibility(compute_features(X[:10], spec), T[:10])
     assert res.unfeasibility.mean() < before.mean()
+
+
+def test_layouts_and_inits_are_named_errors():
+    with pytest.raises(ConfigError) as info:
+        GeneticParams(layout="rows")
+    assert str(info.value) == (
+        "genetic optimiser parameter 'layout': expected one of ('series_dimension', 'joint'), "
+        "got 'rows'"
+    )
+    with pytest.raises(ConfigError) as info:
+        GeneticParams(init="zero")
+    assert str(info.value) == (
+        "genetic optimiser parameter 'init': expected one of ('gaussian', 'mean_shift'), got 'zero'"
+    )
+
+
+def test_series_dimension_layout_beats_joint_and_mean_shift_starts_closer(problem):
+    """Seed Table 6.2 is reached only with one problem per (series, dimension); the mean-shift
+    initial population meets the mean targets from the first generation."""
+    X, T, spec = problem
+    X, T = X[:30], T[:30]
+    rng = np.random.default_rng
+    res = {
+        (lay, init): optimise_genetic(X, T, spec, with_(FAST, layout=lay, init=init), rng(5))
+        for lay in ("series_dimension", "joint")
+        for init in ("gaussian", "mean_shift")
+    }
+    unf = {key: float(r.unfeasibility.mean()) for key, r in res.items()}
+    assert unf["series_dimension", "gaussian"] < unf["joint", "gaussian"]
+    assert unf["series_dimension", "mean_shift"] < unf["series_dimension", "gaussian"]
+    first = {}
+    for init in ("gaussian", "mean_shift"):
+        p = with_(FAST, init=init, max_iterations=1)
+        first[init] = optimise_genetic(X, T, spec, p, rng(5)).unfeasibility.mean()
+    assert first["mean_shift"] < 0.8 * first["gaussian"]
+
+
+def test_normalising_is_never_worse_with_the_default_layout(problem):
+    """Perturbation and feature errors of a dimension scale alike: each (series, dimension)
+    problem's ranking is unchanged up to float rounding (5 % tolerance)."""
+    X, T, spec = problem
+    X, T = X[:30], T[:30]
+    base = optimise_genetic(X, T, spec, with_(FAST, init="mean_shift"), np.random.default_rng(3))
+    norm = optimise_genetic(
+        X,
+        T,
+        spec,
+        with_(FAST, init="mean_shift", normalise_features=True),
+        np.random.default_rng(3),
+    )
+    assert norm.unfeasibility.mean() <= 1.05 * base.unfeasibility.mean()
+
+
+def test_series_dimension_result_does_not_depend_on_the_other_dimensions(problem):
+    """Independent problems: a dimension's released values depend only on its own records and
+    targets (given the same random stream), so changing another dimension changes nothing."""
+    X, T, spec = problem
+    X, T = X[:10].copy(), T[:10]
+    p = with_(FAST, max_iterations=30)
+    a = optimise_genetic(X, T, spec, p, np.random.default_rng(8))
+    assert a.X.shape == X.shape
+    ph = DIMS.index("ph")  # not a feature dimension: never changed
+    assert a.X[:, :, ph].tobytes() == X[:, :, ph].tobytes()
+    again = optimise_genetic(X, T, spec, p, np.random.default_rng(8))
+    assert again.X.tobytes() == a.X.tobytes()
+
+
+def test_a_dimension_with_one_record_is_optimised_for_the_mean_only(problem):
+    X, T, spec = problem
+    X, T = X[:6].copy(), T[:6].copy()
+    hr = DIMS.index("heart_rate")
+    X[2, 1:, hr] = np.nan  # one heart-rate record: its variance is 0 whatever happens
+    var_col = spec.names.index("heart_rate_var")
+    T[2, var_col] = 50.0
+    T[3, var_col] = np.nan  # NaN targets stay unconstrained
+    res = optimise_genetic(X, T, spec, with_(FAST, max_iterations=40), np.random.default_rng(4))
+    assert res.detail["mean_only_dims"].tolist() == [0, 0, 1, 0, 0, 0]
+    mean_col = spec.names.index("heart_rate_mean")
+    assert abs(res.X[2, 0, hr] - T[2, mean_col]) < abs(X[2, 0, hr] - T[2, mean_col])

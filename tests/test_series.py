@@ -205,12 +205,25 @@ def test_ihm_window_drops_and_counts_an_observation_at_its_end(raw_dir: Path) ->
 
 
 def test_build_release_errors(raw_dir: Path, tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="release"):
+    with pytest.raises(ConfigError) as info:
         build_release(raw_dir, cohort(), VARIABLES, "weekly")
-    with pytest.raises(InputDataError, match="part-"):
+    assert str(info.value) == "release must be one of ('stays', 'ihm48'), got 'weekly'"
+    with pytest.raises(ConfigError) as info:
+        build_release(raw_dir, cohort(), VARIABLES, "ihm48", ihm_hours=0)
+    assert str(info.value) == (
+        "config parameter 'series/ihm_hours': expected a positive number of hours, got 0"
+    )
+    with pytest.raises(InputDataError) as info:
         build_release(tmp_path / "nowhere", cohort(), VARIABLES, "stays")
-    with pytest.raises(InputDataError, match="ihm48"):
+    assert str(info.value) == (
+        f"{tmp_path / 'nowhere' / 'events'}: no part-*.parquet files (run the extract step first)"
+    )
+    with pytest.raises(InputDataError) as info:
         build_release(raw_dir, cohort().iloc[1:2], VARIABLES, "ihm48")
+    assert str(info.value) == (
+        "release 'ihm48': no cohort stay has a recording of a series variable in "
+        f"{raw_dir / 'events'}"
+    )
 
 
 def reference_resample(frame: pd.DataFrame, dims: list[str]) -> pd.DataFrame:

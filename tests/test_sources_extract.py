@@ -130,8 +130,12 @@ def test_failure_leaves_previous_output_untouched(tmp_path: Path) -> None:
     (out / "previous.txt").write_text("old")
     data = (folder / "LABEVENTS.csv.gz").read_bytes()
     (folder / "LABEVENTS.csv.gz").write_bytes(data[: len(data) // 2])  # truncated gzip
-    with pytest.raises(InputDataError, match="LABEVENTS"):
+    with pytest.raises(InputDataError) as info:
         extract_raw(CsvSource(folder), out, ITEMIDS, 2, 1000)
+    assert str(info.value) == (
+        f"{folder / 'LABEVENTS.csv.gz'}: cannot decompress the gzip file, it is truncated or "
+        "corrupt (Truncated compressed stream); re-download or re-compress it"
+    )
     assert [p.name for p in out.iterdir()] == ["previous.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "raw"]  # no temp dir left
 
@@ -151,13 +155,22 @@ def test_progress_is_logged_with_rates(tmp_path: Path, caplog: pytest.LogCapture
 
 
 @pytest.mark.parametrize(
-    ("itemids", "buckets", "chunk", "word"),
-    [(set(), 2, 1000, "itemids"), (ITEMIDS, 0, 1000, "event_buckets"),
-     (ITEMIDS, 2, 0, "chunk_rows"), ({"211"}, 2, 1000, "itemids")],
+    ("itemids", "buckets", "chunk", "message"),
+    [
+        (set(), 2, 1000, "itemids (the item ids of the series variables): expected a non-empty "
+                         "set of integers, got []"),
+        (ITEMIDS, 0, 1000, "config parameter 'source/event_buckets': expected an integer in "
+                           "[1, 1024], got 0"),
+        (ITEMIDS, 2, 0, "config parameter 'source/chunk_rows': expected a positive integer, "
+                        "got 0"),
+        ({"211"}, 2, 1000, "itemids (the item ids of the series variables): expected a "
+                           "non-empty set of integers, got ['211']"),
+    ],
 )  # fmt: skip
-def test_bad_parameters(tmp_path: Path, itemids, buckets: int, chunk: int, word: str) -> None:
-    with pytest.raises(ConfigError, match=word):
+def test_bad_parameters(tmp_path: Path, itemids, buckets: int, chunk: int, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
         extract_raw(CsvSource(tmp_path), tmp_path / "raw", itemids, buckets, chunk)
+    assert str(info.value) == message
     assert not (tmp_path / "raw").exists()
 
 
@@ -291,6 +304,6 @@ def test_unknown_empty_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         extract_raw(CsvSource(tmp_path), tmp_path / "raw", ITEMIDS, 2, 1000, ["noteevents"])
     assert str(info.value) == (
-        "empty_tables: unknown event table(s) ['noteevents']; "
+        "config parameter 'source/empty_tables': unknown event table(s) ['noteevents']; "
         "expected some of ['chartevents', 'labevents']"
     )

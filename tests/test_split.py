@@ -44,10 +44,18 @@ def test_consistent_across_subsets_of_subjects() -> None:
 
 
 def test_bad_fractions_raise() -> None:
-    with pytest.raises(ConfigError, match="sum to 1"):
+    with pytest.raises(ConfigError) as info:
         assign_splits(SUBJECTS, {"train": 0.7, "validation": 0.2, "test": 0.2}, seed=1)
-    with pytest.raises(ConfigError, match="train"):
+    assert str(info.value) == (
+        "config parameter 'series/split': fractions must be >= 0 and sum to 1, got {'train': "
+        "0.7, 'validation': 0.2, 'test': 0.2}"
+    )
+    with pytest.raises(ConfigError) as info:
         assign_splits(SUBJECTS, {"train": 0.8, "test": 0.2}, seed=1)
+    assert str(info.value) == (
+        "config parameter 'series/split': expected fractions for exactly ['train', "
+        "'validation', 'test'], got ['test', 'train']"
+    )
 
 
 def test_add_splits_adds_a_string_column() -> None:

@@ -186,7 +186,10 @@ def test_check_sweep_point_refuses_a_release_under_its_claims(point):
             p["public"], p["index"], p["durations"], p["targets"], p["pseudonyms"],
             dk=1000, fk=5, group_by_split=False,
         )  # fmt: skip
-    assert str(err.value).startswith("duration class under dk=1000: ")
+    assert str(err.value) == (
+        "duration class under dk=1000: 5 class(es) with fewer series ((duration_class): size: "
+        "4: 12, 5: 14, 7: 14, 8: 10, 9: 10)"
+    )
 
 
 def test_map_classes_runs_each_class_once_in_order(point):
@@ -237,7 +240,13 @@ def test_privacy_evaluation_of_the_release(point):
 def test_tuning_table_and_grid_summary(point):
     p = point
     table = tuning_table(p["classes"], p["dims"], FEATURES, label=ADHOC, seed=3)
-    assert list(table.columns) == ["duration", "unfeasibility", "distortion", "iterations"]
+    assert list(table.columns) == [
+        "duration",
+        "series",
+        "unfeasibility",
+        "distortion",
+        "iterations",
+    ]
     assert table["duration"].iloc[-1] == "All classes"
     grid = tuning_grid_summary(
         [ADHOC, "adhoc-it1-ns0.01"], [table, table.assign(unfeasibility=9.0)]

@@ -16,6 +16,7 @@ from mimic_deid.deid.tuning import (
     TuningClass,
     TuningRun,
     complete_series,
+    eligible_series,
     optimiser_table,
     run_tuning,
     select_tuning_series,
@@ -75,6 +76,7 @@ def test_select_complete_series_and_fallback(classes, tspec):
         rng=np.random.default_rng(0),
         partition=fake_partition,
         targets_of=fake_targets,
+        eligibility="complete",
     )
     assert list(sel) == [5, 25, 48, 75, 100]
     assert sel[48].requested_length == 50 and sel[48].length == 48
@@ -89,7 +91,12 @@ def test_select_complete_series_and_fallback(classes, tspec):
         np.testing.assert_array_equal(tc.targets, full[tc.rows])
     # deterministic given the generator; eligibility masks restrict the draw
     again = select_tuning_series(
-        fill, tspec, rng=np.random.default_rng(0), partition=fake_partition, targets_of=fake_targets
+        fill,
+        tspec,
+        rng=np.random.default_rng(0),
+        partition=fake_partition,
+        targets_of=fake_targets,
+        eligibility="complete",
     )
     assert all(np.array_equal(again[L].rows, sel[L].rows) for L in sel)
     only = {L: np.arange(40) < 10 for L in fill}
@@ -116,10 +123,12 @@ def test_select_with_real_mondrian(classes, tspec):
 
 
 def test_select_bad_input(classes, tspec):
-    with pytest.raises(ConfigError, match="n_per_class"):
+    with pytest.raises(ConfigError) as info:
         select_tuning_series(classes, tspec, n_per_class=0, rng=np.random.default_rng(0))
-    with pytest.raises(ConfigError, match="rng"):
+    assert str(info.value) == "tuning: n_per_class must be an integer >= 1, got 0"
+    with pytest.raises(ConfigError) as info:
         select_tuning_series(classes, tspec)
+    assert str(info.value) == "tuning: a numpy Generator 'rng' is required to draw the series"
 
 
 def _tuning_class(L, X, T, spec):
@@ -142,6 +151,7 @@ def test_optimiser_table_by_hand(tspec):
     table = optimiser_table(runs, iterations=True)
     assert list(table.columns) == [
         "duration",
+        "series",
         "unfeasibility",
         "distortion",
         "iterations",
@@ -153,6 +163,7 @@ def test_optimiser_table_by_hand(tspec):
     # distortion: shift per record in one of the 3 feature dims -> shift / 3 per dimension
     np.testing.assert_allclose(table["distortion"], [1 / 3, 2 / 3, 0.5])
     np.testing.assert_allclose(table["iterations"], [20.0, 20.0, 20.0])
+    assert list(table["series"]) == [2, 2, 4]
     assert "iterations" not in optimiser_table(runs).columns
 
 
@@ -170,8 +181,51 @@ def test_tables_end_to_end(classes, tspec):
     genetic = run_tuning(sel, lambda X, T, s: optimise_genetic(X, T, s, params, rng))
     t61, t62 = optimiser_table(adhoc), optimiser_table(genetic, iterations=True)
     assert isinstance(t61, pd.DataFrame) and len(t61) == 3 and len(t62) == 3
-    assert np.isfinite(t61.iloc[:, 1:].to_numpy()).all()
-    assert np.isfinite(t62.iloc[:, 1:].to_numpy()).all()
+    assert np.isfinite(t61.iloc[:, 1:].to_numpy(dtype=float)).all()
+    assert np.isfinite(t62.iloc[:, 1:].to_numpy(dtype=float)).all()
     assert (t62["iterations"] >= 20).all()
     # ad-hoc meets mean and variance exactly: far more feasible than the short genetic run
     assert t61["unfeasibility"].iloc[-1] < t62["unfeasibility"].iloc[-1]
+
+
+def test_two_records_eligibility_draws_series_with_gaps_and_warns_for_short_classes(
+    classes, tspec, caplog
+):
+    """Default eligibility: >= 2 non-null records per feature dimension (not complete series)."""
+    X = classes[25].copy()
+    dims = tspec.feature_dims
+    X[:, :, dims] = np.nan
+    X[:30, :2, dims] = 80.0  # 30 series with exactly 2 records per feature dimension
+    X[30:33, :1, dims] = 80.0  # 3 with one record: not eligible
+    ok = eligible_series(X, dims)
+    assert ok[:30].all() and not ok[30:].any()
+    assert not complete_series(X, dims).any()
+    sel = select_tuning_series(
+        {25: X[:33]},
+        tspec,
+        n_per_class=40,
+        lengths=(25,),
+        rng=np.random.default_rng(0),
+        partition=fake_partition,
+        targets_of=fake_targets,
+    )
+    assert len(sel[25].rows) == 30 and sel[25].n_complete == 30
+    assert "tuning: class 25 has only 30 eligible series (two_records); 40 asked for" in caplog.text
+    with pytest.raises(ConfigError) as info:
+        eligible_series(X, dims, "some")
+    assert str(info.value) == (
+        "tuning eligibility must be one of ('two_records', 'complete'), got 'some'"
+    )
+
+
+def test_tuning_labels_table_every_fitness_variant_of_each_genetic_point():
+    from mimic_deid.deid.tuning import tuning_labels
+
+    genetic = (
+        "genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layjoint-initgaussian"
+    )
+    labels = ["adhoc-it50-ns0.01", genetic, "kapra-P5-paa4-sax10-none"]
+    got = tuning_labels(labels, ["annealed", "DF", "CI", "NA"])
+    assert got == ["adhoc-it50-ns0.01"] + [
+        genetic.replace("-NA-", f"-{f}-") for f in ("annealed", "DF", "CI", "NA")
+    ]

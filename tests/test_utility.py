@@ -43,8 +43,9 @@ def test_subsequence_bounds() -> None:
     # at least one hour
     assert subsequence_bounds(1) == [(0, 1)] * 7
     assert subsequence_bounds(3)[1:] == [(0, 1), (0, 1), (0, 2), (2, 3), (2, 3), (1, 3)]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         subsequence_bounds(0)
+    assert str(info.value) == "series length must be >= 1 hour, got 0"
 
 
 def test_feature_names_order() -> None:
@@ -143,10 +144,12 @@ def test_features_match_reference_mixed_lengths() -> None:
 
 
 def test_features_bad_input() -> None:
-    with pytest.raises(InputDataError):
+    with pytest.raises(InputDataError) as info:
         benchmark_features(np.zeros((2, 5, 1)), np.array([5, 6]))
-    with pytest.raises(InputDataError):
+    assert str(info.value) == "benchmark_features: lengths must lie in [1, 5], got [5, 6]"
+    with pytest.raises(InputDataError) as info:
         benchmark_features(np.zeros((2, 5, 1)), np.array([5]))
+    assert str(info.value) == "benchmark_features: lengths must have shape (2,), got (1,)"
 
 
 def test_features_from_long_string_keys() -> None:
@@ -186,10 +189,18 @@ def test_features_from_long_string_keys() -> None:
     np.testing.assert_array_equal(data["train"][0], F)
     assert data["train"][1].tolist() == [1, 1, 0, 0]
 
-    with pytest.raises(InputDataError, match="spo2"):
+    with pytest.raises(InputDataError) as info:
         features_from_long(long.drop(columns="spo2"), index, "pseudonym", dims)
-    with pytest.raises(InputDataError, match="duplicate"):
+    assert str(info.value) == (
+        "series long table: missing column(s) ['spo2']; expected at least ['pseudonym', "
+        "'hour', 'hr', 'spo2'], got ['pseudonym', 'hour', 'hr']"
+    )
+    with pytest.raises(InputDataError) as info:
         features_from_long(pd.concat([long, long.iloc[:1]]), index, "pseudonym", dims)
+    assert str(info.value) == (
+        "series long table: 1 repeated (pseudonym, hour) row(s); expected at most one row per "
+        "(pseudonym, hour)"
+    )
 
 
 # ------------------------------------------------------------------------------ metrics
@@ -286,11 +297,15 @@ def test_c_selection_ties_go_to_smaller_c() -> None:
     # the scaled features make tiny Cs rank identically; equal validation AUCs -> smallest C
     _, C = fit_mortality_model(data["train"], data["validation"], Cs=[1e-9, 1e-8], seed=0)
     assert C == 1e-9
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError) as info:
         fit_mortality_model(data["train"], data["validation"], Cs=[], seed=0)
+    assert str(info.value) == ("utility Cs: expected a non-empty list of positive numbers, got []")
     X, y = data["train"]
-    with pytest.raises(InputDataError, match="both labels"):
+    with pytest.raises(InputDataError) as info:
         fit_mortality_model((X, np.zeros_like(y)), data["validation"], Cs=[1.0])
+    assert str(info.value) == (
+        "utility training split: expected both labels 0 and 1, got only [0] in 240 series"
+    )
 
 
 # ------------------------------------------------------------------------------ trust settings

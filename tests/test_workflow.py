@@ -196,8 +196,11 @@ def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
     proc = snakemake(tmp_path / "run", "--cores", "1", config=config, check=False)
     assert proc.returncode != 0
     output = proc.stdout + proc.stderr
-    assert "mimic-deid error in rule 'extract'" in output
-    assert "ICUSTAYS.csv.gz" in output and str(source) in output
+    errors = [line for line in output.splitlines() if line.startswith("mimic-deid error")]
+    assert errors == [
+        f"mimic-deid error in rule 'extract': {source}: MIMIC-III table file not found: looked "
+        "for ICUSTAYS.csv.gz or ICUSTAYS.csv in this directory (file name case ignored)"
+    ], output
     assert not (tmp_path / "run" / "results" / "private" / "raw").exists()
 
 

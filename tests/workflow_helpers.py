@@ -51,6 +51,21 @@ TINY_CONFIG = {
         },
     },
     "evaluate": {"utility": {"C": [0.01, 1.0], "bootstrap": 50}},
+    # comparator stages at their smallest useful size (their own tests cover the methods)
+    "codes": {
+        "gccens": {"k": [5], "caps": [3, 5, "max"]},
+        "lda": {"k": [2, 5], "max_trajectories": 150},
+    },
+    # a small tabular grid: the tiny demographics table has fewer rows than the default k = 100
+    "tabular": {
+        "procedures": 1,
+        "draws": 3,
+        "ola": {"k": [2, 5], "max_sup": [0, 10]},
+        "inverse": {"max_loss": [0.5], "max_sup": [0, 50]},
+        "concealing": {"models": {"A": [0.01], "B": [0.05, 0.05]}},
+        "epsilon": {"la_k": 3, "la_samples": 2, "la_penalty": [0.0, 0.1]},
+        "release": {"k": 3},
+    },
 }
 
 

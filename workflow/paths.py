@@ -35,6 +35,7 @@ PATHS = {
     "check": f"results/{{release}}/{POINT}/check.json",
     "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
     "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
+    "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",
     # evaluation
     "baseline_series": "results/{release}/dk{dk}/baseline/disagreement_series.parquet",
     "baseline_summary": "results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
@@ -42,12 +43,42 @@ PATHS = {
     "disagreement_summary": f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
     "linkage": f"results/{{release}}/{POINT}/privacy/linkage.json",
     "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
+    # sequences (seed 004): {table} is transfers | cptevents
+    "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
+    "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",
+    "seq_release": "results/sequences/{table}/release.parquet",
+    "seq_summary": "results/sequences/{table}/summary.json",
+    "seq_sweep": "results/sequences/{table}/sweep.csv",
+    "seq_friedman": "results/sequences/{table}/friedman.csv",
+    # tabular stage (seed 003): raw tables and demographics private, grids public
+    "tabular_patients": f"{PRIVATE}/tabular/raw/patients.parquet",
+    "tabular_admissions": f"{PRIVATE}/tabular/raw/admissions.parquet",
+    "tabular_procedures": f"{PRIVATE}/tabular/raw/procedures.parquet",
+    "tabular_demographics": f"{PRIVATE}/tabular/demographics_p{{procedures}}.parquet",
+    "tabular_release": f"{PRIVATE}/tabular/release.parquet",
+    "tabular_uniqueness": "results/tabular/uniqueness.json",
+    "tabular_ola": "results/tabular/ola_grid.csv",
+    "tabular_inverse": "results/tabular/inverse_ola.csv",
+    "tabular_concealing": "results/tabular/concealing.csv",
+    "tabular_dps_grid": "results/tabular/dps_grid.csv",
+    "tabular_dps": "results/tabular/dps.json",
+    "tabular_epsilon_la": "results/tabular/epsilon_la.csv",
+    "tabular_release_summary": "results/tabular/release.json",
+    "tabular_joint_risk": "results/tabular/joint_risk_stays.csv",
     # report
     "sweep_csv": f"{REPORT}/sweep_summary.csv",
     "sweep_md": f"{REPORT}/sweep_summary.md",
     "report_index": f"{REPORT}/index.html",
     "report_figure": f"{REPORT}/figures/{{name}}.png",
     "report_table": f"{REPORT}/tables/{{name}}.csv",
+    # diagnosis codes (seed 002): private extraction, public aggregates
+    "codes_diagnoses": f"{PRIVATE}/codes/diagnoses.parquet",
+    "codes_extract": f"{PRIVATE}/codes/extract.json",
+    "codes_audit": "results/codes/audit.json",
+    "codes_cdf": "results/codes/dis_cdf.png",
+    "codes_gccens": "results/codes/gccens_cul.csv",
+    "codes_lda": "results/codes/lda.csv",
+    "codes_lda_info": "results/codes/lda.json",
 }
 
 

@@ -101,8 +101,12 @@ def _coerce(value: Any, schema: Mapping, root: Mapping) -> Any:
     return value
 
 
-def _with_defaults(cls: type) -> type:
-    """A jsonschema validator class that fills ``default`` values of absent properties."""
+def _with_defaults(cls: type, root: Mapping) -> type:
+    """A jsonschema validator class that fills ``default`` values of absent properties.
+
+    ``$ref`` targets resolve against ``root`` (inside a referenced definition the validator's
+    own schema is that definition, which has no ``definitions``).
+    """
     validate_properties = cls.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema):
@@ -111,7 +115,7 @@ def _with_defaults(cls: type) -> type:
                 if name in instance:
                     continue
                 if "default" not in sub:  # a $ref's sibling default wins over the target's
-                    sub = _resolve(sub, validator.schema)
+                    sub = _resolve(sub, root)
                 if "default" in sub:
                     instance[name] = _copy(sub["default"])
         yield from validate_properties(validator, properties, instance, schema)
@@ -159,6 +163,8 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
 
     - ``deid/fk`` <= ``deid/dk`` for every swept pair (a Mondrian class cannot be larger
       than the duration class it partitions);
+    - ``P`` <= ``deid/fk`` for every swept pair of a (k,P)-anonymity method
+      (``deid/methods/kapra``, ``deid/methods/pc-kapra``), whose k is the fk;
     - ``series/split`` fractions sum to 1;
     - ``source/csv/path`` is given for ``kind: csv`` and not set for ``kind: postgres``;
     - ``source/postgres/dsn`` holds no password (it would reach Snakemake's logs, job scripts
@@ -173,6 +179,14 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
             f"(a Mondrian class lies inside a duration class), got fk {deid['fk']} and "
             f"dk {deid['dk']}"
         )
+    for name in ("kapra", "pc-kapra"):
+        grid = deid.get("methods", {}).get(name)
+        if grid is not None and max(grid["P"]) > min(deid["fk"]):
+            raise ConfigError(
+                f"config parameters 'deid/methods/{name}/P' and 'deid/fk': every P must be <= "
+                f"every fk (k < P: a k-group is made of whole P-groups), got P {grid['P']} "
+                f"and fk {deid['fk']}"
+            )
     split = config["series"]["split"]
     if abs(sum(split.values()) - 1.0) > 1e-9:
         raise ConfigError(f"config parameter 'series/split': fractions must sum to 1, got {split}")
@@ -218,7 +232,7 @@ def validate_config(config: dict, schema_path: str | os.PathLike, variables: boo
     schema = load_schema(schema_path)
     _check_renamed(config)
     config.update(_coerce(config, schema, schema))
-    validator = _with_defaults(jsonschema.validators.validator_for(schema))(schema)
+    validator = _with_defaults(jsonschema.validators.validator_for(schema), schema)(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"

@@ -190,7 +190,10 @@ def build_release(
     if release not in RELEASES:
         raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
     if ihm_hours <= 0:
-        raise ConfigError(f"series.ihm_hours must be a positive number of hours, got {ihm_hours}")
+        raise ConfigError(
+            f"config parameter 'series/ihm_hours': expected a positive number of hours, "
+            f"got {ihm_hours}"
+        )
     require_table(
         stays,
         "stays",

@@ -40,12 +40,12 @@ def check_fractions(fractions: dict[str, float]) -> np.ndarray:
     """Validate ``fractions`` (keys train/validation/test, >= 0, sum 1); return them in order."""
     if set(fractions) != set(SPLITS):
         raise ConfigError(
-            f"series.split: expected fractions for exactly {list(SPLITS)}, got {sorted(fractions)}"
+            f"config parameter 'series/split': expected fractions for exactly {list(SPLITS)}, got {sorted(fractions)}"
         )
     values = np.array([float(fractions[s]) for s in SPLITS])
     if (values < 0).any() or not math.isclose(values.sum(), 1.0, abs_tol=1e-6):
         raise ConfigError(
-            f"series.split: fractions must be >= 0 and sum to 1, got {dict(zip(SPLITS, values.tolist(), strict=True))}"
+            f"config parameter 'series/split': fractions must be >= 0 and sum to 1, got {dict(zip(SPLITS, values.tolist(), strict=True))}"
         )
     return values
 

@@ -12,12 +12,15 @@ from mimic_deid.deid import (
     LABELLED,
     protected_features,
     released_variables,
+    tuning_labels,
 )
 from mimic_deid.deid.methods import REGISTRY, method_labels
 from mimic_deid.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
+from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, TABLES
+from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.variables import load_variables, series_variables
 
 try:
@@ -42,6 +45,7 @@ METHODS = method_labels(DEID["methods"])
 TUNING_GRID = (
     method_labels({"genetic": DEID["tuning_grid"]}) if "tuning_grid" in DEID else []
 )
+TUNING_TABLES = tuning_labels(METHODS, DEID["tuning"]["fitness"])
 
 
 wildcard_constraints:
@@ -49,7 +53,7 @@ wildcard_constraints:
     dk=r"\d+",
     fk=r"\d+",
     heuristic="range|diversity",
-    method=rf"({'|'.join(REGISTRY)})-[A-Za-z0-9.\-]+",
+    method=rf"({'|'.join(REGISTRY)})-[A-Za-z0-9._\-]+",
 
 
 def sweep_points():
@@ -81,7 +85,9 @@ def extract_input(wildcards):
     if kind == "synthetic":
         inputs["source_dir"] = synthetic_dir()
     elif kind == "csv":
-        inputs["tables"] = [str(p) for p in table_files(config["source"]["csv"]["path"])]
+        inputs["tables"] = [
+            str(p) for p in table_files(config["source"]["csv"]["path"])
+        ]
     else:
         inputs["fingerprint"] = postgres_fingerprint()
     return inputs
@@ -92,9 +98,10 @@ def postgres_fingerprint():
     it; the file changes, and the extraction re-runs, only when the database does."""
     pg = config["source"]["postgres"]
     try:
-        text = pg["version_tag"] or open_source(
-            "postgres", dsn=pg["dsn"], schema=pg["schema"]
-        ).fingerprint()
+        text = (
+            pg["version_tag"]
+            or open_source("postgres", dsn=pg["dsn"], schema=pg["schema"]).fingerprint()
+        )
     except MimicDeidError as exc:
         print(f"mimic-deid: source: {exc}", file=sys.stderr)
         sys.exit(1)
@@ -159,11 +166,18 @@ def report_input(wildcards):
         "series": path("series", release="stays"),
         "release_series": path("release_series", **p),
         "pseudonyms": path("pseudonyms", **p),
+        # the tabular stage's public outputs (report items tabular_*)
+        **{key: PATHS[key] for key in TABULAR_INPUTS},
     }
+    for table in config["sequences"]["tables"]:
+        inputs[f"sequences_sweep_{table}"] = path("seq_sweep", table=table)
+        inputs[f"sequences_friedman_{table}"] = path("seq_friedman", table=table)
     for name in ("adhoc", "genetic"):
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
+    for name in ("codes_audit", "codes_gccens", "codes_lda"):
+        inputs[name] = PATHS[name]
     g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
     if g:
         g = dict(g, release="stays")
@@ -172,4 +186,23 @@ def report_input(wildcards):
         inputs["ga_perturbed"] = path("perturbed", **g)
         inputs["ga_targets"] = path("targets", **g)
         inputs["ga_optimiser"] = path("method_series", **g)
+    return inputs
+
+
+def codes_extract_input(wildcards):
+    """What the codes stage's extraction reads: the raw admissions/patients and the source's
+    diagnosis tables (files or fingerprint, as in extract_input)."""
+    from mimic_deid.sources.tables import CODE_TABLES
+
+    inputs = {"raw": PATHS["raw"]}
+    kind = config["source"]["kind"]
+    if kind == "synthetic":
+        inputs["source_dir"] = synthetic_dir()
+    elif kind == "csv":
+        inputs["tables"] = [
+            str(p)
+            for p in table_files(config["source"]["csv"]["path"], CODE_TABLES.values())
+        ]
+    else:
+        inputs["fingerprint"] = postgres_fingerprint()
     return inputs

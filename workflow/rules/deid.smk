@@ -106,6 +106,7 @@ rule check_release:
         classes=PATHS["duration"],
         targets=PATHS["targets"],
         pseudonyms=PATHS["pseudonyms"],
+        per_series=PATHS["method_series"],
     output:
         check=PATHS["check"],
     log:
@@ -145,8 +146,31 @@ rule tuning_table:
     params:
         features=DEID["features"],
         seed=config["seed"],
+        series_per_class=DEID["tuning"]["series_per_class"],
+        eligibility=DEID["tuning"]["eligibility"],
     script:
         "../scripts/tuning_table.py"
+
+
+rule tuning_tables:
+    """Seed Tables 6.1/6.2 for every ad-hoc and genetic point, each fitness variant."""
+    input:
+        tables=[path("tuning_table", dk=DEID["dk"][0], method=m) for m in TUNING_TABLES],
+    output:
+        tables=path("tuning_tables", dk=DEID["dk"][0]),
+    log:
+        "logs/stays/tuning_tables.log",
+    benchmark:
+        "logs/benchmarks/stays/tuning_tables.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        labels=TUNING_TABLES,
+    script:
+        "../scripts/tuning_tables.py"
 
 
 rule tuning_sweep:

@@ -13,6 +13,9 @@ rule synthesize:
     threads: 1
     resources:
         mem_mb=2000,
+    params:
+        # a copy made by another version of the generator is regenerated
+        generator=generator_fingerprint(),
     script:
         "../scripts/synthesize.py"
 

@@ -7,13 +7,17 @@ from mimic_deid.deid import check_sweep_point
 from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
+    tables = ("series", "index", "classes", "targets", "pseudonyms", "per_series")
+    read = {name: pd.read_parquet(getattr(snakemake.input, name)) for name in tables}
     result = check_sweep_point(
-        *(pd.read_parquet(p) for p in snakemake.input),
+        *(read[name] for name in tables[:5]),
         dk=int(snakemake.wildcards.dk),
         fk=int(snakemake.wildcards.fk),
         group_by_split=snakemake.params.group_by_split,
         variables=list(snakemake.params.variables),
         labelled=snakemake.params.labelled,
         outcome_l=snakemake.params.outcome_l,
+        method=snakemake.wildcards.method,
+        per_series=read["per_series"],
     )
     write_json(result, snakemake.output.check)

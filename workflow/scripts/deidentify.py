@@ -20,6 +20,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         label=snakemake.wildcards.method,
         seed=snakemake.params.seed,
         threads=snakemake.threads,
+        fk=int(snakemake.wildcards.fk),
     )
     write_parquet(perturbed, snakemake.output.perturbed)
     write_parquet(per_series, snakemake.output.per_series)

@@ -5,17 +5,12 @@ never lands in Snakemake's job metadata; prefer ~/.pgpass or PGPASSWORD for pass
 """
 
 from mimic_deid.logs import run_stage
-from mimic_deid.sources import extract_raw, open_source
+from mimic_deid.sources import extract_raw, open_configured_source
 from mimic_deid.variables import configured_itemids, load_variables
 
 source = snakemake.config["source"]
 with run_stage(snakemake.rule, snakemake.log[0]):
-    reader = open_source(
-        source["kind"],
-        csv_path=snakemake.input.get("source_dir", source["csv"]["path"]),
-        dsn=source["postgres"]["dsn"],
-        schema=source["postgres"]["schema"],
-    )
+    reader = open_configured_source(source, snakemake.input.get("source_dir", ""))
     extract_raw(
         reader,
         snakemake.output[0],

@@ -16,5 +16,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         dict(snakemake.params.features),
         label=snakemake.wildcards.method,
         seed=snakemake.params.seed,
+        series_per_class=snakemake.params.series_per_class,
+        eligibility=snakemake.params.eligibility,
     )
     write_csv(table, snakemake.output.table)

@@ -1,7 +1,7 @@
 """De-identification: duration k-classes, Mondrian feature targets, release methods, the
 pseudonymous release and its privacy check."""
 
-from mimic_deid.deid.check import check_release, check_sweep_point
+from mimic_deid.deid.check import check_kp_groups, check_release, check_sweep_point
 from mimic_deid.deid.classes import (
     KEY,
     ClassArray,
@@ -28,6 +28,7 @@ from mimic_deid.deid.features import (
     protected_features,
     released_variables,
 )
+from mimic_deid.deid.kapra import KPGrouping, kp_anonymise, kp_summary
 from mimic_deid.deid.methods import (
     REGISTRY,
     ReleaseMethod,
@@ -39,7 +40,12 @@ from mimic_deid.deid.methods import (
 )
 from mimic_deid.deid.release import assemble_release, make_pseudonyms, pseudonymous_release
 from mimic_deid.deid.targets import mondrian_targets
-from mimic_deid.deid.tuning import tuning_grid_summary, tuning_table
+from mimic_deid.deid.tuning import (
+    tuning_grid_summary,
+    tuning_labels,
+    tuning_table,
+    tuning_tables_summary,
+)
 
 __all__ = [
     "DURATION_METHODS",
@@ -50,10 +56,12 @@ __all__ = [
     "RELEASE_VARIABLES",
     "ClassArray",
     "FeatureSpec",
+    "KPGrouping",
     "ReleaseMethod",
     "apply_method",
     "attacker_features",
     "assemble_release",
+    "check_kp_groups",
     "check_release",
     "check_sweep_point",
     "class_arrays",
@@ -64,6 +72,8 @@ __all__ = [
     "duration_uniqueness",
     "feature_spec",
     "iter_class_arrays",
+    "kp_anonymise",
+    "kp_summary",
     "make_pseudonyms",
     "map_classes",
     "method_label",
@@ -76,5 +86,7 @@ __all__ = [
     "run_method",
     "trim_to_classes",
     "tuning_grid_summary",
+    "tuning_labels",
     "tuning_table",
+    "tuning_tables_summary",
 ]

@@ -22,7 +22,11 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
 9. **missing hours withheld**: within a duration class each published variable is complete
    for every series or null for every series (:func:`check_missing_withheld`);
 10. **outcomes**: a release publishes a label only if it needs one, and then every published
-    class holds at least ``l`` distinct outcomes (:func:`check_outcomes`).
+    class holds at least ``l`` distinct outcomes (:func:`check_outcomes`);
+11. **(k,P) groups** (methods with ``k_from_fk``, :mod:`mimic_deid.deid.kapra`): per variable,
+    every k-group has at least ``k`` series, every pattern word within a k-group is shared by
+    at least ``P`` of its series, and all series of a k-group publish the same values, the
+    midpoint of the k-group's envelope (:func:`check_kp_groups`).
 
 Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
@@ -37,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.deid.classes import KEY
+from mimic_deid.deid.methods import REGISTRY, parse_method_label
 from mimic_deid.errors import ReleaseCheckError, require_columns
 from mimic_deid.logs import get_logger
 
@@ -51,6 +56,7 @@ __all__ = [
     "check_duration_k",
     "check_feature_k",
     "check_hours",
+    "check_kp_groups",
     "check_no_identifiers",
     "check_pseudonyms",
     "check_release",
@@ -195,7 +201,8 @@ def _eq_keys(index_public: pd.DataFrame, eq_classes: pd.DataFrame) -> list[str]:
     has_split = "split" in index_public.columns
     if has_split and "split" not in eq_classes.columns:
         raise ReleaseCheckError(
-            "equivalence-class table lacks column 'split' (the index is split per split)"
+            "equivalence-class table: missing column 'split'; expected it because the release "
+            "index has a 'split' column (equivalence classes are formed within each split)"
         )
     return ["split", "class_length"] if has_split else ["class_length"]
 
@@ -300,6 +307,115 @@ def check_outcomes(index_public: pd.DataFrame, labelled: bool, ell: int) -> dict
     return {"label": True, "l": int(ell), "classes": len(distinct)}
 
 
+def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:
+    """Released values of ``var`` (``rows``: pseudonym, hour, var) that are not the midpoint
+    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope)."""
+    lo_col, hi_col = f"lo_{var}", f"hi_{var}"
+    if not {lo_col, hi_col} <= set(grouped.columns):
+        return 0
+    lengths = grouped[lo_col].map(len).to_numpy(dtype=np.int64)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    env = pd.DataFrame(
+        {
+            KEY: np.repeat(grouped[KEY].to_numpy(), lengths),
+            "hour": np.arange(int(lengths.sum())) - starts,
+            "mid": 0.5
+            * (
+                np.concatenate(grouped[lo_col].to_list())
+                + np.concatenate(grouped[hi_col].to_list())
+            ),
+        }
+    )
+    both = rows.merge(env.merge(grouped[[KEY, "pseudonym"]], on=KEY), on=["pseudonym", "hour"])
+    return int((both[var].to_numpy() != both["mid"].to_numpy()).sum())
+
+
+def check_kp_groups(
+    per_series: pd.DataFrame,
+    series_public: pd.DataFrame,
+    pseudonyms: pd.DataFrame,
+    k: int,
+    P: int,
+) -> dict:
+    """Claim 11: the (k,P)-anonymity of a release made by a (k,P) method (seed 001 §2.2.2).
+
+    Parameters
+    ----------
+    per_series : DataFrame
+        The method's ``optimiser.parquet``: icustay_id, group, class_length and per grouped
+        variable ``k_group_<var>`` (-1 where the class never observed it), ``sax_level_<var>``
+        and ``word_<var>``; with ``lo_<var>``/``hi_<var>`` (the envelope, one value per hour)
+        every released value is also checked to be the envelope's midpoint.
+    series_public : DataFrame
+        ``release/series.parquet``.
+    pseudonyms : DataFrame
+        icustay_id, pseudonym.
+    k, P : int
+
+    Returns
+    -------
+    dict
+        ``k``, ``P``, ``variables``, ``k_groups`` (over variables), ``smallest_k_group``,
+        ``smallest_word_share`` and ``breach_bound`` (``1 / P``).
+    """
+    variables = sorted(
+        c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
+    )
+    if not variables:
+        raise ReleaseCheckError(
+            "(k,P) groups: the method's per-series table has no 'k_group_<variable>' column"
+        )
+    keys = ["group", "class_length"]
+    require_columns(per_series, [KEY, *keys], "method per-series table", ReleaseCheckError)
+    n_groups, smallest, share = 0, None, None
+    for var in variables:
+        kg, lv, word = f"k_group_{var}", f"sax_level_{var}", f"word_{var}"
+        require_columns(per_series, [lv, word], "method per-series table", ReleaseCheckError)
+        grouped = per_series[per_series[kg] >= 0]
+        sizes = grouped.groupby([*keys, kg], sort=True).size()
+        if len(sizes) and sizes.min() < k:
+            raise ReleaseCheckError(
+                f"(k,P) groups: variable '{var}': {int((sizes < k).sum())} k-group(s) under "
+                f"k={k}, smallest {int(sizes.min())} series"
+            )
+        shares = grouped.groupby([*keys, kg, lv, word], sort=True).size()
+        if len(shares) and shares.min() < P:
+            raise ReleaseCheckError(
+                f"(k,P) groups: variable '{var}': {int((shares < P).sum())} pattern word(s) "
+                f"shared by fewer than P={P} series of their k-group, smallest {int(shares.min())}"
+            )
+        if var in series_public.columns and len(grouped):
+            member = grouped[[KEY, *keys, kg]].merge(pseudonyms, on=KEY)
+            rows = series_public[["pseudonym", "hour", var]].merge(
+                member.drop(columns=[KEY]), on="pseudonym"
+            )
+            spread = rows.groupby([*keys, kg, "hour"], sort=True)[var].agg(["min", "max"])
+            if (spread["max"] > spread["min"]).any():
+                raise ReleaseCheckError(
+                    f"(k,P) groups: variable '{var}': series of one k-group publish different "
+                    "values (the release is not the k-group's envelope midpoint)"
+                )
+            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var)
+            if off:
+                raise ReleaseCheckError(
+                    f"(k,P) groups: variable '{var}': {off} released value(s) differ from "
+                    "their k-group's envelope midpoint"
+                )
+        n_groups += len(sizes)
+        if len(sizes):
+            smallest = int(sizes.min()) if smallest is None else min(smallest, int(sizes.min()))
+            share = int(shares.min()) if share is None else min(share, int(shares.min()))
+    return {
+        "k": int(k),
+        "P": int(P),
+        "variables": variables,
+        "k_groups": n_groups,
+        "smallest_k_group": smallest,
+        "smallest_word_share": share,
+        "breach_bound": 1.0 / P,
+    }
+
+
 def check_release(
     series_public: pd.DataFrame,
     index_public: pd.DataFrame,
@@ -394,6 +510,8 @@ def check_sweep_point(
     variables: Iterable[str] | None = None,
     labelled: bool | None = None,
     outcome_l: int = 1,
+    method: str | None = None,
+    per_series: pd.DataFrame | None = None,
 ) -> dict:
     """:func:`check_release` of one sweep point's release, from its private artefacts.
 
@@ -411,6 +529,10 @@ def check_sweep_point(
     group_by_split : bool
     variables, labelled, outcome_l
         As :func:`check_release`.
+    method : str, optional
+        The point's method label; a (k,P) method (``k_from_fk``) adds claim 11 with ``k = fk``.
+    per_series : DataFrame, optional
+        The method's ``optimiser.parquet`` (required for a (k,P) method).
 
     Returns
     -------
@@ -434,4 +556,14 @@ def check_sweep_point(
         labelled=labelled,
         outcome_l=outcome_l,
     )
+    if method is not None:
+        name, params = parse_method_label(method)
+        if REGISTRY[name].k_from_fk:
+            if per_series is None:
+                raise ReleaseCheckError(
+                    f"(k,P) groups: method '{method}' needs its per-series table to be checked"
+                )
+            result["kp_groups"] = check_kp_groups(
+                per_series, series_public, pseudonyms, k=fk, P=params["P"]
+            )
     return {"passed": True, "dk": dk, "fk": fk, "checks": result}

@@ -254,8 +254,14 @@ def _check_pair(lengths: np.ndarray, class_lengths: np.ndarray) -> tuple[np.ndar
             f"class_lengths must have the shape of lengths {lengths.shape}, "
             f"got {class_lengths.shape}"
         )
-    if np.any(class_lengths < 0) or np.any(class_lengths > lengths):
-        raise InputDataError("class_lengths must lie in [0, length] for every series")
+    outside = (class_lengths < 0) | (class_lengths > lengths)
+    if outside.any():
+        first = int(np.flatnonzero(outside)[0])
+        raise InputDataError(
+            f"class_lengths must lie in [0, length] for every series; {int(outside.sum())} "
+            f"series lie outside (first: class length {int(class_lengths[first])} for length "
+            f"{int(lengths[first])})"
+        )
     return lengths, class_lengths
 
 

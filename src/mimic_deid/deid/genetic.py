@@ -1,8 +1,15 @@
 """Genetic constraint optimisation (seed §4.2, fitness variants of §6.2).
 
-A *chromosome* is an additive perturbation of the non-null records ("genes") of the feature
-dimensions of one series; records of a dimension without any non-null target for that series
-are not genes and are never changed. Every generation:
+A *problem* is what one population optimises. With ``layout="series_dimension"`` (default)
+every (series, feature dimension) pair is its own problem, with its own population, selection,
+patience and stop: the features of one dimension depend only on that dimension's records, so
+the problems are independent, and this is the layout under which the seed's Table 6.2
+figures are reproduced. With ``layout="joint"`` all feature dimensions of a series share one
+chromosome and one summed fitness (kept for comparison).
+
+A *chromosome* is an additive perturbation of the non-null records ("genes") of the problem's
+feature dimensions; records of a dimension without any non-null target for that series are not
+genes and are never changed. Every generation:
 
 1. **elitism**: the fittest chromosome is kept unchanged;
 2. **tournament selection**: for each of the other ``population - 1`` slots, ``tournament``
@@ -13,9 +20,16 @@ are not genes and are never changed. Every generation:
 4. **mutation**: each gene of the child independently (probability ``mutation_prob``) gets
    Gaussian noise of sd ``mutation_sd``.
 
-The initial population is Gaussian with sd ``init_sd``. Fitness (higher is better), with
-``|objective| = sum |perturbation|`` and ``unfeasibility = sum_j w_j |f_j(x + p) - target_j|``
-(``w_j = 1``, or ``1 / class-wide sd of the original feature j`` when ``normalise_features``):
+The initial population is Gaussian with sd ``init_sd`` around 0 (``init="gaussian"``, the
+seed's) or around the shift of the dimension that meets its mean target (``init="mean_shift"``:
+the "domain knowledge" seed §7.2 suggests, beyond the seed's own algorithm). Fitness (higher
+is better), with ``|objective| = sum_g u_g |perturbation_g|`` and
+``unfeasibility = sum_j w_j |f_j(x + p) - target_j|``: ``u_g = w_j = 1``, or, when
+``normalise_features``, every dimension is measured in units of its class-wide sd ``s_d``
+(pooled over the class's non-null records): ``u_g = 1 / s_d``, ``w_j = 1 / s_d`` for a mean,
+minimum or maximum and ``1 / s_d^2`` for a variance. Perturbation and feature errors are then
+scaled alike, so the NA weight 100 keeps its meaning; the reported metrics stay in the original
+units.
 
 - ``annealed`` (eq. 4.2-4.4): ``-|objective| * exp(unfeasibility * sqrt(m))`` at generation
   ``m``; it overflows in floating point for large ``m`` (seed §6.2), so chromosomes are
@@ -43,6 +57,7 @@ genes. Series that stopped are dropped from the working arrays. Chunks hold ~10^
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
@@ -50,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from mimic_deid.deid.features import FeatureSpec, compute_features
+from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
@@ -58,6 +73,8 @@ from mimic_deid.logs import Progress, get_logger
 log = get_logger(__name__)
 
 FITNESS_VARIANTS = ("annealed", "DF", "CI", "NA")
+LAYOUTS = ("series_dimension", "joint")
+INITS = ("gaussian", "mean_shift")
 #: (parameter, label key, type) in the order of a method label (after the fitness): see
 #: :mod:`mimic_deid.deid.methods`.
 LABEL_PARAMS: tuple[tuple[str, str, type], ...] = (
@@ -70,6 +87,8 @@ LABEL_PARAMS: tuple[tuple[str, str, type], ...] = (
     ("patience", "pat", int),
     ("max_iterations", "max", int),
     ("normalise_features", "norm", bool),
+    ("layout", "lay", str),
+    ("init", "init", str),
 )
 
 _DTYPE = np.float32  # gene / population arithmetic
@@ -104,7 +123,11 @@ class GeneticParams:
     max_iterations : int
         Maximum number of generations (>= 1).
     normalise_features : bool
-        Divide each feature error by the class-wide sd of the original feature.
+        Measure every dimension in units of its class-wide sd (module docstring).
+    layout : {"series_dimension", "joint"}
+        One problem per (series, feature dimension), or one per series.
+    init : {"gaussian", "mean_shift"}
+        Initial population around 0, or around the mean-meeting shift.
     """
 
     fitness: str = "NA"
@@ -117,6 +140,8 @@ class GeneticParams:
     patience: int = 100
     max_iterations: int = 600
     normalise_features: bool = False
+    layout: str = "series_dimension"
+    init: str = "mean_shift"
 
     def __post_init__(self) -> None:
         def bad(name: str, expected: str) -> ConfigError:
@@ -127,6 +152,10 @@ class GeneticParams:
 
         if self.fitness not in FITNESS_VARIANTS:
             raise bad("fitness", f"one of {FITNESS_VARIANTS}")
+        if self.layout not in LAYOUTS:
+            raise bad("layout", f"one of {LAYOUTS}")
+        if self.init not in INITS:
+            raise bad("init", f"one of {INITS}")
         for name in ("population", "tournament", "parents", "patience", "max_iterations"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -167,12 +196,14 @@ class GeneticParams:
                 continue
             raw = params[name]
             try:
-                if typ is bool:
+                if typ is str:
+                    value: Any = str(raw)
+                elif typ is bool:
                     if isinstance(raw, str):
                         raise ValueError(raw)
                     if raw not in (0, 1):
                         raise ValueError(raw)
-                    value: Any = bool(raw)
+                    value = bool(raw)
                 elif typ is int:
                     if isinstance(raw, bool) or float(raw) != int(raw):
                         raise ValueError(raw)
@@ -321,12 +352,17 @@ class _Problem:
     """
 
     def __init__(
-        self, X: np.ndarray, targets: np.ndarray, spec: FeatureSpec, weights: np.ndarray
+        self,
+        X: np.ndarray,
+        targets: np.ndarray,
+        spec: FeatureSpec,
+        weights: np.ndarray,
+        unit: np.ndarray | None,
     ) -> None:
         n = X.shape[0]
         constrained = ~np.isnan(targets)
         blocks: list[_Block] = []
-        valid_parts, base_parts, cnt_cols, centre_cols = [], [], [], []
+        valid_parts, base_parts, cnt_cols, centre_cols, unit_parts = [], [], [], [], []
         off = 0
         for d in spec.feature_dims.tolist():
             cols = np.flatnonzero(spec.dims == d)
@@ -345,6 +381,8 @@ class _Problem:
             blocks.append(_Block(d, off, width, np.where(valid, order, 0).T.copy(), stats))
             valid_parts.append(valid.T)
             base_parts.append(base.T)
+            if unit is not None:
+                unit_parts.append(np.where(valid, unit[:, d][:, None], 0.0).T)
             cnt_cols.append(cnt)
             centre_cols.append(centre)
             off += width
@@ -360,6 +398,9 @@ class _Problem:
             base_all = np.zeros((0, n))
             centre_all = np.zeros((0, n))
             self.cnt = np.zeros((0, n))
+        self.unit = (  # (G, n) weight of each gene's |perturbation|, or None (all 1)
+            np.concatenate(unit_parts, axis=0).astype(_DTYPE) if unit_parts else None
+        )
         self.valid = valid_all  # (G, n)
         self.valid_f = valid_all.astype(_DTYPE)
         self.base = base_all.astype(_DTYPE)
@@ -380,14 +421,25 @@ class _Problem:
             shift = 0.0 if stat == "var" else centre_all[k]
             self.term_cols.setdefault((k, stat), []).append(len(tgt_rows))
             tgt_rows.append(np.where(usable, t - shift, 0.0))
-            w_rows.append(np.where(usable, weights[j], 0.0))
+            w_rows.append(np.where(usable, weights[:, j], 0.0))
         self.n_terms = len(tgt_rows)
         self.tgt = np.stack(tgt_rows) if tgt_rows else np.zeros((0, n))
         self.w = np.stack(w_rows) if w_rows else np.zeros((0, n))
+        # (G, n) the shift of each gene that meets its dimension's mean target (0 without one):
+        # values are centred on the original mean, so the centred target is the shift
+        self.mean_shift = np.zeros((off, n), dtype=_DTYPE)
+        for k, blk in enumerate(blocks):
+            rows = self.term_cols.get((k, "mean"))
+            if rows:
+                shift = np.where(self.w[rows[0]] > 0, self.tgt[rows[0]], 0.0)
+                rng_rows = slice(blk.off, blk.off + blk.width)
+                self.mean_shift[rng_rows] = self.valid[rng_rows] * shift[None, :]
 
     def take(self, cols: np.ndarray) -> None:
         """Keep only the series ``cols`` (compaction after some series stopped)."""
-        for name in ("valid", "valid_f", "base", "base_min", "base_max", "rank", "cnt", "tgt", "w"):
+        names = ["valid", "valid_f", "base", "base_min", "base_max", "rank", "cnt", "tgt", "w"]
+        names += ["mean_shift"] + (["unit"] if self.unit is not None else [])
+        for name in names:
             setattr(self, name, np.ascontiguousarray(getattr(self, name)[:, cols]))
         self.n_valid = self.n_valid[cols]
 
@@ -395,7 +447,10 @@ class _Problem:
         """``(|objective|, unfeasibility)`` of chromosomes ``pop`` (G, q, n); each (q, n)."""
         _, q, n = pop.shape
         scratch = ws.get("eval", pop.shape, pop.dtype)
-        abs_obj = np.abs(pop, out=scratch).sum(axis=0, dtype=np.float64)
+        np.abs(pop, out=scratch)
+        if self.unit is not None:
+            scratch *= self.unit[:, None, :]
+        abs_obj = scratch.sum(axis=0, dtype=np.float64)
         stats = ws.get("stats", (self.n_terms, q, n), np.float64)
         for k, blk in enumerate(self.blocks):
             sl = slice(blk.off, blk.off + blk.width)
@@ -430,16 +485,91 @@ class _Problem:
 # the optimiser
 
 
-def _feature_weights(X: np.ndarray, spec: FeatureSpec, normalise: bool) -> np.ndarray:
-    """``w_j``: 1, or 1 / class-wide sd of the original feature j (1 if that sd is 0/null)."""
-    if not normalise or X.shape[0] == 0:
-        return np.ones(spec.n_features)
-    F = compute_features(X, spec)
-    valid = ~np.isnan(F)
-    cnt = np.maximum(valid.sum(axis=0), 1)
-    mean = np.where(valid, F, 0.0).sum(axis=0) / cnt
-    sd = np.sqrt(np.where(valid, (F - mean) ** 2, 0.0).sum(axis=0) / cnt)
-    return np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 1.0)
+def _scales(
+    X: np.ndarray, spec: FeatureSpec, normalise: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Feature weights ``w`` (n, J) and perturbation units ``u`` (n, D) or None (module docstring).
+
+    Without ``normalise`` every weight is 1. With it, ``s_d`` is the population sd of the
+    class's non-null records of dimension ``d`` (1 when that is 0 or undefined): ``u_d = 1 /
+    s_d``; ``w_j = 1 / s_d`` (mean, min, max) or ``1 / s_d^2`` (var).
+    """
+    n, _, D = X.shape
+    if not normalise:
+        return np.ones((n, spec.n_features)), None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        valid = ~np.isnan(X)
+        cnt = valid.sum(axis=(0, 1))
+        mean = np.where(valid, X, 0.0).sum(axis=(0, 1)) / np.maximum(cnt, 1)
+        var = np.where(valid, (X - mean) ** 2, 0.0).sum(axis=(0, 1)) / np.maximum(cnt, 1)
+    sd = np.sqrt(var)
+    sd = np.where((cnt > 0) & (sd > 0), sd, 1.0)  # (D,)
+    w = 1.0 / sd[spec.dims]
+    return np.broadcast_to(w, (n, spec.n_features)).copy(), np.broadcast_to(1.0 / sd, (n, D)).copy()
+
+
+def mean_only_targets(
+    X: np.ndarray, targets: np.ndarray, spec: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray]:
+    """Targets the search uses, and per series the dimensions optimised for the mean only.
+
+    A dimension with a single non-null record has variance 0 whatever the perturbation, so its
+    variance target is unreachable: the search leaves it unconstrained (NaN) and the reported
+    unfeasibility still counts its error. NaN targets stay unconstrained.
+
+    Returns
+    -------
+    targets : ndarray of float64, shape (n, m)
+    mean_only : ndarray of int64, shape (n,)
+        Dimensions of each series with one record and a variance target.
+    """
+    out = targets.copy()
+    mean_only = np.zeros(X.shape[0], dtype=np.int64)
+    for d in spec.feature_dims.tolist():
+        var_cols = [j for j in np.flatnonzero(spec.dims == d) if spec.stats[j] == "var"]
+        if not var_cols:
+            continue
+        single = (~np.isnan(X[:, :, d])).sum(axis=1) == 1
+        hit = single & ~np.isnan(targets[:, var_cols]).all(axis=1)
+        out[np.ix_(hit, var_cols)] = np.nan
+        mean_only += hit
+    return out, mean_only
+
+
+def _split_dimensions(
+    X: np.ndarray,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    weights: np.ndarray,
+    unit: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, FeatureSpec, np.ndarray, np.ndarray | None]:
+    """The (series, feature dimension) problems as one-dimensional "series".
+
+    Problem ``i * k + a`` is series ``i``'s feature dimension ``spec.feature_dims[a]`` (series
+    major, so chunks hold whole series). Its features are that dimension's statistics, in the
+    order of their first appearance in ``spec``; statistics the dimension does not have are
+    unconstrained (NaN target, weight 0).
+
+    Returns
+    -------
+    Xv (n*k, L, 1), targets (n*k, S), spec (S features on dimension 0), weights (n*k, S),
+    unit (n*k, 1) or None.
+    """
+    n, L, _ = X.shape
+    dims = spec.feature_dims
+    k = len(dims)
+    stats = tuple(dict.fromkeys(spec.stats))
+    tv = np.full((n, k, len(stats)), np.nan)
+    wv = np.zeros((n, k, len(stats)))
+    for j, (d, st) in enumerate(zip(spec.dims.tolist(), spec.stats, strict=True)):
+        a, b = int(np.searchsorted(dims, d)), stats.index(st)
+        if np.isnan(tv[:, a, b]).all():
+            tv[:, a, b] = targets[:, j]
+        wv[:, a, b] += weights[:, j]
+    Xv = np.ascontiguousarray(X[:, :, dims].transpose(0, 2, 1)).reshape(n * k, L, 1)
+    vspec = FeatureSpec(np.zeros(len(stats), dtype=np.int64), stats, stats)
+    uv = None if unit is None else unit[:, dims].reshape(n * k, 1)
+    return Xv, tv.reshape(n * k, -1), vspec, wv.reshape(n * k, -1), uv
 
 
 def _swap(name: str) -> str:
@@ -451,6 +581,7 @@ def _run_chunk(
     targets: np.ndarray,
     spec: FeatureSpec,
     weights: np.ndarray,
+    unit: np.ndarray | None,
     params: GeneticParams,
     rng: np.random.Generator,
     series_index: np.ndarray,
@@ -458,7 +589,7 @@ def _run_chunk(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Optimise one chunk of series; returns ``(X_out (n, L, D), iterations (n,))``."""
     n = X.shape[0]
-    prob = _Problem(X, targets, spec, weights)
+    prob = _Problem(X, targets, spec, weights, unit)
     G = prob.n_genes
     P, T, K = params.population, params.tournament, params.parents
     fit = params.fitness
@@ -474,6 +605,8 @@ def _run_chunk(
     pop[...] = rng.standard_normal((G, P, na), dtype=_DTYPE)
     pop *= prob.valid[:, None, :]
     pop *= params.init_sd
+    if params.init == "mean_shift":
+        pop += prob.mean_shift[:, None, :]
     abs_obj, infeas = prob.evaluate(pop, ws)  # (P, na)
     since = np.zeros(na, dtype=np.int64)
     spare = "pop1"
@@ -607,33 +740,53 @@ def optimise_genetic(
         Series optimised together; default from :func:`chunk_size`. Changing it changes the
         random stream (not the algorithm).
     callback : callable, optional
-        ``callback(m, series, best_key)`` after every generation ``m`` with the class row
-        indices of the still-running series and their best :func:`fitness_key` (diagnostics).
+        ``callback(m, problems, best_key)`` after every generation ``m`` with the numbers of
+        the still-running problems and their best :func:`fitness_key` (diagnostics). A
+        problem is a class row (``joint``), or class row ``i``'s ``a``-th feature dimension,
+        numbered ``i * len(spec.feature_dims) + a`` (``series_dimension``).
 
     Returns
     -------
     OptimiseResult
-        ``iterations`` = generations run per series (0 for a series without any gene).
+        ``iterations`` = generations run per series (0 for a series without any gene); with
+        the ``series_dimension`` layout, the most any of the series' dimensions ran.
     """
     if not isinstance(params, GeneticParams):
         raise ConfigError(f"genetic optimiser: params must be GeneticParams, got {type(params)}")
     X, targets = check_inputs(X, targets, spec)
     n, length, _ = X.shape
-    weights = _feature_weights(X, spec, bool(params.normalise_features))
-    n_genes = len(spec.feature_dims) * length
     if chunk_series is not None and (isinstance(chunk_series, bool) or chunk_series < 1):
         raise ConfigError(f"genetic optimiser: chunk_series must be >= 1, got {chunk_series!r}")
-    size = int(chunk_series) if chunk_series else chunk_size(n, n_genes, params.population)
-    out = np.empty_like(X)
-    iters = np.zeros(n, dtype=np.int64)
+    weights, unit = _scales(X, spec, bool(params.normalise_features))
+    search_targets, mean_only = mean_only_targets(X, targets, spec)
+    if params.layout == "series_dimension":
+        k = len(spec.feature_dims)
+        Xp, tp, sp, wp, up = _split_dimensions(X, search_targets, spec, weights, unit)
+        n_genes = length
+    else:
+        k = 1
+        Xp, tp, sp, wp, up = X, search_targets, spec, weights, unit
+        n_genes = len(spec.feature_dims) * length
+    per_chunk = int(chunk_series) if chunk_series else chunk_size(n, n_genes * k, params.population)
+    size = per_chunk * k  # problems per chunk: whole series
+    out_p = np.empty_like(Xp)
+    iters_p = np.zeros(Xp.shape[0], dtype=np.int64)
     progress = Progress(f"genetic L={length}", n, log, unit="series")
-    for start in range(0, n, size):
-        sl = slice(start, min(start + size, n))
-        idx = np.arange(sl.start, sl.stop)
-        out[sl], iters[sl] = _run_chunk(
-            X[sl], targets[sl], spec, weights, params, rng, idx, callback
+    for start in range(0, Xp.shape[0], size):
+        sl = slice(start, min(start + size, Xp.shape[0]))
+        idx = np.arange(sl.start, sl.stop)  # problem numbers
+        out_p[sl], iters_p[sl] = _run_chunk(
+            Xp[sl], tp[sl], sp, wp[sl], None if up is None else up[sl], params, rng, idx, callback
         )
-        progress.update(sl.stop - sl.start)
+        progress.update((sl.stop - sl.start) // k)
     if n:
         progress.close()
-    return evaluate(X, out, targets, spec, iters)
+    if params.layout == "series_dimension":
+        out = X.copy()
+        if k:
+            out[:, :, spec.feature_dims] = out_p.reshape(n, k, length).transpose(0, 2, 1)
+        iters = iters_p.reshape(n, k).max(axis=1) if k else np.zeros(n, dtype=np.int64)
+    else:
+        out, iters = out_p, iters_p
+    result = evaluate(X, out, targets, spec, iters)
+    return dataclasses.replace(result, detail={"mean_only_dims": mean_only})

@@ -15,7 +15,7 @@ the parameters that spell its label, and one function with this signature::
 
 The workflow names a method by its *label*, ``<name>-<key><value>-...`` with the parameters in
 the order the method declares them (``adhoc-it50-ns0.01``,
-``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0``), so that a result path
+``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layseries_dimension-initmean_shift``), so that a result path
 names every parameter that produced it. ``deid.methods`` in the config lists, per method name,
 a sweep list per parameter; :func:`method_labels` expands them.
 
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid import adhoc, genetic
+from mimic_deid.deid import adhoc, genetic, kapra
 from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.optimise import OptimiseResult
@@ -77,12 +77,16 @@ class ReleaseMethod:
         ``run(X, targets, spec, params, rng) -> OptimiseResult`` (module docstring).
     choices : dict of str to tuple of str
         Allowed values of the bare-value parameters.
+    k_from_fk : bool
+        The method takes the sweep point's feature k (fk) as its parameter ``k`` (the
+        (k,P)-anonymity methods); :func:`run_method` adds it to ``params``.
     """
 
     name: str
     params: tuple[tuple[str, str, type], ...]
     run: Run
     choices: Mapping[str, tuple[str, ...]] | None = None
+    k_from_fk: bool = False
 
 
 def _run_adhoc(X, targets, spec, params, rng) -> OptimiseResult:
@@ -105,6 +109,16 @@ REGISTRY: dict[str, ReleaseMethod] = {
             (("fitness", "", str), *genetic.LABEL_PARAMS),
             _run_genetic,
             choices={"fitness": genetic.FITNESS_VARIANTS},
+        ),
+        *(
+            ReleaseMethod(
+                name,
+                (("P", "P", int), ("paa", "paa", int), ("level", "sax", int), ("impute", "", str)),
+                run,
+                choices={"impute": kapra.IMPUTE_RULES},
+                k_from_fk=True,
+            )
+            for name, run in (("kapra", kapra.run_kapra), ("pc-kapra", kapra.run_pc_kapra))
         ),
     )
 }
@@ -132,11 +146,19 @@ def method_label(name: str, params: Mapping[str, Any]) -> str:
 
 
 def parse_method_label(label: str) -> tuple[str, dict[str, Any]]:
-    """Inverse of :func:`method_label`: ``(name, params)``; ``ConfigError`` if malformed."""
-    name, *rest = label.split("-")
+    """Inverse of :func:`method_label`: ``(name, params)``; ``ConfigError`` if malformed.
+
+    A method name may itself hold a hyphen (``pc-kapra``): the longest registered name that
+    starts the label wins.
+    """
+    name = next(
+        (m for m in sorted(REGISTRY, key=len, reverse=True) if label.startswith(m + "-")),
+        label.split("-")[0],
+    )
     if name not in REGISTRY:
         raise ConfigError(f"method label '{label}': unknown release method '{name}'")
     method = REGISTRY[name]
+    rest = label[len(name) + 1 :].split("-") if len(label) > len(name) else []
     if len(rest) != len(method.params):
         raise ConfigError(f"method label '{label}': expected {len(method.params)} parameters")
     params: dict[str, Any] = {}
@@ -168,16 +190,40 @@ def method_labels(methods: Mapping[str, Mapping[str, list]]) -> list[str]:
 
 
 def run_method(
-    label: str, X: np.ndarray, targets: np.ndarray, spec: FeatureSpec, rng: np.random.Generator
+    label: str,
+    X: np.ndarray,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    rng: np.random.Generator,
+    fk: int | None = None,
 ) -> OptimiseResult:
-    """Run the method named by ``label`` on one duration class (signature in the docstring)."""
+    """Run the method named by ``label`` on one duration class (signature in the docstring).
+
+    ``fk`` (the sweep point's feature k) is passed as ``params["k"]`` to a method with
+    ``k_from_fk``; such a method without ``fk`` is a ``ConfigError``.
+    """
     name, params = parse_method_label(label)
+    if REGISTRY[name].k_from_fk:
+        if fk is None:
+            raise ConfigError(
+                f"release method '{name}' takes its k from the feature k (fk): none given"
+            )
+        params["k"] = fk
     return REGISTRY[name].run(X, targets, spec, params, rng)
 
 
-def _release_class(cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed: int):
+def _release_class(cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed: int, fk):
     """One class through method ``label`` (module level, so worker processes can run it)."""
-    return run_method(label, cls.X, targets, spec, derive_rng(seed, label, cls.group, cls.length))
+    rng = derive_rng(seed, label, cls.group, cls.length)
+    return run_method(label, cls.X, targets, spec, rng, fk=fk)
+
+
+def _detail_columns(detail: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
+    """A method's per-series detail as DataFrame columns; (n, L) arrays become lists."""
+    return {
+        name: list(values) if values.ndim == 2 else values
+        for name, values in (detail or {}).items()
+    }
 
 
 def apply_method(
@@ -188,6 +234,7 @@ def apply_method(
     label: str,
     seed: int,
     threads: int = 1,
+    fk: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Change every released series with method ``label``, class by class.
 
@@ -207,14 +254,16 @@ def apply_method(
     seed : int
         Master seed.
     threads : int
+    fk : int, optional
+        The sweep point's feature k, the ``k`` of methods with ``k_from_fk``.
 
     Returns
     -------
     perturbed : DataFrame
         group, class_length, icustay_id, hour, dims (``perturbed.parquet``).
     per_series : DataFrame
-        icustay_id, group, class_length, unfeasibility, distortion, iterations
-        (``optimiser.parquet``).
+        icustay_id, group, class_length, unfeasibility, distortion, iterations, then the
+        method's ``detail`` columns if any (``optimiser.parquet``).
     summary : dict
         Means and sds over the series and per class (``optimiser.json``).
     """
@@ -229,6 +278,7 @@ def apply_method(
         [spec] * n,
         [label] * n,
         [seed] * n,
+        [fk] * n,
         label=f"method {label}",
         threads=threads,
     )
@@ -244,6 +294,7 @@ def apply_method(
                     "unfeasibility": result.unfeasibility,
                     "distortion": result.distortion,
                     "iterations": result.iterations,
+                    **_detail_columns(result.detail),
                 }
             )
         )
@@ -268,6 +319,15 @@ def apply_method(
         "iterations_mean": float(per_series["iterations"].mean()),
         "classes": per_class,
     }
+    if REGISTRY[parse_method_label(label)[0]].k_from_fk:
+        summary["kp"] = kapra.kp_summary(per_series)
+    if "mean_only_dims" in per_series:  # genetic: one record, variance target unreachable
+        summary["mean_only_dimensions"] = int(per_series["mean_only_dims"].sum())
+    imputed = [c for c in per_series.columns if c.startswith("imputed_")]
+    if imputed:  # records filled by the method's imputation rule, per variable
+        summary["imputed_records"] = {
+            c.removeprefix("imputed_"): int(per_series[c].sum()) for c in imputed
+        }
     log.info(
         "%s: unfeasibility %.3f, distortion %.3f per record",
         label,

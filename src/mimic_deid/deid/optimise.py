@@ -17,6 +17,7 @@ The seed's tables average the unfeasibility over series *and dimensions*
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,12 +41,17 @@ class OptimiseResult:
         Per series, ``sum |X_out - X_in|`` over records and dimensions, divided by ``L``.
     iterations : ndarray of int64, shape (n,)
         Iterations (ad-hoc) or generations (genetic) run for each series.
+    detail : dict of str to ndarray, optional
+        Extra per-series columns of a method (private ``optimiser.parquet``): arrays of shape
+        (n,) or (n, L) (written as lists), e.g. the k-groups and words of
+        :mod:`mimic_deid.deid.kapra`; None for the optimisers.
     """
 
     X: np.ndarray
     unfeasibility: np.ndarray
     distortion: np.ndarray
     iterations: np.ndarray
+    detail: Mapping[str, np.ndarray] | None = None
 
 
 def check_inputs(

@@ -126,7 +126,8 @@ def assemble_release(
     index = released.merge(pseudonyms[[key_col, "pseudonym"]], on=key_col, how="left")
     if index["pseudonym"].isna().any():
         raise InputDataError(
-            f"{int(index['pseudonym'].isna().sum())} released series have no pseudonym"
+            f"pseudonym table: {int(index['pseudonym'].isna().sum())} released series have no "
+            f"pseudonym; expected one row per released '{key_col}'"
         )
     if labels is not None:
         require_columns(labels, [key_col, label_col], "label table")
@@ -134,7 +135,8 @@ def assemble_release(
         index = index.merge(lab, on=key_col, how="left")
         if index[label_col].isna().any():
             raise InputDataError(
-                f"{int(index[label_col].isna().sum())} released series have no '{label_col}'"
+                f"label table: {int(index[label_col].isna().sum())} released series have no "
+                f"'{label_col}'; expected one row per released '{key_col}'"
             )
         index["label"] = index.pop(label_col).to_numpy().astype(np.int8)
 
@@ -142,7 +144,7 @@ def assemble_release(
     known = np.isin(row_keys, index[key_col].to_numpy())
     if not known.all():
         raise InputDataError(
-            f"{int((~known).sum())} series rows belong to no released series "
+            f"private series table: {int((~known).sum())} rows belong to no released series "
             "(suppressed or unknown); trim the series to the duration classes first"
         )
     pmap = pd.Series(index["pseudonym"].to_numpy(), index=index[key_col].to_numpy())

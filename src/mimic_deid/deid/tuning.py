@@ -1,7 +1,10 @@
 """Tuning runs of the constraint optimisers: the seed's Tables 6.1 (ad-hoc) and 6.2 (genetic).
 
 Seed §6.2: 20 series are drawn from each of 5 duration classes (lengths 5, 25, 50, 75, 100),
-among the series without any missing value in the feature dimensions; Mondrian (k = 5, range
+among the series without any missing value in the feature dimensions; on hourly ICU data that
+rule leaves a handful of series per class, so by default (``eligibility="two_records"``) a
+series is eligible when every feature dimension has at least 2 non-null records (a variance
+needs two), and ``"complete"`` restores the seed's rule. Mondrian (k = 5, range
 heuristic) is run on the *whole* class, on the features of §5.1 without height and weight; the
 optimiser then moves the drawn series towards their Mondrian targets. Per duration class and
 over all classes the tables report
@@ -29,7 +32,7 @@ import pandas as pd
 
 from mimic_deid.deid.classes import ClassArray, map_classes
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
-from mimic_deid.deid.methods import parse_method_label, run_method
+from mimic_deid.deid.methods import method_label, parse_method_label, run_method
 from mimic_deid.deid.optimise import OptimiseResult, dimension_unfeasibility
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import get_logger
@@ -40,7 +43,7 @@ log = get_logger(__name__)
 SEED_LENGTHS = (5, 25, 50, 75, 100)
 ALL_CLASSES = "All classes"
 # Named as the report reads them (report.tables.optimiser_table prints the seed's labels).
-COLUMNS = ("duration", "unfeasibility", "distortion", "iterations")
+COLUMNS = ("duration", "series", "unfeasibility", "distortion", "iterations")
 
 Partition = Callable[..., np.ndarray]  # (F, k, heuristic, X) -> labels
 Targets = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (F, labels) -> targets
@@ -64,7 +67,7 @@ class TuningClass:
     spec : FeatureSpec
         The features used (height and weight excluded).
     n_complete : int
-        Eligible series of the class without missing values in the feature dimensions.
+        Eligible series of the class (:func:`eligible_series`).
     """
 
     requested_length: int
@@ -99,11 +102,32 @@ def tuning_spec(spec: FeatureSpec, exclude: Iterable[str] = ("height", "weight")
     )
 
 
+ELIGIBILITY = ("two_records", "complete")
+
+
 def complete_series(X: np.ndarray, dims: np.ndarray) -> np.ndarray:
     """``(n,)`` bool: series with no null record in the dimensions ``dims``."""
     if X.shape[1] == 0:
         return np.zeros(X.shape[0], dtype=bool)
     return ~np.isnan(X[:, :, dims]).any(axis=(1, 2))
+
+
+def eligible_series(X: np.ndarray, dims: np.ndarray, rule: str = "two_records") -> np.ndarray:
+    """``(n,)`` bool: series a tuning run may draw (module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, L, D)
+    dims : ndarray of int
+        The feature dimensions.
+    rule : {"two_records", "complete"}
+        At least 2 non-null records in every dimension of ``dims``, or no null record there.
+    """
+    if rule == "complete":
+        return complete_series(X, dims)
+    if rule != "two_records":
+        raise ConfigError(f"tuning eligibility must be one of {ELIGIBILITY}, got {rule!r}")
+    return (~np.isnan(X[:, :, dims])).sum(axis=1).min(axis=1, initial=2) >= 2
 
 
 def _choose_lengths(
@@ -140,6 +164,7 @@ def select_tuning_series(
     eligible: Mapping[int, np.ndarray] | None = None,
     partition: Partition | None = None,
     targets_of: Targets | None = None,
+    eligibility: str = "two_records",
 ) -> dict[int, TuningClass]:
     """Draw the tuning series and compute their Mondrian targets (seed §6.2).
 
@@ -163,6 +188,9 @@ def select_tuning_series(
     partition, targets_of : callables, optional
         Replace ``mondrian_partition(F, k, heuristic, X)`` and ``class_targets(F, labels)``
         (tests); by default imported from :mod:`mimic_deid.deid.mondrian`.
+    eligibility : {"two_records", "complete"}
+        Which series may be drawn (:func:`eligible_series`); a class with fewer than
+        ``n_per_class`` eligible series is used with what it has, with a warning.
 
     Returns
     -------
@@ -185,7 +213,7 @@ def select_tuning_series(
             raise InputDataError(
                 f"tuning: class {L} must be an array (n, {L}, dims), got shape {X.shape}"
             )
-        ok = complete_series(X, dims)
+        ok = eligible_series(X, dims, eligibility)
         if eligible is not None and L in eligible:
             ok &= np.asarray(eligible[L], dtype=bool)
         complete[int(L)] = ok
@@ -200,12 +228,20 @@ def select_tuning_series(
         T = np.asarray(targets_of(F, labels), dtype=np.float64)
         out[L] = TuningClass(req, L, rows.astype(np.int64), X[rows], T[rows], spec, cand.size)
         log.info(
-            "tuning: class %d (requested %d): %d of %d complete series drawn",
+            "tuning: class %d (requested %d): %d of %d eligible series drawn",
             L,
             req,
             rows.size,
             cand.size,
         )
+        if rows.size < n_per_class:
+            log.warning(
+                "tuning: class %d has only %d eligible series (%s); %d asked for",
+                L,
+                rows.size,
+                eligibility,
+                n_per_class,
+            )
     return out
 
 
@@ -222,6 +258,7 @@ def _row(duration: str, unf: np.ndarray, dist: np.ndarray, iters: np.ndarray) ->
         finite = unf[~np.isnan(unf)]
         return {
             "duration": duration,
+            "series": int(dist.size),
             "unfeasibility": float(finite.mean()) if finite.size else float("nan"),
             "distortion": float(dist.mean()) if dist.size else float("nan"),
             "iterations": float(iters.mean()) if iters.size else float("nan"),
@@ -244,8 +281,8 @@ def optimiser_table(
     -------
     DataFrame
         One row per class length then an ``"All classes"`` row (pooled over all series);
-        columns ``duration`` (str: the class length, or "All classes"),
-        ``unfeasibility`` (mean over series and constrained feature dimensions of the
+        columns ``duration`` (str: the class length, or "All classes"), ``series`` (series
+        tuned), ``unfeasibility`` (mean over series and constrained feature dimensions of the
         per-dimension sum of ``|target - achieved|``), ``distortion`` (mean over series
         and feature dimensions of ``sum |perturbation| / length``) and, if asked,
         ``iterations``.
@@ -269,7 +306,7 @@ def optimiser_table(
             acc.append(part)
     cat = [np.concatenate(p) if p else np.empty(0) for p in pooled]
     rows.append(_row(ALL_CLASSES, *cat))
-    columns = list(COLUMNS if iterations else COLUMNS[:3])
+    columns = list(COLUMNS if iterations else COLUMNS[:4])
     return pd.DataFrame(rows)[columns]
 
 
@@ -284,6 +321,8 @@ def tuning_table(
     features: Mapping[str, list[str]],
     label: str,
     seed: int,
+    series_per_class: int = 20,
+    eligibility: str = "two_records",
 ) -> pd.DataFrame:
     """The seed's Table 6.1/6.2 for release method ``label`` on the ``stays`` release.
 
@@ -302,15 +341,25 @@ def tuning_table(
     label : str
         Release-method label.
     seed : int
+    series_per_class : int
+        Series drawn per class (seed: 20).
+    eligibility : {"two_records", "complete"}
+        Which series may be drawn (:func:`eligible_series`).
 
     Returns
     -------
     DataFrame
-        ``duration``, ``unfeasibility``, ``distortion``, ``iterations``.
+        ``duration``, ``series``, ``unfeasibility``, ``distortion``, ``iterations``.
     """
     spec = tuning_spec(feature_spec(dict(features), dims))
     arrays = {cls.length: cls.X for cls in classes}
-    selection = select_tuning_series(arrays, spec, rng=derive_rng(seed, "tuning"))
+    selection = select_tuning_series(
+        arrays,
+        spec,
+        n_per_class=series_per_class,
+        rng=derive_rng(seed, "tuning"),
+        eligibility=eligibility,
+    )
     tuned = list(selection.values())
     n = len(tuned)
     results = map_classes(_tune_class, tuned, [label] * n, [seed] * n, label=f"tuning {label}")
@@ -318,6 +367,50 @@ def tuning_table(
     table = optimiser_table(runs, iterations=True)
     log.info("tuning table for %s: %d class lengths", label, len(table) - 1)
     return table
+
+
+#: The release methods Tables 6.1/6.2 are made for (the constraint optimisers).
+TUNED_METHODS = ("adhoc", "genetic")
+
+
+def tuning_labels(labels: Sequence[str], fitness: Sequence[str]) -> list[str]:
+    """The method labels of the ``tuning_tables`` target, in sweep order, without repeats.
+
+    Every ad-hoc label, and every genetic label once per fitness variant in ``fitness`` (the
+    label with its fitness replaced; seed §6.2 compares the four variants side by side).
+    Other release methods have no tuning table.
+    """
+    out: list[str] = []
+    for label in labels:
+        name, params = parse_method_label(label)
+        if name not in TUNED_METHODS:
+            continue
+        variants = [dict(params, fitness=f) for f in fitness] if name == "genetic" else [params]
+        for p in variants:
+            new = method_label(name, p)
+            if new not in out:
+                out.append(new)
+    return out
+
+
+def tuning_tables_summary(labels: Sequence[str], tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Tables 6.1/6.2 of several methods in one long table (one block per method).
+
+    Returns
+    -------
+    DataFrame
+        ``method`` (label), ``name`` (adhoc/genetic), ``fitness`` (genetic only, else empty),
+        then the :func:`tuning_table` columns.
+    """
+    parts = []
+    for label, table in zip(labels, tables, strict=True):
+        name, params = parse_method_label(label)
+        head = pd.DataFrame(
+            {"method": label, "name": name, "fitness": params.get("fitness", "")},
+            index=table.index,
+        )
+        parts.append(pd.concat([head, table], axis=1))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def tuning_grid_summary(labels: Sequence[str], tables: Sequence[pd.DataFrame]) -> pd.DataFrame:

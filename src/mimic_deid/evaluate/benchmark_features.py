@@ -226,8 +226,12 @@ def features_from_long(
     pos, hours = pos[rows], hours[rows]
     values = long[dims].to_numpy(dtype=np.float64, na_value=np.nan)[rows]
     flat = pos * (lengths.max() + 1) + hours
-    if len(np.unique(flat)) != len(flat):
-        raise InputDataError(f"series long table: duplicate ({key_col}, hour) rows")
+    n_repeated = len(flat) - len(np.unique(flat))
+    if n_repeated:
+        raise InputDataError(
+            f"series long table: {n_repeated} repeated ({key_col}, hour) row(s); "
+            f"expected at most one row per ({key_col}, hour)"
+        )
 
     row_len = lengths[pos]
     order = np.argsort(row_len, kind="stable")

@@ -174,7 +174,10 @@ def fit_mortality_model(
         )
     for what, y in (("training", y_tr), ("validation", y_va)):
         if len(np.unique(y)) < 2:
-            raise InputDataError(f"utility {what} split: needs both labels 0 and 1")
+            raise InputDataError(
+                f"utility {what} split: expected both labels 0 and 1, "
+                f"got only {np.unique(y).tolist()} in {len(y)} series"
+            )
     best: tuple[float, float, Pipeline] | None = None
     for C in _check_cs(Cs):
         pipe = _fit(_pipeline(C, seed, max_iter), X_tr, y_tr)

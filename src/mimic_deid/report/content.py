@@ -20,13 +20,16 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.atomic import read_json
+from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
 from mimic_deid.deid.features import feature_spec
 from mimic_deid.evaluate.disagreement import class_std
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.privacy import class_curves, released_by_key
 from mimic_deid.report import figures as fig
+from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
+from mimic_deid.report.sequences import plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import (
@@ -74,12 +77,21 @@ class ReportData:
         :func:`ga_examples` of the genetic optimiser, empty if none ran.
     units : dict of str to (label, unit)
         Variable labels and units.
+    codes : dict
+        The diagnosis-code stage's public aggregates (``audit``: audit.json, ``gccens`` and
+        ``lda``: DataFrames), each present when the run produced it.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
     duration_method : str
         The run's ``duration/method`` (the §6.1 table marks it).
     main_curves : dict
         :func:`main_class_curves` of the release's main class (empty without the inputs).
+    sequences, sequences_friedman : DataFrame
+        The sequences stage's sweep rows and Friedman tests over its tables (empty when the
+        stage is not part of the run).
+    tabular : dict
+        The tabular stage's outputs (:func:`mimic_deid.report.tabular.load_tabular`); empty
+        when the stage did not run.
     """
 
     point: dict
@@ -94,10 +106,14 @@ class ReportData:
     tuning: dict[str, pd.DataFrame]
     ga_examples: list[dict]
     units: dict[str, tuple[str, str]]
+    codes: dict[str, Any] = field(default_factory=dict)
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
     duration_method: str = "greedy"
     main_curves: dict = field(default_factory=dict)
+    sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
+    tabular: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -321,7 +337,27 @@ def load_report_data(
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
         duration_method=duration_method,
         main_curves=curves,
+        codes=_load_codes(inputs),
+        sequences=_concat_csv(inputs, "sequences_sweep_"),
+        sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
+        tabular=tab.load_tabular(inputs),
     )
+
+
+def _load_codes(inputs: Mapping[str, str]) -> dict[str, Any]:
+    """The codes stage's public outputs among ``inputs`` (keys codes_audit/gccens/lda)."""
+    out: dict[str, Any] = {}
+    if "codes_audit" in inputs:
+        out["audit"] = read_json(inputs["codes_audit"])
+    for name in ("gccens", "lda"):
+        if f"codes_{name}" in inputs:
+            out[name] = pd.read_csv(inputs[f"codes_{name}"])
+    return out
+
+
+def _concat_csv(inputs: Mapping[str, str], prefix: str) -> pd.DataFrame:
+    frames = [pd.read_csv(v) for k, v in sorted(inputs.items()) if k.startswith(prefix)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 # --------------------------------------------------------------------------------------------
@@ -419,6 +455,23 @@ def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
             else pd.DataFrame({"note": [f"no {kind} optimiser configured"]})
         )
         write_table(table, out, Path(out).with_suffix(".md"))
+
+    return draw
+
+
+GCCENS_COLUMNS = ("table", "k", "cap", "mean", "sd", "median", "skewness", "modified_percent")
+LDA_COLUMNS = ("alignment", "k", "ilm", "alm", "lm", "avg_re", "clusters")
+
+
+def _codes_table(table: pd.DataFrame | None, columns: tuple[str, ...], out: str) -> None:
+    """A codes-stage table, or an empty one with its columns when the stage did not run."""
+    df = pd.DataFrame(columns=list(columns)) if table is None else table[list(columns)]
+    write_table(df, out, Path(out).with_suffix(".md"), float_format="{:.3f}")
+
+
+def _tabular_table(make: Callable[[dict], pd.DataFrame]) -> Callable[[ReportData, str], None]:
+    def draw(data: ReportData, out: str) -> None:
+        write_table(make(data.tabular), out, Path(out).with_suffix(".md"))
 
     return draw
 
@@ -597,6 +650,117 @@ ITEMS: tuple[ReportItem, ...] = (
             out,
             Path(out).with_suffix(".md"),
         ),
+    ),
+    ReportItem(
+        "sequences_measures",
+        "figure",
+        "Sequences (seed 004)",
+        "Markov-model synthesis of TRANSFERS and CPTEVENTS: the seed's four measures against "
+        "eps (seed Figs. 2-5). seed_ratio is the seed's ratio test and is NOT eps-differential "
+        "privacy; laplace is eps-DP for the released counts.",
+        lambda d, out: plot_sequences(d.sequences, out),
+    ),
+    ReportItem(
+        "sequences_summary",
+        "table",
+        "Sequences (seed 004)",
+        "Mean measures per table, mechanism and eps, with what each mechanism promises.",
+        lambda d, out: write_table(sequences_table(d.sequences), out, Path(out).with_suffix(".md")),
+    ),
+    ReportItem(
+        "sequences_friedman",
+        "table",
+        "Sequences (seed 004)",
+        "Friedman tests across the LSH settings (|H|, w), blocks = (eps, repetition).",
+        lambda d, out: write_table(
+            d.sequences_friedman
+            if not d.sequences_friedman.empty
+            else pd.DataFrame({"note": ["no sequences sweep in this run"]}),
+            out,
+            Path(out).with_suffix(".md"),
+        ),
+    ),
+    ReportItem(
+        "tabular_uniqueness",
+        "table",
+        "Tabular: demographics and procedures",
+        "Records alone in their class: demographics and procedure sequences (seed 003 §3.1, §3.2).",
+        _tabular_table(tab.uniqueness_table),
+    ),
+    ReportItem(
+        "tabular_loss_vs_suppression",
+        "figure",
+        "Tabular: demographics and procedures",
+        "OLA: information loss of the chosen node against allowed suppression (seed 003 Fig. 6.1).",
+        lambda d, out: tab.plot_loss_vs_suppression(d.tabular, out),
+    ),
+    ReportItem(
+        "tabular_nodes_checked",
+        "table",
+        "Tabular: demographics and procedures",
+        "OLA: lattice nodes checked per k and max_sup (seed 003 Table 6.9).",
+        _tabular_table(tab.nodes_checked_table),
+    ),
+    ReportItem(
+        "tabular_inverse_ola",
+        "table",
+        "Tabular: demographics and procedures",
+        "Inverse OLA: best k within a loss budget (seed 003 Tables 6.2, 6.3).",
+        _tabular_table(tab.inverse_table),
+    ),
+    ReportItem(
+        "tabular_concealing",
+        "table",
+        "Tabular: demographics and procedures",
+        "m-concealing of Inverse OLA's releases when procedures may be known (seed 003 Tables 6.4-6.8).",
+        _tabular_table(tab.concealing_table),
+    ),
+    ReportItem(
+        "tabular_dps",
+        "table",
+        "Tabular: demographics and procedures",
+        "DPS: delta per (beta, epsilon) and k (seed 003 §6.2.1).",
+        _tabular_table(tab.dps_table),
+    ),
+    ReportItem(
+        "tabular_epsilon_la",
+        "figure",
+        "Tabular: demographics and procedures",
+        "epsilon-safe LA: probability of a good node and suppression per penalty (seed 003 Figs. 6.3, 6.4, C.1).",
+        lambda d, out: tab.plot_epsilon_la(d.tabular, out),
+    ),
+    ReportItem(
+        "tabular_joint_risk",
+        "table",
+        "Tabular: demographics and procedures",
+        "Released stays by duration class and demographics: what holding both reveals "
+        "(seed 000 §7.2).",
+        _tabular_table(tab.joint_risk_table),
+    ),
+)
+ITEMS += (
+    ReportItem(
+        "codes_distinguishability",
+        "figure",
+        "Diagnosis codes (seed 002)",
+        "Distinguishability of the cohort's diagnosis codes: percent of records matching at "
+        "most x population records (seed Fig. 2).",
+        lambda d, out: plot_dis_cdf_points(d.codes.get("audit"), out),
+    ),
+    ReportItem(
+        "codes_gccens",
+        "table",
+        "Diagnosis codes (seed 002)",
+        "GCCens: CUL statistics by k and by cap (seed Tables 1/2).",
+        lambda d, out: _codes_table(d.codes.get("gccens"), GCCENS_COLUMNS, out),
+    ),
+    ReportItem(
+        "codes_lda",
+        "table",
+        "Diagnosis codes (seed 002)",
+        "LDA: information loss and query error of k-anonymous (ICD, age) trajectories, "
+        "Baseline vs A-GS alignment.",
+        lambda d, out: _codes_table(d.codes.get("lda"), LDA_COLUMNS, out),
     ),
 )
 FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")

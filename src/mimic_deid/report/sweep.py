@@ -111,6 +111,8 @@ def sweep_row(
         "distortion_mean": optimiser["distortion_mean"],
         "iterations_mean": optimiser["iterations_mean"],
     }
+    if "kp" in optimiser:  # (k,P) methods: series that per-variable k-groups leave unique
+        row["kp_joint_unique_pct"] = optimiser["kp"].get("joint_unique_pct")
     row.update(_disagreement_stats(baseline, "baseline_"))
     row.update(_disagreement_stats(disagreement, ""))
     row.update(_class_min_auc(baseline, "baseline_"))
@@ -184,6 +186,7 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("release_top1_pct_err0", "re-id top-1 % (seed attacker)"),
     ("strong_release_top1_pct_err0", "re-id top-1 % (strong attacker)"),
     ("strong_bound_top1_pct", "promised bound %"),
+    ("kp_joint_unique_pct", "unique k-group combination % ((k,P) methods)"),
     *(
         (f"test_roc_auc_{train}_{test}", f"ROC-AUC {label}")
         for label, train, test in UTILITY_SETTINGS

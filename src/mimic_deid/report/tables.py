@@ -36,6 +36,7 @@ NOT_AVAILABLE = "n/a"
 
 OPTIMISER_LABELS: dict[str, str] = {
     "duration": "Duration",
+    "series": "Series",
     "unfeasibility": "Avg. cum. unfeasibility",
     "distortion": "Avg. cum. distortion",
     "iterations": "Avg. iterations",
@@ -120,7 +121,8 @@ def optimiser_table(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
     ``summary`` has columns ``duration`` (int, or ``"All classes"``), ``unfeasibility``,
     ``distortion`` and optionally ``iterations``. Rows are sorted by duration with
     ``"All classes"`` last; numbers become strings with ``digits`` decimals. Columns are
-    ``Duration``, ``Avg. cum. unfeasibility``, ``Avg. cum. distortion`` (, ``Avg. iterations``).
+    ``Duration``, (``Series``,) ``Avg. cum. unfeasibility``, ``Avg. cum. distortion`` (,
+    ``Avg. iterations``).
     """
     require_columns(summary, ["duration", "unfeasibility", "distortion"], "optimiser table")
     cols = [c for c in OPTIMISER_LABELS if c in summary.columns]
@@ -133,8 +135,9 @@ def optimiser_table(summary: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
         {OPTIMISER_LABELS["duration"]: [_format_duration(v) for v in df["duration"]]}
     )
     for c in cols[1:]:
+        places = 0 if c == "series" else digits
         out[OPTIMISER_LABELS[c]] = [
-            NOT_AVAILABLE if _finite(v) is None else f"{float(v):.{digits}f}" for v in df[c]
+            NOT_AVAILABLE if _finite(v) is None else f"{float(v):.{places}f}" for v in df[c]
         ]
     return out
 

@@ -61,18 +61,25 @@ def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
             return entries[name.lower()]
     raise InputDataError(
         f"{folder}: MIMIC-III table file not found: looked for {' or '.join(wanted)} "
-        f"(file name case ignored) in directory {folder}"
+        "in this directory (file name case ignored)"
     )
 
 
-def table_files(directory: str | os.PathLike) -> list[Path]:
+def table_files(
+    directory: str | os.PathLike, specs: Iterable[tables.TableSpec] | None = None
+) -> list[Path]:
     """The MIMIC-III files in ``directory`` that the extraction reads (those present).
 
     The workflow declares them as inputs of the extraction, so replacing a table re-runs it;
     a missing table is reported by the extraction itself, naming the file it expected.
+    ``specs`` chooses other tables (default: every table but :data:`tables.CODE_TABLES` and
+    :data:`tables.SEQUENCE_TABLES`, which the ``codes`` and ``sequences`` stages read).
     """
+    if specs is None:
+        own = {**tables.CODE_TABLES, **tables.SEQUENCE_TABLES}
+        specs = [s for s in tables.ALL_TABLES.values() if s.name not in own]
     found = []
-    for spec in tables.ALL_TABLES.values():
+    for spec in specs:
         with contextlib.suppress(InputDataError):
             found.append(find_table_file(directory, spec.name.upper()))
     return found
@@ -97,6 +104,17 @@ def _decompress_error(label: str, exc: BaseException) -> InputDataError:
         f"{label}: cannot decompress the gzip file, it is truncated or corrupt ({exc}); "
         "re-download or re-compress it"
     )
+
+
+def _gzip_damage(path: str | os.PathLike) -> BaseException | None:
+    """The error met when inflating the gzip file ``path`` to its end, or None if it is intact."""
+    try:
+        with open_input(path) as stream:
+            while stream.read(1 << 20):
+                pass
+    except (OSError, pa.ArrowInvalid) as exc:
+        return exc
+    return None
 
 
 def _is_decompress_error(exc: BaseException) -> bool:
@@ -341,18 +359,27 @@ class CsvSource:
         except OSError as exc:
             raise InputDataError(f"{label}: cannot open the file: {exc}") from None
         with stream:
-            yield from parse_csv_stream(
-                stream,
-                label=label,
-                parser_names=parser_names,
-                shown=shown,
-                spec=spec,
-                block_size=block,
-                newlines_in_values=self.newlines_in_values,
-            )
+            try:
+                yield from parse_csv_stream(
+                    stream,
+                    label=label,
+                    parser_names=parser_names,
+                    shown=shown,
+                    spec=spec,
+                    block_size=block,
+                    newlines_in_values=self.newlines_in_values,
+                )
+            except InputDataError as err:
+                # Threads parse blocks while the stream is still being inflated: garbage from
+                # a damaged gzip can fail as CSV before the inflater reports the damage.
+                if is_gzip(path) and not str(err).startswith(f"{label}: cannot decompress"):
+                    damage = _gzip_damage(path)
+                    if damage is not None:
+                        raise _decompress_error(label, damage) from None
+                raise
 
     def read_arrow(self, name: str) -> pa.Table:
-        """Read a small table (PATIENTS, ADMISSIONS, ICUSTAYS) whole, as typed Arrow."""
+        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
         spec = tables.get_small_spec(name)
         batches = list(self._open(spec, None))
         return pa.Table.from_batches(batches, schema=spec.schema)

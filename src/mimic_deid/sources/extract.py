@@ -347,12 +347,20 @@ def write_bucket(
 def _check_params(itemids: Iterable[int], event_buckets: int, chunk_rows: int) -> pa.Array:
     raw = list(set(itemids))
     if not raw or not all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in raw):
-        raise ConfigError(f"itemids: expected a non-empty set of integers, got {raw[:10]!r}")
+        raise ConfigError(
+            "itemids (the item ids of the series variables): expected a non-empty set of "
+            f"integers, got {raw[:10]!r}"
+        )
     ids = sorted(int(i) for i in raw)
     if not isinstance(event_buckets, int) or not 1 <= event_buckets <= 1024:
-        raise ConfigError(f"event_buckets: expected an integer in [1, 1024], got {event_buckets!r}")
+        raise ConfigError(
+            "config parameter 'source/event_buckets': expected an integer in [1, 1024], "
+            f"got {event_buckets!r}"
+        )
     if not isinstance(chunk_rows, int) or chunk_rows < 1:
-        raise ConfigError(f"chunk_rows: expected a positive integer, got {chunk_rows!r}")
+        raise ConfigError(
+            f"config parameter 'source/chunk_rows': expected a positive integer, got {chunk_rows!r}"
+        )
     return pa.array(np.asarray(ids, dtype=np.int64))
 
 
@@ -361,7 +369,8 @@ def _check_empty_tables(empty_tables: Iterable[str]) -> frozenset[str]:
     unknown = sorted(names - set(EVENT_ORDER))
     if unknown:
         raise ConfigError(
-            f"empty_tables: unknown event table(s) {unknown}; expected some of {list(EVENT_ORDER)}"
+            f"config parameter 'source/empty_tables': unknown event table(s) {unknown}; "
+            f"expected some of {list(EVENT_ORDER)}"
         )
     return names
 

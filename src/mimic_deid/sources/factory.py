@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from mimic_deid.errors import ConfigError
 from mimic_deid.sources.extract import Reader
 
-__all__ = ["SOURCE_KINDS", "open_source"]
+__all__ = ["SOURCE_KINDS", "open_configured_source", "open_source"]
 
 #: Config ``source.kind`` values: the synthetic copy is read as CSV files.
 SOURCE_KINDS = ("synthetic", "csv", "postgres")
@@ -41,3 +44,17 @@ def open_source(kind: str, csv_path: str = "", dsn: str = "", schema: str = "mim
 
         return PostgresSource(dsn, schema)
     raise ConfigError(f"config parameter 'source/kind': unknown source '{kind}'")
+
+
+def open_configured_source(source: Mapping[str, Any], csv_path: str = "") -> Reader:
+    """The reader of the config's ``source`` section (what the workflow's rules read).
+
+    ``csv_path`` overrides ``source.csv.path`` (the synthetic copy's directory); the DSN is
+    taken from the config here so that it never becomes a rule parameter.
+    """
+    return open_source(
+        source["kind"],
+        csv_path=csv_path or source["csv"]["path"],
+        dsn=source["postgres"]["dsn"],
+        schema=source["postgres"]["schema"],
+    )

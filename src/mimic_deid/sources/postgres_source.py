@@ -210,7 +210,7 @@ class PostgresSource:
         if not rows:
             raise InputDataError(
                 f"PostgreSQL schema '{self.schema}' ({_target_text(self.dsn)}) holds no tables "
-                "(set source.postgres.schema)"
+                "(check config parameter 'source/postgres/schema')"
             )
         text = "\n".join(" ".join(str(v) for v in row) for row in rows)
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
@@ -228,8 +228,8 @@ class PostgresSource:
             cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
             if cur.fetchone() is None:
                 raise InputDataError(
-                    f"{self._label(spec)}: missing table {self.schema}.{spec.name}: "
-                    f"schema '{self.schema}' does not exist (set source.postgres.schema)"
+                    f"{self._label(spec)}: schema '{self.schema}' does not exist "
+                    "(check config parameter 'source/postgres/schema')"
                 )
             cur.execute(
                 """
@@ -246,7 +246,7 @@ class PostgresSource:
             rows = cur.fetchall()
         if not rows:
             raise InputDataError(
-                f"{self._label(spec)}: missing table {self.schema}.{spec.name} "
+                f"{self._label(spec)}: the table does not exist "
                 "(expected a MIMIC-III build made with MIT-LCP/mimic-code)"
             )
         relname = rows[0][0]
@@ -254,8 +254,8 @@ class PostgresSource:
         for col in spec.columns:
             if col.required and col.name not in columns:
                 raise InputDataError(
-                    f"{self._label(spec)}: missing column '{col.name}' in table "
-                    f"{self.schema}.{relname}; it has: {', '.join(sorted(columns))}"
+                    f"{self._label(spec)}: missing column '{col.name}'; the table has: "
+                    f"{', '.join(sorted(columns))}"
                 )
         return relname, columns
 
@@ -353,7 +353,7 @@ class PostgresSource:
     # -- reader protocol -------------------------------------------------------------------
 
     def read_arrow(self, name: str) -> Any:
-        """Read a small table (PATIENTS, ADMISSIONS, ICUSTAYS) whole, as typed Arrow."""
+        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
         import pyarrow as pa
 
         spec = tables.get_small_spec(name)

@@ -12,7 +12,7 @@ LABEVENTS) are streamed. Event batches from a source carry :data:`SOURCE_EVENT_S
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
@@ -149,7 +149,65 @@ LABEVENTS = TableSpec(
     ),
 )
 
-SMALL_TABLES: dict[str, TableSpec] = {t.name: t for t in (PATIENTS, ADMISSIONS, ICUSTAYS)}
+DIAGNOSES_ICD = TableSpec(
+    "diagnoses_icd",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("seq_num", pa.int64()),
+        ("icd9_code", pa.string()),
+    ),
+    sort_by=("hadm_id", "seq_num", "icd9_code", "subject_id"),
+    not_null=("subject_id", "hadm_id"),
+)
+
+D_ICD_DIAGNOSES = TableSpec(
+    "d_icd_diagnoses",
+    _cols(
+        ("icd9_code", pa.string()),
+        ("short_title", pa.string()),
+        ("long_title", pa.string()),
+    ),
+    sort_by=("icd9_code",),
+    unique=("icd9_code",),
+    not_null=("icd9_code",),
+)
+
+TRANSFERS = TableSpec(
+    "transfers",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("icustay_id", pa.int64()),
+        ("eventtype", pa.string()),
+        ("curr_careunit", pa.string()),
+        ("curr_wardid", pa.int64()),
+        ("intime", TIMESTAMP),
+        ("outtime", TIMESTAMP),
+    ),
+    sort_by=("subject_id", "intime", "hadm_id"),
+)
+
+CPTEVENTS = TableSpec(
+    "cptevents",
+    _cols(
+        ("subject_id", pa.int64()),
+        ("hadm_id", pa.int64()),
+        ("costcenter", pa.string()),
+        ("cpt_cd", pa.string()),
+        ("ticket_id_seq", pa.int64()),
+    ),
+    sort_by=("subject_id", "hadm_id", "ticket_id_seq"),
+)
+
+#: Tables of the ``sequences`` stage (seed 004), read whole but not by the raw extraction.
+SEQUENCE_TABLES: dict[str, TableSpec] = {t.name: t for t in (TRANSFERS, CPTEVENTS)}
+#: Diagnosis tables read whole by the ``codes`` stage (not by the raw extraction).
+CODE_TABLES: dict[str, TableSpec] = {t.name: t for t in (DIAGNOSES_ICD, D_ICD_DIAGNOSES)}
+SMALL_TABLES: dict[str, TableSpec] = {
+    t.name: t
+    for t in (PATIENTS, ADMISSIONS, ICUSTAYS, *CODE_TABLES.values(), *SEQUENCE_TABLES.values())
+}
 EVENT_TABLES: dict[str, TableSpec] = {t.name: t for t in (CHARTEVENTS, LABEVENTS)}
 ALL_TABLES: dict[str, TableSpec] = {**SMALL_TABLES, **EVENT_TABLES}
 
@@ -205,11 +263,17 @@ def get_event_spec(name: str) -> TableSpec:
 
 
 def get_small_spec(name: str) -> TableSpec:
-    """Return the spec of small table ``name`` (PATIENTS, ADMISSIONS, ICUSTAYS), or raise."""
+    """Return the spec of a table read whole (:data:`SMALL_TABLES`), or raise.
+
+    The tabular stage's readers (:data:`TABULAR_TABLES`) are read whole too.
+    """
+    if str(name).strip().lower() in TABULAR_TABLES:
+        return TABULAR_TABLES[str(name).strip().lower()]
     spec = get_spec(name)
     if spec.name not in SMALL_TABLES:
         raise ConfigError(
-            f"{name!r} is not a small table; expected PATIENTS, ADMISSIONS or ICUSTAYS"
+            f"{name!r} is not a small table; expected one of "
+            f"{', '.join(t.upper() for t in SMALL_TABLES)}"
         )
     return spec
 
@@ -226,3 +290,29 @@ def null_filled(table: pa.Table, spec: TableSpec) -> pa.Table:
         else:
             arrays.append(pa.nulls(table.num_rows, col.type))
     return pa.Table.from_arrays(arrays, schema=spec.schema)
+
+
+# --------------------------------------------------------------------------- tabular stage
+# Read by the ``tabular`` stage only (not by ``extract_raw``), whole, through ``read_table``.
+
+#: ADMISSIONS with the demographic quasi-identifiers of seed 003 §3.1 (its keys and
+#: ADMITTIME, then the four columns).
+ADMISSIONS_DEMOGRAPHICS = replace(
+    ADMISSIONS,
+    columns=ADMISSIONS.columns[:3]
+    + _cols(
+        ("insurance", pa.string()),
+        ("language", pa.string()),
+        ("religion", pa.string()),
+        ("marital_status", pa.string()),
+    ),
+)
+
+#: PROCEDURES_ICD: the layout of DIAGNOSES_ICD (ICD-9 procedure codes by ``seq_num``).
+PROCEDURES_ICD = replace(DIAGNOSES_ICD, name="procedures_icd")
+
+#: What ``read_table`` accepts besides :data:`SMALL_TABLES`, by reader name.
+TABULAR_TABLES: dict[str, TableSpec] = {
+    "admissions_demographics": ADMISSIONS_DEMOGRAPHICS,
+    "procedures_icd": PROCEDURES_ICD,
+}

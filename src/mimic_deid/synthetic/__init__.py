@@ -2,13 +2,14 @@
 
 Public entry point: :func:`generate` ``(out_dir, subjects, seed, chunk_subjects=500) -> dict``
 (also ``python -m mimic_deid synth --subjects N --seed S --out DIR``). It writes PATIENTS,
-ADMISSIONS, ICUSTAYS, CHARTEVENTS, LABEVENTS, OUTPUTEVENTS, D_ITEMS and D_LABITEMS as
+ADMISSIONS, ICUSTAYS, CHARTEVENTS, LABEVENTS, OUTPUTEVENTS, D_ITEMS, D_LABITEMS, TRANSFERS and
+CPTEVENTS (``sequences``: own random stream, seed 004 inputs) as
 ``<TABLE>.csv.gz`` in the official column order and quoting, plus ``SYNTHETIC.json`` (the
 returned summary: subjects, admissions, icustays, rows per table, seed).
 
 Modules: ``catalog`` (items, labels, units, text values), ``population`` (subjects,
 admissions, stays, deaths), ``physiology`` (latent signals), ``schedule`` (irregular times),
-``chart`` / ``labs`` / ``outputs`` (event rows), ``writer`` (CSV.gz layout), ``generator``
+``chart`` / ``labs`` / ``outputs`` (event rows), ``sequences`` (TRANSFERS, CPTEVENTS), ``writer`` (CSV.gz layout), ``generator``
 (driver).
 
 Design decisions
@@ -65,6 +66,22 @@ text; heart rate 0/999 and temperature 0 artefacts; MetaVision ERROR = 1 rows; ~
 chart rows from distractor items listed in D_ITEMS.
 """
 
+import hashlib
+from pathlib import Path
+
 from mimic_deid.synthetic.generator import generate
 
-__all__ = ["generate"]
+__all__ = ["generate", "generator_fingerprint"]
+
+
+def generator_fingerprint() -> str:
+    """sha256 of the generator's source files (this package), hex.
+
+    The workflow's ``synthesize`` rule takes it as a parameter, so a copy made by an older
+    generator (other tables, other value sets) is regenerated instead of silently reused.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

@@ -13,12 +13,14 @@ import pyarrow as pa
 from mimic_deid.atomic import atomic_dir
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
-from mimic_deid.synthetic import catalog, population
+from mimic_deid.synthetic import catalog, diagnoses, population
 from mimic_deid.synthetic.chart import ChartBuilder, num_to_string
 from mimic_deid.synthetic.labs import lab_events, lab_flags
 from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
+from mimic_deid.synthetic.procedures import procedures_icd
+from mimic_deid.synthetic.sequences import sequence_tables
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
 log = get_logger(__name__)
@@ -249,7 +251,7 @@ def generate(
         with atomic_dir(dest) as tmp:
             writers = {name: TableWriter(tmp, name) for name in TABLES}
             try:
-                for name, cols in _dictionary_tables().items():
+                for name, cols in {**_dictionary_tables(), **diagnoses.dictionary_tables()}.items():
                     writers[name].write(cols)
                 pending: list[dict[str, dict[str, pa.Array]]] = []
                 pending_subjects = 0
@@ -260,7 +262,14 @@ def generate(
                     pop = make_population(rng, first, n, ids)
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)
-                    pending.append(_block_tables(pop, rng))
+                    pending.append(
+                        {
+                            **_block_tables(pop, rng),
+                            **diagnoses.block_tables(pop, seed, b),
+                            **sequence_tables(pop, seed, b),
+                            "PROCEDURES_ICD": procedures_icd(pop, seed, b),
+                        }
+                    )
                     pending_subjects += n
                     if pending_subjects >= chunk_subjects or b == n_blocks - 1:
                         for blk in pending:

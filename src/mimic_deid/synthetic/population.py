@@ -67,8 +67,36 @@ DISCHARGE_LOCATION = (
     "DEAD/EXPIRED",
 )
 INSURANCE = ("Medicare", "Private", "Medicaid", "Government", "Self Pay")
-LANGUAGE = (None, "ENGL", "SPAN", "RUSS", "PTUN", "CANT")
-RELIGION = ("CATHOLIC", "NOT SPECIFIED", "PROTESTANT QUAKER", "JEWISH", "UNOBTAINABLE", "OTHER")
+# LANGUAGE and RELIGION have MIMIC-III v1.4's cardinalities (75 and 20 values, plus empty):
+# the dominant values first, then a Zipf-like tail (`_tail`), so that a quasi-identifier
+# table built on them has the real number of rare values (seed 003 §3.1).
+LANGUAGE = (
+    None, "ENGL", "SPAN", "RUSS", "PTUN", "CANT", "PORT", "CAPE", "MAND", "HAIT", "ITAL",
+    "VIET", "GREE", "ARAB", "PERS", "CAMB", "POLI", "AMER", "KORE", "HIND", "THAI", "ALBA",
+    "FREN", "JAPA", "ETHI", "SOMA", "ARME", "TURK", "URDU", "BENG", "LAOT", "GERM", "HUNG",
+    "YIDD", "TAGA", "BOSN", "SERB", "CROA", "LITH", "UKRA", "ROMA", "BULG", "DUTC", "SWED",
+    "NORW", "DANI", "FINN", "ESTO", "LATV", "CZEC", "SLOV", "MACE", "AMHA", "TIGR", "SWAH",
+    "YORU", "IGBO", "HAUS", "TAMI", "TELU", "GUJA", "PUNJ", "MARA", "NEPA", "SINH", "BURM",
+    "MALA", "INDO", "HEBR", "FARS", "PASH", "KURD", "GEOR", "AZER", "KAZA", "UZBE",
+)  # fmt: skip
+RELIGION = (
+    "CATHOLIC", "NOT SPECIFIED", "PROTESTANT QUAKER", "JEWISH", "UNOBTAINABLE", "OTHER",
+    "EPISCOPALIAN", "GREEK ORTHODOX", "CHRISTIAN SCIENTIST", "BUDDHIST", "MUSLIM",
+    "JEHOVAH'S WITNESS", "UNITARIAN-UNIVERSALIST", "7TH DAY ADVENTIST", "HINDU",
+    "ROMANIAN EAST. ORTH", "BAPTIST", "HEBREW", "METHODIST", "LUTHERAN",
+)  # fmt: skip
+
+
+def _tail(head: tuple[float, ...], n: int, mass: float, exponent: float = 1.3) -> np.ndarray:
+    """Probabilities ``head`` followed by ``n`` Zipf-like values sharing ``mass`` (sum 1)."""
+    tail = 1.0 / np.arange(1, n + 1) ** exponent
+    p = np.concatenate([np.asarray(head, dtype=float), mass * tail / tail.sum()])
+    return p / p.sum()
+
+
+# empty, ENGL, SPAN, RUSS, PTUN, CANT as before, the other 70 codes share 2 %
+LANGUAGE_P = _tail((0.1, 0.73, 0.06, 0.04, 0.03, 0.02), len(LANGUAGE) - 6, 0.02)
+RELIGION_P = _tail((0.35, 0.25, 0.14, 0.08, 0.1, 0.05), len(RELIGION) - 6, 0.03)
 MARITAL = (None, "MARRIED", "SINGLE", "WIDOWED", "DIVORCED")
 ETHNICITY = (
     "WHITE",
@@ -336,9 +364,9 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
         rng.choice(5, na, p=(0.5, 0.33, 0.1, 0.04, 0.03)),
     )
     # LANGUAGE is mostly empty in the CareVue years.
-    language = rng.choice(6, na, p=(0.1, 0.75, 0.06, 0.04, 0.03, 0.02))
+    language = rng.choice(len(LANGUAGE), na, p=LANGUAGE_P)
     language = np.where(mv[a_subj] & (a_group != NEONATE), language, 0)
-    religion = rng.choice(6, na, p=(0.35, 0.25, 0.15, 0.08, 0.1, 0.07))
+    religion = rng.choice(len(RELIGION), na, p=RELIGION_P)
     marital = np.where(a_group == ADULT, rng.choice(5, na, p=(0.05, 0.45, 0.25, 0.15, 0.1)), 0)
     ethnicity = rng.choice(6, na, p=(0.7, 0.1, 0.04, 0.03, 0.08, 0.05))
     diagnosis = np.where(a_group == NEONATE, 0, 1 + rng.choice(9, na))

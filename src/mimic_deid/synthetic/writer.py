@@ -59,6 +59,25 @@ LAYOUTS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
         ("ROW_ID", INT), ("ITEMID", INT), ("LABEL", STR), ("FLUID", STR), ("CATEGORY", STR),
         ("LOINC_CODE", STR),
     ),
+    "DIAGNOSES_ICD": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
+    ),
+    "D_ICD_DIAGNOSES": (
+        ("ROW_ID", INT), ("ICD9_CODE", STR), ("SHORT_TITLE", STR), ("LONG_TITLE", STR),
+    ),
+    "TRANSFERS": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ICUSTAY_ID", INT), ("DBSOURCE", STR),
+        ("EVENTTYPE", STR), ("PREV_CAREUNIT", STR), ("CURR_CAREUNIT", STR), ("PREV_WARDID", INT),
+        ("CURR_WARDID", INT), ("INTIME", TS), ("OUTTIME", TS), ("LOS", FLT),
+    ),
+    "CPTEVENTS": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("COSTCENTER", STR), ("CHARTDATE", TS),
+        ("CPT_CD", STR), ("CPT_NUMBER", INT), ("CPT_SUFFIX", STR), ("TICKET_ID_SEQ", INT),
+        ("SECTIONHEADER", STR), ("SUBSECTIONHEADER", STR), ("DESCRIPTION", STR),
+    ),
+    "PROCEDURES_ICD": (
+        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
+    ),
 }  # fmt: skip
 
 GZIP_LEVEL = 1  # speed over size: the event tables dominate the run time

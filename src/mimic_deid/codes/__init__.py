@@ -1,0 +1,92 @@
+"""Diagnosis codes: re-identification risk audit and the GCCens / LDA comparators (seed 002).
+
+* :mod:`~mimic_deid.codes.data` -- DIAGNOSES_ICD with ages, multiset records per subject or
+  admission;
+* :mod:`~mimic_deid.codes.index` -- distinguishability through an inverted index;
+* :mod:`~mimic_deid.codes.audit` -- k-map audit and the CDF figure (seed Figure 2);
+* :mod:`~mimic_deid.codes.gccens` -- Greedy Code Censoring and CUL (Algorithm 1, Tables 1/2);
+* :mod:`~mimic_deid.codes.hierarchy` -- ICD-9 and age DGHs, loss metric;
+* :mod:`~mimic_deid.codes.lda` -- Baseline, A-GS, MDAV, ILM/ALM, AvgRE (Algorithms 2-3);
+* :mod:`~mimic_deid.codes.stage` -- the workflow stage's library calls.
+"""
+
+from mimic_deid.codes.audit import dis_summary, plot_dis_cdf, risk_audit
+from mimic_deid.codes.data import (
+    Records,
+    admission_ages,
+    code_records,
+    codes_at_level,
+    diagnoses_with_ages,
+    pair_records,
+)
+from mimic_deid.codes.gccens import (
+    CensoringResult,
+    InfeasibleCensoringError,
+    cap_vector,
+    cul_statistics,
+    gccens,
+)
+from mimic_deid.codes.hierarchy import AGE_90_PLUS, Hierarchy, age_hierarchy, icd9_hierarchy
+from mimic_deid.codes.index import MultisetIndex, Multisets, multisets
+from mimic_deid.codes.lda import (
+    Alignment,
+    LdaResult,
+    Trajectories,
+    ags,
+    ags_align,
+    ags_matrices,
+    avg_relative_error,
+    baseline,
+    baseline_align,
+    check_k_anonymous,
+    check_weights,
+    mdav,
+)
+from mimic_deid.codes.stage import (
+    check_codes_config,
+    gccens_table,
+    lda_table,
+    restrict_codes,
+    sample_ids,
+)
+
+__all__ = [
+    "AGE_90_PLUS",
+    "Alignment",
+    "CensoringResult",
+    "Hierarchy",
+    "InfeasibleCensoringError",
+    "LdaResult",
+    "MultisetIndex",
+    "Multisets",
+    "Records",
+    "Trajectories",
+    "admission_ages",
+    "age_hierarchy",
+    "ags",
+    "ags_align",
+    "ags_matrices",
+    "avg_relative_error",
+    "baseline",
+    "baseline_align",
+    "cap_vector",
+    "check_codes_config",
+    "check_k_anonymous",
+    "check_weights",
+    "code_records",
+    "codes_at_level",
+    "cul_statistics",
+    "diagnoses_with_ages",
+    "dis_summary",
+    "gccens",
+    "gccens_table",
+    "icd9_hierarchy",
+    "lda_table",
+    "mdav",
+    "multisets",
+    "pair_records",
+    "plot_dis_cdf",
+    "restrict_codes",
+    "risk_audit",
+    "sample_ids",
+]

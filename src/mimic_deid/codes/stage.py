@@ -1,0 +1,209 @@
+"""The ``codes`` workflow stage as library calls: one function per rule.
+
+Each function takes DataFrames and parameters and returns tables or dicts; the scripts in
+``workflow/scripts/codes_*.py`` read the inputs and write the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.codes.data import code_records, codes_at_level, pair_records, sample_rows
+from mimic_deid.codes.gccens import cap_vector, cul_statistics, gccens
+from mimic_deid.codes.hierarchy import AGE_90_PLUS, age_hierarchy, icd9_hierarchy
+from mimic_deid.codes.index import MultisetIndex
+from mimic_deid.codes.lda import (
+    ALIGNMENTS,
+    Trajectories,
+    avg_relative_error,
+    check_k_anonymous,
+    check_weights,
+    mdav,
+)
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.logs import get_logger
+from mimic_deid.seeding import derive_rng
+
+__all__ = ["check_codes_config", "gccens_table", "lda_table", "restrict_codes", "sample_ids"]
+
+log = get_logger(__name__)
+
+
+def check_codes_config(cfg: Mapping) -> None:
+    """Cross-field checks of config section ``codes`` (raises ``ConfigError``)."""
+    lda = cfg["lda"]
+    check_weights(lda["w_icd"], lda["w_age"], "codes/lda/w_icd + codes/lda/w_age")
+    age_hierarchy(lda["age_min"], AGE_90_PLUS, lda["age_intervals"])
+    for cap in cfg["gccens"]["caps"]:
+        if cap != "max" and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 0):
+            raise ConfigError(
+                f"config parameter 'codes/gccens/caps': caps must be integers >= 0 or 'max', "
+                f"got {cap!r}"
+            )
+
+
+def restrict_codes(diag: pd.DataFrame, codes: Sequence[str], level: str) -> pd.DataFrame:
+    """The rows whose code (at ``level``) is one of ``codes``; all rows when ``codes`` is empty."""
+    if not codes:
+        return diag
+    keep = codes_at_level(diag["icd9_code"], level).isin([str(c).upper() for c in codes])
+    return diag.loc[keep.to_numpy()].reset_index(drop=True)
+
+
+def sample_ids(cohort: pd.DataFrame, unit: str) -> np.ndarray:
+    """SUBJECT_IDs or HADM_IDs of the released cohort (``cohort/stays.parquet``)."""
+    col = {"subject": "subject_id", "admission": "hadm_id"}[unit]
+    if col not in cohort.columns:
+        raise InputDataError(f"cohort stays: missing column '{col}'")
+    return np.unique(cohort[col].to_numpy(np.int64))
+
+
+def gccens_table(
+    diag: pd.DataFrame,
+    sample: np.ndarray,
+    unit: str,
+    level: str,
+    ks: Sequence[int],
+    cap: int | str,
+    caps: Sequence[int | str],
+    k_caps: int,
+    per_code: Mapping[str, int],
+) -> pd.DataFrame:
+    """CUL statistics of GCCens in the layout of seed Tables 1 and 2.
+
+    Table 1 (``table = "k"``): every k of ``ks`` with all caps ``cap``; Table 2
+    (``table = "cap"``): k = ``k_caps`` with all caps each value of ``caps``. ``per_code``
+    overrides the cap of single codes in every run. A cap ``"max"`` is the largest count of
+    each code in the sample.
+
+    Returns
+    -------
+    DataFrame
+        table, k, cap (str), mean, sd, median, skewness (of CUL), modified_percent (records
+        with at least one code censored by the greedy loop), capped_percent (mean share of a
+        record's codes removed by the caps), censored_percent (code instances released less
+        than in the sample, caps included), iterations.
+    """
+    records = code_records(diag, unit, level)
+    rows = sample_rows(records, sample, "GCCens")
+    index = MultisetIndex(records.sets)
+    smp = records.sets.take(rows)
+    total = smp.count.sum()
+    out = []
+    runs = [("k", int(k), cap) for k in ks] + [("cap", int(k_caps), c) for c in caps]
+    for table, k, c in runs:
+        vec = cap_vector(c, records.items, smp, "config parameter 'codes/gccens/caps'")
+        if per_code:
+            over = cap_vector(
+                dict(per_code), records.items, smp, "config parameter 'codes/gccens/per_code'"
+            )
+            named = np.isin(records.items, [str(x).upper() for x in per_code])
+            vec = np.where(named, over, vec)
+        res = gccens(index, smp, k, vec)
+        stats = cul_statistics(res.cul)
+        out.append(
+            {
+                "table": table,
+                "k": k,
+                "cap": str(c),
+                **stats,
+                "modified_percent": 100.0 * float((res.cul > 0).mean()),
+                "capped_percent": 100.0 * float(res.capped.mean()),
+                "censored_percent": 100.0 * float(1 - res.censored.count.sum() / total),
+                "iterations": res.iterations,
+            }
+        )
+        log.info("GCCens k=%d cap=%s: mean CUL %.3f", k, c, stats["mean"])
+    return pd.DataFrame(out)
+
+
+def lda_table(
+    diag: pd.DataFrame,
+    sample: np.ndarray,
+    unit: str,
+    level: str,
+    ks: Sequence[int],
+    w_icd: float,
+    w_age: float,
+    age_min: int,
+    age_intervals: Sequence[int],
+    max_trajectories: int,
+    support: float,
+    seed: int,
+    alignments: Sequence[str] = ALIGNMENTS,
+) -> tuple[pd.DataFrame, dict]:
+    """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+
+    At most ``max_trajectories`` sample records are clustered (a uniform draw from
+    ``derive_rng(seed, "codes-lda")`` when the sample is larger): clustering costs
+    O(N^2 m n') alignment cells.
+
+    Returns
+    -------
+    DataFrame
+        alignment, k, ilm, alm, lm (= ilm + alm), avg_re, queries, clusters, smallest_group.
+    dict
+        ``trajectories`` (N), ``sampled`` (bool), ``mean_length``, ``icd_leaves``,
+        ``age_leaves``, ``codes_outside_icd9``.
+    """
+    check_weights(w_icd, w_age, "codes/lda/w_icd + codes/lda/w_age")
+    records = pair_records(diag, unit, level)
+    rows = sample_rows(records, sample, "LDA")
+    sampled = rows.size > max_trajectories
+    if sampled:
+        rng = derive_rng(seed, "codes-lda")
+        rows = np.sort(rng.choice(rows, size=max_trajectories, replace=False))
+    smp = records.sets.take(rows)
+    hicd, outside = icd9_hierarchy(records.items["code"])
+    hage = age_hierarchy(age_min, AGE_90_PLUS, age_intervals)
+    if (records.items["age"] < age_min).any():
+        young = int((records.items["age"][smp.item] < age_min).sum())
+        if young:
+            raise InputDataError(
+                f"LDA: {young} (ICD, age) pairs have an age below codes/lda/age_min = {age_min}"
+            )
+    # One row per pair occurrence (multiset counts expanded).
+    rec = np.repeat(smp.record, smp.count)
+    it = np.repeat(smp.item, smp.count)
+    icd = np.array([hicd.leaf_of[c] for c in records.items["code"]], dtype=np.int64)[it]
+    age = np.array([hage.leaf_of[int(a)] for a in records.items["age"]], dtype=np.int64)[it]
+    traj = Trajectories.from_pairs(rec, icd, age, smp.n_records)
+    out = []
+    for alignment in alignments:
+        for k in ks:
+            if k > len(traj):
+                raise ConfigError(
+                    f"config parameter 'codes/lda/k': k = {k} exceeds the {len(traj)} "
+                    "trajectories clustered"
+                )
+            res = mdav(traj, int(k), hicd, hage, w_icd, w_age, alignment)
+            smallest = check_k_anonymous(res, int(k))
+            are, queries = avg_relative_error(traj, res, hicd, hage, support)
+            out.append(
+                {
+                    "alignment": alignment,
+                    "k": int(k),
+                    "ilm": res.ilm,
+                    "alm": res.alm,
+                    "lm": res.ilm + res.alm,
+                    "avg_re": are,
+                    "queries": queries,
+                    "clusters": len(res.published),
+                    "smallest_group": smallest,
+                }
+            )
+            log.info(
+                "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f", alignment, k, res.ilm, res.alm, are
+            )
+    info = {
+        "trajectories": len(traj),
+        "sampled": bool(sampled),
+        "mean_length": float(traj.length.mean()) if len(traj) else 0.0,
+        "icd_leaves": hicd.domain,
+        "age_leaves": hage.domain,
+        "codes_outside_icd9": outside,
+    }
+    return pd.DataFrame(out), info

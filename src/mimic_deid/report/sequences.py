@@ -1,0 +1,71 @@
+"""Report items of the sequences stage (seed 004 Figs. 2-5 and the Friedman tests).
+
+Drawn from the stage's public sweep tables (``results/sequences/<table>/sweep.csv``) and
+Friedman tables, concatenated over the tables.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.report.figures import FigureInfo, _new_figure, _no_data, _save
+
+__all__ = ["GUARANTEE", "plot_sequences", "sequences_table"]
+
+#: What each mechanism promises, as the report and README state it.
+GUARANTEE = {
+    "seed_ratio": "NOT eps-DP: the seed's deterministic ratio test, survivors released exactly",
+    "laplace": "eps-DP counts (discrete Laplace, record level, given sections and clusters)",
+}
+MEASURES = (
+    ("similarity", "Definition 4 similarity"),
+    ("top20_intersection", "top-20 2-gram intersection"),
+    ("mean_support", "mean support of released counts"),
+    ("suppression_rate", "suppressed share of the counts"),
+)
+
+
+def _eps_x(eps: pd.Series) -> np.ndarray:
+    """Plot positions: finite eps as they are, inf one step past the largest."""
+    finite = eps[np.isfinite(eps)]
+    top = float(finite.max()) if len(finite) else 1.0
+    return np.where(np.isfinite(eps), eps, top * 1.3 + 0.1)
+
+
+def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureInfo:
+    """The four seed measures against eps: one row of panels per measure, a line per table and
+    mechanism (mean over |H|, w and repetitions; refused points, whose measures are empty, are
+    left out); inf is drawn to the right of the largest eps.
+    Mean support is on a log scale."""
+    fig = _new_figure(11.5, 7.5)
+    axes = fig.subplots(2, 2).ravel()
+    fig.suptitle("Sequences (seed 004): quality and anonymity against eps")
+    for ax, (col, label) in zip(axes, MEASURES, strict=True):
+        ax.set_title(label)
+        ax.set_xlabel("eps (rightmost point: inf)")
+        if sweep.empty:
+            _no_data(ax)
+            continue
+        for (table, mech), d in sweep.groupby(["table", "mechanism"], sort=True):
+            m = d.groupby("epsilon")[col].mean()
+            ax.plot(_eps_x(m.index.to_series()), m.to_numpy(), marker="o",
+                    linestyle="-" if mech == "seed_ratio" else "--", label=f"{table} {mech}")  # fmt: skip
+        if col == "mean_support":
+            ax.set_yscale("log")  # Laplace noise on empty cells dwarfs the seed's counts
+        ax.legend()
+    return _save(fig, out_path)
+
+
+def sequences_table(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Mean of each measure per table, mechanism and eps, with what the mechanism promises."""
+    if sweep.empty:
+        return pd.DataFrame({"note": ["no sequences sweep in this run"]})
+    cols = [c for c, _ in MEASURES]
+    out = sweep.groupby(["table", "mechanism", "epsilon"], sort=True)[cols].mean().reset_index()
+    out["epsilon"] = [("inf" if math.isinf(e) else f"{e:g}") for e in out["epsilon"]]
+    out["guarantee"] = out["mechanism"].map(GUARANTEE)
+    return out

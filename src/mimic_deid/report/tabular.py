@@ -1,0 +1,210 @@
+"""Report figures and tables of the tabular stage (seed 003 chapter 6 on MIMIC-III).
+
+:func:`load_tabular` reads the stage's public outputs (input names ``tabular_*`` of the report
+rule); each ``*_table`` returns a printable DataFrame and each ``plot_*`` writes one PNG. An
+empty ``tabular`` mapping (stage not run) gives a one-row note or a "no data" panel.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.atomic import read_json
+from mimic_deid.report.figures import FigureInfo, _legend, _new_figure, _no_data, _save
+
+__all__ = [
+    "TABULAR_INPUTS",
+    "concealing_table",
+    "dps_table",
+    "inverse_table",
+    "joint_risk_table",
+    "load_tabular",
+    "nodes_checked_table",
+    "plot_epsilon_la",
+    "plot_loss_vs_suppression",
+    "uniqueness_table",
+]
+
+#: Report-rule input name -> (what it holds, reader).
+TABULAR_INPUTS: dict[str, str] = {
+    "tabular_uniqueness": "uniqueness",
+    "tabular_ola": "ola",
+    "tabular_inverse": "inverse",
+    "tabular_concealing": "concealing",
+    "tabular_dps_grid": "dps_grid",
+    "tabular_dps": "dps",
+    "tabular_epsilon_la": "epsilon_la",
+    "tabular_release_summary": "release",
+    "tabular_joint_risk": "joint_risk",
+}
+NOT_RUN = pd.DataFrame({"note": ["tabular stage not run"]})
+METRIC_LABELS = {
+    "prec": "Prec (normalised)",
+    "dm_star": "DM* - DM*(original), normalised",
+    "entropy": "Entropy (normalised)",
+}
+
+
+def load_tabular(inputs: Mapping[str, str]) -> dict[str, Any]:
+    """The tabular outputs present in ``inputs`` (CSV as DataFrame, JSON as dict)."""
+    out: dict[str, Any] = {}
+    for name, key in TABULAR_INPUTS.items():
+        if name in inputs:
+            path = os.fspath(inputs[name])
+            out[key] = read_json(path) if path.endswith(".json") else pd.read_csv(path)
+    return out
+
+
+def uniqueness_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed §3.1 / §3.2: rows, mean class size and records alone in their class per view."""
+    if "uniqueness" not in tab:
+        return NOT_RUN
+    demo, procs = tab["uniqueness"]["demographics"], tab["uniqueness"]["procedures"]
+    draws = demo["draws"]
+    rows = []
+    for law, label in (("normal", "YOB ~ N(mean, sd)"), ("uniform", "age uniform 0-99")):
+        s = demo[law]
+        rows.append(
+            {
+                "view": f"demographics, {label} ({draws} draws)",
+                "rows": demo["rows"],
+                "mean class size": f"{s['mean_class_size']['mean']:.2f} "
+                f"[{s['mean_class_size']['min']:.2f}, {s['mean_class_size']['max']:.2f}]",
+                "unique": f"{s['unique']['mean']:.0f} [{s['unique']['min']:.0f}, {s['unique']['max']:.0f}]",
+                "unique %": f"{s['unique_percent']['mean']:.1f}",
+            }
+        )
+    for name, s in (("demographics without YOB", demo["without_yob"]), *procs.items()):
+        rows.append(
+            {
+                "view": name.replace("_", " "),
+                "rows": s["rows"],
+                "mean class size": f"{s['mean_class_size']:.2f}",
+                "unique": f"{s['unique']}",
+                "unique %": f"{s['unique_percent']:.1f}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def nodes_checked_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed Table 6.9: nodes checked by OLA per k (rows) and max_sup (columns)."""
+    if "ola" not in tab:
+        return NOT_RUN
+    grid = tab["ola"]
+    first = grid["metric"].iloc[0]
+    pivot = grid[grid["metric"] == first].pivot(index="k", columns="max_sup", values="checked")
+    pivot.columns = [f"max_sup {c:g}" for c in pivot.columns]
+    pivot.insert(0, "lattice nodes", int(grid["lattice_size"].iloc[0]))
+    return pivot.reset_index()
+
+
+def inverse_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed Tables 6.2 / 6.3: best k of Inverse OLA per view, max loss and max suppression."""
+    if "inverse" not in tab:
+        return NOT_RUN
+    cols = [
+        "view",
+        "max_loss",
+        "max_sup",
+        "k",
+        "loss_normalised",
+        "suppressed_percent",
+        "procedures",
+    ]
+    return tab["inverse"][cols].rename(
+        columns={"max_loss": "max loss", "max_sup": "max sup. %", "loss_normalised": "Prec",
+                 "suppressed_percent": "suppressed %", "procedures": "procedures kept"}
+    )  # fmt: skip
+
+
+def concealing_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed Tables 6.4-6.8: 1/m per model (columns), max loss and max suppression (rows)."""
+    if "concealing" not in tab:
+        return NOT_RUN
+    conc = tab["concealing"]
+    pivot = conc.pivot_table(index=["max_loss", "max_sup"], columns="model", values="inverse_m")
+    pivot.columns = [f"1/m model {c}" for c in pivot.columns]
+    k = conc.groupby(["max_loss", "max_sup"])["k"].first().rename("k (model A table)")
+    return pivot.join(k).round(2).reset_index()
+
+
+def dps_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed §6.2.1: δ per admissible (β, ε) and k, the smallest k on the last line."""
+    if "dps_grid" not in tab:
+        return NOT_RUN
+    grid = tab["dps_grid"].copy()
+    summary = tab["dps"]
+    grid = grid.map(lambda v: f"{v:.3g}" if isinstance(v, float) else v)
+    note = {c: "" for c in grid.columns}
+    note["beta"] = (
+        f"smallest k of those tried with delta <= {summary['delta_max']:g} everywhere: "
+        f"{summary['smallest_k_candidates']}; smallest integer k: {summary['smallest_k']}"
+    )
+    return pd.concat([grid, pd.DataFrame([note])], ignore_index=True)
+
+
+def joint_risk_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """Seed 000 §7.2: classes of the released stays by duration class and demographics."""
+    if "joint_risk" not in tab:
+        return NOT_RUN
+    return tab["joint_risk"].rename(
+        columns={"mean_class_size": "mean class size", "unique_percent": "unique %",
+                 "smallest_class": "smallest class"}
+    )  # fmt: skip
+
+
+def plot_loss_vs_suppression(tab: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
+    """Seed Fig. 6.1: normalised loss of OLA's node against max_sup, a line per k."""
+    metrics = list(dict.fromkeys(tab["ola"]["metric"])) if "ola" in tab else ["prec"]
+    fig = _new_figure(4.2 * len(metrics), 3.6)
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, metrics, strict=True):
+        ax.set_xlabel("maximum suppression (% of records)")
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        ax.set_title(metric)
+        if "ola" not in tab:
+            _no_data(ax, "tabular stage not run")
+            continue
+        grid = tab["ola"][tab["ola"]["metric"] == metric]
+        for k, rows in grid.groupby("k"):
+            rows = rows.sort_values("max_sup")
+            ax.plot(rows["max_sup"], rows["loss_normalised"], marker="o", label=f"k = {k}")
+        _legend(ax)
+    fig.suptitle("Information loss of OLA's node against allowed suppression")
+    return _save(fig, out_path)
+
+
+def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
+    """Seed Figs. 6.3 / 6.4 (top) and C.1 (bottom) against the penalty factor, per mode.
+
+    Top: probability of a good node; bottom: expected suppressed percent of the sample.
+    """
+    fig = _new_figure(9.0, 6.6)
+    axes = fig.subplots(2, 2)
+    panels = (("p_good", "P(good node)"), ("expected_suppressed_percent", "expected suppressed %"))
+    for row, (column, label) in enumerate(panels):
+        for ax, mode in zip(axes[row], ("suppression", "kanonymity"), strict=True):
+            ax.set_xlabel("penalty factor")
+            ax.set_ylabel(label)
+            ax.set_title(f"{mode}-based penalty")
+            if "epsilon_la" not in tab:
+                _no_data(ax, "tabular stage not run")
+                continue
+            la = tab["epsilon_la"]
+            for ep, rows in la[la["mode"] == mode].groupby("epsilon_prime"):
+                rows = rows.sort_values("penalty")
+                ax.plot(rows["penalty"], rows[column], marker="o", label=f"eps' = {ep:g}")
+            base = la[la["mode"] == "uniform"][column]
+            if len(base):
+                ax.axhline(float(np.mean(base)), color="k", linestyle=":", label="uniform node")
+            if column == "p_good":
+                ax.set_ylim(-0.02, 1.02)
+            _legend(ax, fontsize=8)
+    fig.suptitle("epsilon-safe LA: good nodes (Prec < 0.5, suppression < 5 %) and suppression")
+    return _save(fig, out_path)

@@ -1,0 +1,240 @@
+"""DIAGNOSES_ICD and D_ICD_DIAGNOSES of the synthetic copy (ICD-9-CM diagnosis codes).
+
+Every admission gets several codes ordered by ``SEQ_NUM`` (1 = principal diagnosis): chronic
+conditions that a subject carries across all of their admissions (so codes repeat over a
+subject's record, seed 002 §III) and acute conditions drawn per admission. Chronic conditions
+come in comorbidity clusters driven by one latent score per subject: the metabolic cluster
+(diabetes 250, lipid disorders 272, hypertension 401, coronary disease 414, heart failure 428),
+the musculoskeletal cluster (back disorders 724) and a cardio-pulmonary one. Frequencies are
+of the order of MIMIC-III's (hypertension in about a third of adult admissions, about 11 codes
+per adult admission, ~650k rows for the full-size copy of 46,520 subjects).
+
+The rows of a block come from their own random stream
+(``derive_rng(seed, "DIAGNOSES_ICD", block)``), so adding these tables leaves every other
+table of the copy byte-identical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from mimic_deid.seeding import derive_rng
+from mimic_deid.synthetic.population import ADULT, CHILD, NEONATE, YEAR, Population
+from mimic_deid.synthetic.writer import ints, strings
+
+__all__ = ["ACUTE", "CHRONIC", "NEONATAL", "block_tables", "dictionary_tables"]
+
+#: Chronic conditions: (code, short title, cluster, base probability for an adult of 65).
+#: Cluster 0 = metabolic, 1 = musculoskeletal, 2 = cardio-pulmonary, 3 = none.
+CHRONIC: tuple[tuple[str, str, int, float], ...] = (
+    ("4019", "Hypertension NOS", 0, 0.36),
+    ("4011", "Benign hypertension", 0, 0.03),
+    ("40390", "Hy kid NOS w cr kid I-IV", 0, 0.05),
+    ("25000", "DMII wo cmp nt st uncntr", 0, 0.16),
+    ("25001", "DMI wo cmp nt st uncntrl", 0, 0.02),
+    ("25002", "DMII wo cmp uncntrld", 0, 0.02),
+    ("25040", "DMII renl nt st uncntrld", 0, 0.015),
+    ("25060", "DMII neuro nt st uncntrl", 0, 0.02),
+    ("2724", "Hyperlipidemia NEC/NOS", 0, 0.15),
+    ("2720", "Pure hypercholesterolem", 0, 0.10),
+    ("2722", "Mixed hyperlipidemia", 0, 0.02),
+    ("41401", "Crnry athrscl natve vssl", 0, 0.21),
+    ("4280", "CHF NOS", 0, 0.22),
+    ("412", "Old myocardial infarct", 0, 0.05),
+    ("5859", "Chronic kidney dis NOS", 0, 0.05),
+    ("2449", "Hypothyroidism NOS", 3, 0.08),
+    ("53081", "Esophageal reflux", 3, 0.11),
+    ("311", "Depressive disorder NEC", 3, 0.05),
+    ("3051", "Tobacco use disorder", 2, 0.05),
+    ("496", "Chr airway obstruct NEC", 2, 0.08),
+    ("42731", "Atrial fibrillation", 2, 0.22),
+    ("4168", "Chr pulmon heart dis NEC", 2, 0.03),
+    ("32723", "Obstructive sleep apnea", 2, 0.03),
+    ("V5861", "Long-term use anticoagul", 2, 0.07),
+    ("7245", "Backache NOS", 1, 0.030),
+    ("7242", "Lumbago", 1, 0.020),
+    ("72402", "Spinal stenosis lumbar", 1, 0.012),
+    ("7241", "Pain in thoracic spine", 1, 0.006),
+    ("V1582", "History of tobacco use", 3, 0.05),
+    ("V4581", "Aortocoronary bypass", 0, 0.05),
+)
+
+#: Acute conditions: (code, short title, relative frequency).
+ACUTE: tuple[tuple[str, str, float], ...] = (
+    ("5849", "Acute kidney failure NOS", 9.1),
+    ("51881", "Acute respiratry failure", 7.5),
+    ("5990", "Urin tract infection NOS", 6.6),
+    ("2859", "Anemia NOS", 5.4),
+    ("486", "Pneumonia, organism NOS", 4.8),
+    ("2851", "Ac posthemorrhag anemia", 4.6),
+    ("2762", "Acidosis", 4.5),
+    ("99592", "Severe sepsis", 3.9),
+    ("0389", "Septicemia NOS", 3.7),
+    ("5070", "Food/vomit pneumonitis", 3.7),
+    ("2761", "Hyposmolality", 3.6),
+    ("41071", "Subendo infarct, initial", 3.5),
+    ("2875", "Thrombocytopenia NOS", 3.3),
+    ("4240", "Mitral valve disorder", 3.2),
+    ("78552", "Septic shock", 2.7),
+    ("2767", "Hyperpotassemia", 2.6),
+    ("2768", "Hypopotassemia", 2.2),
+    ("4241", "Aortic valve disorder", 2.1),
+    ("42789", "Cardiac dysrhythmias NEC", 2.0),
+    ("7907", "Bacteremia", 1.6),
+    ("43491", "Crbl art ocl NOS w infrc", 1.5),
+    ("431", "Intracerebral hemorrhage", 1.4),
+    ("5789", "Gastrointest hemorr NOS", 1.4),
+    ("5715", "Cirrhosis of liver NOS", 1.3),
+    ("2930", "Delirium d/t other cond", 1.3),
+    ("4271", "Parox ventric tachycard", 1.2),
+    ("9971", "Surg comp-heart", 1.2),
+    ("4589", "Hypotension NOS", 1.2),
+    ("5119", "Pleural effusion NOS", 1.1),
+    ("78820", "Retention urine NOS", 1.0),
+    ("2800", "Chr blood loss anemia", 1.0),
+    ("5770", "Acute pancreatitis", 0.9),
+    ("41511", "Iatrogen pulm emb/infarc", 0.8),
+    ("5180", "Pulmonary collapse", 0.8),
+    ("00845", "Int inf clstrdium dfcile", 0.8),
+    ("8054", "Fx lumbar vertebra-close", 0.5),
+    ("85220", "Subdural hem w/o coma", 0.5),
+    ("8600", "Traum pneumothorax-close", 0.4),
+    ("9654", "Pois-arom analgesics NEC", 0.3),
+    ("30500", "Alcohol abuse-unspec", 0.9),
+    ("29181", "Alcohol withdrawal", 0.6),
+    ("3481", "Anoxic brain damage", 0.4),
+    ("34830", "Encephalopathy NOS", 0.7),
+    ("7802", "Syncope and collapse", 0.5),
+    ("E8782", "Abn react-anastomos/graf", 0.8),
+    ("E8497", "Accid in resident instit", 0.7),
+    ("V1251", "Hx venous thrombosis/emb", 0.6),
+    ("V1046", "Hx of prostatic malignan", 0.4),
+    ("1983", "Sec mal neo brain/spine", 0.4),
+    ("1977", "Second malig neo liver", 0.4),
+    ("1623", "Mal neo upper lobe lung", 0.3),
+    ("20300", "Mult mye w/o achv rmson", 0.2),
+)
+
+#: Codes of newborns: (code, short title, probability per neonatal admission).
+NEONATAL: tuple[tuple[str, str, float], ...] = (
+    ("V3000", "Single lb in-hosp w/o cs", 0.45),
+    ("V3001", "Single lb in-hosp w cs", 0.40),
+    ("V290", "NB obsrv suspct infect", 0.60),
+    ("V053", "Need prphyl vc vrl hepat", 0.62),
+    ("7742", "Neonat jaund preterm del", 0.30),
+    ("76519", "Preterm infant NEC", 0.20),
+    ("7706", "NB transitory tachypnea", 0.12),
+    ("7756", "Neonatal hypoglycemia", 0.08),
+)
+
+LONG_TITLE_PREFIX = "Synthetic copy: "
+ACUTE_PER_ADULT = 11.5  # mean acute codes per adult admission (severity raises it)
+CHILD_SCALE = 0.3  # children carry fewer chronic codes
+CHRONIC_RECORDED = 0.85  # a carried chronic condition is coded at a given admission
+CLUSTER_SD = 1.0  # spread of the latent cluster scores (log-odds)
+AGE_SLOPE = 0.035  # log-odds of a chronic condition per year of age from 65
+MAX_AGE = 90.0
+
+
+def _titles() -> tuple[list[str], list[str]]:
+    codes = [c[0] for c in CHRONIC] + [c[0] for c in ACUTE] + [c[0] for c in NEONATAL]
+    titles = [c[1] for c in CHRONIC] + [c[1] for c in ACUTE] + [c[1] for c in NEONATAL]
+    order = np.argsort(codes, kind="stable")
+    return [codes[i] for i in order], [titles[i] for i in order]
+
+
+def dictionary_tables() -> dict[str, dict[str, pa.Array]]:
+    """D_ICD_DIAGNOSES: every code the generator can write, sorted by code."""
+    codes, titles = _titles()
+    return {
+        "D_ICD_DIAGNOSES": {
+            "ICD9_CODE": pa.array(codes, pa.string()),
+            "SHORT_TITLE": pa.array(titles, pa.string()),
+            "LONG_TITLE": pa.array([LONG_TITLE_PREFIX + t for t in titles], pa.string()),
+        }
+    }
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    return np.log(p / (1.0 - p))
+
+
+def block_tables(pop: Population, seed: int, block: int) -> dict[str, dict[str, pa.Array]]:
+    """The DIAGNOSES_ICD rows of one block of subjects.
+
+    Parameters
+    ----------
+    pop : Population
+        The block's subjects and admissions.
+    seed, block : int
+        The copy's seed and the block number; the rows use their own stream
+        ``derive_rng(seed, "DIAGNOSES_ICD", block)``.
+
+    Returns
+    -------
+    dict
+        ``{"DIAGNOSES_ICD": columns}`` with SUBJECT_ID, HADM_ID, SEQ_NUM, ICD9_CODE, one row
+        per (admission, code), ordered by admission then SEQ_NUM.
+    """
+    rng = derive_rng(seed, "DIAGNOSES_ICD", block)
+    ns, na = len(pop.s_id), len(pop.a_id)
+    codes, _ = _titles()
+    code_index = {c: i for i, c in enumerate(codes)}
+    a_group = pop.s_group[pop.a_subj]
+
+    # Chronic conditions carried by each subject (one draw per subject and condition).
+    clusters = rng.normal(0.0, CLUSTER_SD, (ns, 4))
+    clusters[:, 3] = 0.0
+    first_adm = np.searchsorted(pop.a_subj, np.arange(ns))  # admissions ordered by subject
+    s_age = np.clip((pop.a_admit[first_adm] - pop.s_dob) / YEAR, 0.0, MAX_AGE)
+    base = np.array([c[3] for c in CHRONIC])
+    cluster_of = np.array([c[2] for c in CHRONIC])
+    logit = _logit(base)[None, :] + clusters[:, cluster_of] + AGE_SLOPE * (s_age[:, None] - 65.0)
+    p = 1.0 / (1.0 + np.exp(-logit))
+    p = np.where(
+        (pop.s_group == ADULT)[:, None],
+        p,
+        np.where((pop.s_group == CHILD)[:, None], CHILD_SCALE * p, 0.0),
+    )
+    carries = rng.random((ns, len(CHRONIC))) < p
+    recorded = carries[pop.a_subj] & (rng.random((na, len(CHRONIC))) < CHRONIC_RECORDED)
+    c_adm, c_idx = np.nonzero(recorded)
+    chronic_codes = np.array([code_index[c[0]] for c in CHRONIC])[c_idx]
+
+    # Acute conditions per admission (duplicates within an admission dropped below).
+    weights = np.array([a[2] for a in ACUTE])
+    lam = ACUTE_PER_ADULT * np.exp(0.25 * pop.a_severity) * np.where(a_group == CHILD, 0.5, 1.0)
+    n_acute = np.where(a_group == NEONATE, 0, 1 + rng.poisson(np.maximum(lam - 1.0, 0.0)))
+    a_adm = np.repeat(np.arange(na), n_acute)
+    a_idx = rng.choice(len(ACUTE), size=len(a_adm), p=weights / weights.sum())
+    acute_codes = np.array([code_index[a[0]] for a in ACUTE])[a_idx]
+
+    # Newborn codes.
+    neo_p = np.array([n[2] for n in NEONATAL])
+    neo = (a_group == NEONATE)[:, None] & (rng.random((na, len(NEONATAL))) < neo_p)
+    neo[:, 1] &= ~neo[:, 0]  # one delivery code at most
+    n_adm, n_idx = np.nonzero(neo)
+    neo_codes = np.array([code_index[n[0]] for n in NEONATAL])[n_idx]
+
+    adm = np.concatenate([a_adm, c_adm, n_adm])
+    code = np.concatenate([acute_codes, chronic_codes, neo_codes])
+    # Acute codes tend to come first (principal diagnosis), chronic ones later.
+    priority = np.concatenate(
+        [rng.random(len(a_adm)), 0.6 + rng.random(len(c_adm)), rng.random(len(n_adm))]
+    )
+    key = adm.astype(np.int64) * len(codes) + code
+    _, first = np.unique(key, return_index=True)
+    adm, code, priority = adm[first], code[first], priority[first]
+    order = np.lexsort((code, priority, adm))
+    adm, code = adm[order], code[order]
+    starts = np.searchsorted(adm, adm, side="left")
+    seq = np.arange(len(adm)) - starts + 1
+    return {
+        "DIAGNOSES_ICD": {
+            "SUBJECT_ID": ints(pop.s_id[pop.a_subj[adm]]),
+            "HADM_ID": ints(pop.a_id[adm]),
+            "SEQ_NUM": ints(seq),
+            "ICD9_CODE": strings(codes, code),
+        }
+    }

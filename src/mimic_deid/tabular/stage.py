@@ -1,0 +1,357 @@
+"""The tabular stage's grids: what each workflow rule computes, as DataFrames and dicts.
+
+Each function runs one experiment of seed 003 chapter 6 on the demographics table and returns
+public aggregates only (levels, losses, k, counts, timings; never a row of the table):
+
+- :func:`ola_grid`: OLA over k x max_sup x metric (Fig. 6.1, Table 6.9).
+- :func:`inverse_grid`: Inverse OLA over max_loss x max_sup, per QI view (Tables 6.2, 6.3).
+- :func:`concealing_grid`: 1/m of Inverse OLA's releases of the demographics, procedures
+  known with a model's probabilities (Tables 6.4-6.8).
+- :func:`dps_summary`: δ over the (β, ε) grid and the smallest k (§6.2.1).
+- :func:`epsilon_la_grid`: ε-safe LA's probability of a good node and expected suppression
+  per penalty mode, factor and ε′ (Figs 6.3, 6.4, C.1).
+- :func:`release_table`: the OLA release at the configured (k, max_sup, metric).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.errors import ConfigError
+from mimic_deid.logs import Progress, get_logger
+from mimic_deid.tabular.anonymity import check_k, node_classes
+from mimic_deid.tabular.concealing import m_concealing
+from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, procedure_columns
+from mimic_deid.tabular.dps import (
+    PENALTY_MODES,
+    node_scores,
+    parameter_grid,
+    selection_probabilities,
+    smallest_k,
+)
+from mimic_deid.tabular.hierarchy import Encoded, encode
+from mimic_deid.tabular.loss import LossModel
+from mimic_deid.tabular.ola import inverse_ola, ola
+
+__all__ = [
+    "check_k_values",
+    "concealing_grid",
+    "dps_summary",
+    "epsilon_la_grid",
+    "inverse_grid",
+    "ola_grid",
+    "release_table",
+]
+
+log = get_logger(__name__)
+
+
+def check_k_values(ks: Sequence[int], n_rows: int, where: str) -> None:
+    """``ConfigError`` naming config parameter ``where`` if a k exceeds the table's rows."""
+    for k in ks:
+        if not 1 <= int(k) <= n_rows:
+            raise ConfigError(
+                f"config parameter '{where}': k = {k} must lie in [1, {n_rows}] (the rows of the "
+                "demographics table)"
+            )
+
+
+def _levels(columns: Sequence[str], node: Sequence[int]) -> dict[str, int]:
+    return {f"level_{c}": int(x) for c, x in zip(columns, node, strict=True)}
+
+
+def ola_grid(
+    table: pd.DataFrame,
+    hierarchies: Mapping,
+    qis: Sequence[str],
+    ks: Sequence[int],
+    max_sups: Sequence[float],
+    metrics: Sequence[str],
+) -> pd.DataFrame:
+    """OLA at every (k, max_sup, metric); one row each, the k-minimal set fresh per call.
+
+    Returns
+    -------
+    DataFrame
+        ``k``, ``max_sup``, ``metric``, ``loss``, ``loss_normalised``, ``suppressed``,
+        ``suppressed_percent``, ``k_minimal`` (set size), ``checked``, ``lattice_size`` and
+        ``level_<qi>`` per quasi-identifier. Timings go to the log only, so that the table is
+        byte-identical between runs.
+    """
+    enc = encode(table, qis, hierarchies, "demographics table")
+    check_k_values(ks, enc.n_rows, "tabular/ola/k")
+    losses = LossModel(enc)
+    rows = []
+    seconds = 0.0
+    progress = Progress("OLA grid", len(ks) * len(max_sups) * len(metrics), log, unit="runs")
+    for k in ks:
+        for sup in max_sups:
+            for metric in metrics:
+                r = ola(enc, int(k), float(sup), metric, losses)
+                seconds += r.seconds
+                rows.append(
+                    {
+                        "k": int(k),
+                        "max_sup": float(sup),
+                        "metric": metric,
+                        "loss": r.loss,
+                        "loss_normalised": r.loss_normalised,
+                        "suppressed": r.suppressed,
+                        "suppressed_percent": 100.0 * r.suppressed / enc.n_rows,
+                        "k_minimal": len(r.k_minimal),
+                        "checked": r.checked,
+                        "lattice_size": r.lattice_size,
+                        **_levels(qis, r.node),
+                    }
+                )
+                progress.update(1)
+    progress.close()
+    checked = sum(r["checked"] for r in rows)
+    log.info(
+        "OLA grid: %d nodes checked in %.1f s (%.2f ms per checked node, search included)",
+        checked, seconds, 1000 * seconds / max(checked, 1),
+    )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _procedure_info(columns: Sequence[str], node: Sequence[int], enc: Encoded) -> str:
+    """How much of the procedures a node keeps (seed Table 6.3's last column)."""
+    words = []
+    for c, level, h in zip(columns, node, enc.hierarchies, strict=True):
+        if c.startswith("proc_"):
+            kept = ("full code", "first digit", "suppressed")[min(int(level), 2)]
+            words.append(f"{c}: {kept if level < h.height else 'suppressed'}")
+    return "; ".join(words)
+
+
+def inverse_grid(
+    table: pd.DataFrame,
+    hierarchies: Mapping,
+    views: Mapping[str, Sequence[str]],
+    max_losses: Sequence[float],
+    max_sups: Sequence[float],
+) -> pd.DataFrame:
+    """Inverse OLA with Prec at every (view, max_loss, max_sup) (seed Tables 6.2, 6.3).
+
+    Parameters
+    ----------
+    views : mapping of str to sequence of str
+        Named sets of quasi-identifiers (e.g. ``all``: demographics and procedures;
+        ``reduced``: year of birth, gender and procedures).
+    """
+    rows = []
+    progress = Progress(
+        "Inverse OLA grid", len(views) * len(max_losses) * len(max_sups), log, unit="runs"
+    )
+    for view, qis in views.items():
+        enc = encode(table, qis, hierarchies, "demographics table")
+        losses = LossModel(enc)
+        for loss in max_losses:
+            for sup in max_sups:
+                r = inverse_ola(enc, float(loss), float(sup), "prec", losses)
+                progress.update(1)
+                rows.append(
+                    {
+                        "view": view,
+                        "max_loss": float(loss),
+                        "max_sup": float(sup),
+                        "k": r.k,
+                        "loss_normalised": r.loss_normalised,
+                        "suppressed_percent": 100.0 * r.suppressed / enc.n_rows,
+                        "procedures": _procedure_info(qis, r.node, enc),
+                        "node": "-".join(str(x) for x in r.node),
+                        "checked": r.checked,
+                        "lattice_size": r.lattice_size,
+                        "rows": enc.n_rows,
+                    }
+                )
+    progress.close()
+    return pd.DataFrame(rows)
+
+
+def concealing_grid(
+    tables: Mapping[str, pd.DataFrame],
+    hierarchies: Mapping,
+    models: Mapping[str, Sequence[float]],
+    max_losses: Sequence[float],
+    max_sups: Sequence[float],
+) -> pd.DataFrame:
+    """1/m of Inverse OLA's demographic releases, procedures known with each model's law.
+
+    Parameters
+    ----------
+    tables : mapping of int to DataFrame
+        Demographics tables by number of procedures (``3``, ``5``, ...).
+    models : mapping of str to sequence of float
+        Per model, the probability that each of the first procedures is known; the number
+        of probabilities picks the table.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``procedures``, ``rows``, ``max_loss``, ``max_sup``, ``k`` and ``inverse_m``.
+    """
+    qis = list(DEMOGRAPHIC_QIS)
+    rows = []
+    progress = Progress(
+        "m-concealing grid", len(models) * len(max_losses) * len(max_sups), log, unit="runs"
+    )
+    for model, probs in models.items():
+        table = tables[len(probs)]
+        procs = procedure_columns(len(probs))
+        enc = encode(table, qis, hierarchies, "demographics table")
+        losses = LossModel(enc)
+        _, sensitive = np.unique(table[procs].to_numpy(dtype=str).ravel(), return_inverse=True)
+        sensitive = sensitive.reshape(len(table), len(procs))
+        for loss in max_losses:
+            for sup in max_sups:
+                r = inverse_ola(enc, float(loss), float(sup), "prec", losses)
+                inverse, sizes = node_classes(enc, r.node)
+                kept = sizes[inverse] >= r.k
+                codes = np.column_stack([enc.generalised(r.node)[kept], sensitive[kept]])
+                conc = m_concealing(codes, [1.0] * len(qis) + [float(p) for p in probs])
+                rows.append(
+                    {
+                        "model": model,
+                        "procedures": len(probs),
+                        "rows": enc.n_rows,
+                        "max_loss": float(loss),
+                        "max_sup": float(sup),
+                        "k": r.k,
+                        "inverse_m": conc.inverse_m,
+                    }
+                )
+                progress.update(1)
+    progress.close()
+    return pd.DataFrame(rows)
+
+
+def dps_summary(
+    betas: Sequence[float],
+    epsilons: Sequence[float],
+    ks: Sequence[int],
+    n_rows: int,
+    delta_max: float,
+) -> tuple[pd.DataFrame, dict]:
+    """Seed §6.2.1: δ per admissible (β, ε) and k, and the smallest k meeting ``delta_max``.
+
+    Returns
+    -------
+    grid : DataFrame
+        :func:`~mimic_deid.tabular.dps.parameter_grid` rows.
+    summary : dict
+        ``n_rows``, ``delta_max``, ``smallest_k_candidates`` (smallest of ``ks`` meeting it
+        everywhere, or None) and ``smallest_k`` (smallest integer k), ``largest_epsilon_prime``.
+    """
+    grid = pd.DataFrame(parameter_grid(betas, epsilons, ks, n_rows))
+    if grid.empty:
+        raise ConfigError(
+            "config parameter 'tabular/epsilon/beta': no (beta, epsilon) pair leaves epsilon' "
+            ">= 0 (epsilon + ln(1 - beta) < 0 everywhere)"
+        )
+    passing = [int(k) for k in ks if (grid[f"delta_k{k}"] <= delta_max).all()]
+    summary = {
+        "n_rows": int(n_rows),
+        "delta_max": float(delta_max),
+        "smallest_k_candidates": min(passing) if passing else None,
+        "smallest_k": smallest_k(betas, epsilons, n_rows, delta_max),
+        "largest_epsilon_prime": float(grid["epsilon_prime"].max()),
+    }
+    return grid, summary
+
+
+def epsilon_la_grid(
+    table: pd.DataFrame,
+    hierarchies: Mapping,
+    columns: Sequence[str],
+    k: int,
+    beta: float,
+    max_sup: float,
+    factors: Sequence[float],
+    eps_primes: Sequence[float],
+    samples: int,
+    rng_for: Callable[[int], np.random.Generator],
+    good_prec: float = 0.5,
+    good_sup: float = 0.05,
+) -> pd.DataFrame:
+    """ε-safe LA's output quality per penalty mode, factor and ε′ (seed §6.2.2, §6.2.3).
+
+    For each of ``samples`` β-samples (``rng_for(s)``) the node scores are computed once; the
+    exponential mechanism's law then gives, exactly rather than by drawing, the probability
+    of a *good* node (normalised Prec < ``good_prec`` and suppression < ``good_sup``) and the
+    expected suppressed fraction, averaged over the samples. ``mode = "uniform"`` rows are the
+    baseline of a node drawn uniformly.
+    """
+    enc = encode(table, columns, hierarchies, "demographics table")
+    k = check_k(k, enc.n_rows, "tabular/epsilon/la/k")
+    acc: dict[tuple, list[tuple[float, float]]] = {}
+    for s in range(int(samples)):
+        mask = rng_for(s).random(enc.n_rows) < beta
+        scores = node_scores(Encoded(enc.columns, enc.codes[mask], enc.hierarchies), k, max_sup)
+        good = (scores.prec < good_prec) & (scores.suppressed < good_sup)
+        uniform = np.full(len(good), 1.0 / len(good))
+        acc.setdefault(("uniform", 0.0, 0.0), []).append(
+            (float(uniform[good].sum()), float(uniform @ scores.suppressed))
+        )
+        for mode in PENALTY_MODES:
+            for factor in factors:
+                for ep in eps_primes:
+                    prob, _ = selection_probabilities(scores, float(factor), mode, float(ep))
+                    acc.setdefault((mode, float(factor), float(ep)), []).append(
+                        (float(prob[good].sum()), float(prob @ scores.suppressed))
+                    )
+    rows = [
+        {
+            "mode": mode,
+            "penalty": factor,
+            "epsilon_prime": ep,
+            "p_good": float(np.mean([v[0] for v in vals])),
+            "expected_suppressed_percent": 100.0 * float(np.mean([v[1] for v in vals])),
+            "samples": len(vals),
+            "lattice_size": int(np.prod(enc.heights + 1)),
+        }
+        for (mode, factor, ep), vals in acc.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def release_table(
+    table: pd.DataFrame,
+    hierarchies: Mapping,
+    qis: Sequence[str],
+    k: int,
+    max_sup: float,
+    metric: str,
+) -> tuple[pd.DataFrame, dict]:
+    """The OLA release: generalised quasi-identifiers of the records kept, and its summary.
+
+    Returns
+    -------
+    release : DataFrame
+        One string column per quasi-identifier, sorted; no identifier.
+    summary : dict
+        ``k``, ``max_sup``, ``metric``, the node's levels, ``rows_in``, ``rows_released``,
+        ``suppressed``, ``smallest_class`` and ``loss_normalised``.
+    """
+    enc = encode(table, qis, hierarchies, "demographics table")
+    check_k_values([k], enc.n_rows, "tabular/release/k")
+    r = ola(enc, int(k), float(max_sup), metric)
+    inverse, sizes = node_classes(enc, r.node)
+    kept = sizes[inverse] >= k
+    release = enc.labels(r.node)[kept]
+    release = release.sort_values(list(qis), kind="stable").reset_index(drop=True)
+    summary = {
+        "k": int(k),
+        "max_sup": float(max_sup),
+        "metric": metric,
+        "levels": _levels(qis, r.node),
+        "rows_in": enc.n_rows,
+        "rows_released": int(kept.sum()),
+        "suppressed": int((~kept).sum()),
+        "smallest_class": int(sizes[sizes >= k].min()) if kept.any() else 0,
+        "loss_normalised": r.loss_normalised,
+    }
+    return release, summary

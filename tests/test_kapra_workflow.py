@@ -1,0 +1,95 @@
+"""End-to-end: the kapra and pc-kapra release methods through real `snakemake` on tiny data.
+
+Both (k,P) methods release the ``stays`` and ``ihm48`` duration classes; the check, privacy
+and utility rules run on them unchanged (only their point outputs are built, not the other
+methods of the default sweep).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from workflow_helpers import prepare, snakemake
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+KP = {"P": [2], "paa": [2], "level": [6], "impute": ["none"]}
+LABELS = ("kapra-P2-paa2-sax6-none", "pc-kapra-P2-paa2-sax6-none")
+POINT = "dk10/fk3-range"
+
+
+def targets() -> list[str]:
+    out = []
+    for label in LABELS:
+        for release in ("stays", "ihm48"):
+            out += [
+                f"results/{release}/{POINT}/{label}/check.json",
+                f"results/{release}/{POINT}/{label}/privacy/linkage.json",
+            ]
+        out.append(f"results/ihm48/{POINT}/{label}/utility/trust_settings.csv")
+    return out
+
+
+@pytest.fixture(scope="module")
+def kp_run(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("kprun")
+    config = prepare(workdir)
+    values = yaml.safe_load(config.read_text())
+    values["deid"]["methods"] = {"kapra": KP, "pc-kapra": KP}
+    config.write_text(yaml.safe_dump(values))
+    snakemake(workdir, "--cores", "2", *targets(), config=config)
+    return workdir
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_kp_release_passes_its_check_and_is_evaluated(kp_run, label):
+    for target in targets():
+        if label in target:
+            assert (kp_run / target).stat().st_size > 0, target
+    for release in ("stays", "ihm48"):
+        check = json.loads((kp_run / f"results/{release}/{POINT}/{label}/check.json").read_text())
+        kp = check["checks"]["kp_groups"]
+        assert check["passed"] and kp["k"] == 3 and kp["P"] == 2
+        assert kp["smallest_k_group"] >= 3 and kp["smallest_word_share"] >= 2
+        assert "heart_rate" in kp["variables"]
+    trust = pd.read_csv(kp_run / f"results/ihm48/{POINT}/{label}/utility/trust_settings.csv")
+    assert set(trust["setting"]) == {
+        "orig. / orig.",
+        "de-id. / de-id.",
+        "orig. / de-id.",
+        "de-id. / orig.",
+    }
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_private_groups_hold_envelopes_words_and_the_midpoint_release(kp_run, label):
+    private = kp_run / f"results/private/stays/{POINT}/{label}"
+    per_series = pd.read_parquet(private / "optimiser.parquet")
+    perturbed = pd.read_parquet(private / "perturbed.parquet")
+    row = per_series.iloc[0]
+    lo, hi = np.asarray(row["lo_heart_rate"]), np.asarray(row["hi_heart_rate"])
+    assert len(lo) == row["class_length"] and (lo <= hi).all()
+    assert len(row["word_heart_rate"]) == 2  # PAA 2
+    mine = perturbed[perturbed["icustay_id"] == row["icustay_id"]].sort_values("hour")
+    np.testing.assert_allclose(mine["heart_rate"].to_numpy(), (lo + hi) / 2)
+    # the public release holds no group, word or envelope
+    public = pd.read_parquet(kp_run / f"results/stays/{POINT}/{label}/release/series.parquet")
+    assert not [c for c in public.columns if c.startswith(("k_group", "word", "lo_", "hi_"))]
+
+
+def test_bad_kp_config_stops_before_any_job_with_the_parameter_named(tmp_path):
+    config = prepare(tmp_path)
+    values = yaml.safe_load(config.read_text())
+    values["deid"]["methods"] = {"kapra": {"P": [4]}}
+    config.write_text(yaml.safe_dump(values))
+    proc = snakemake(tmp_path, "--cores", "1", "-n", config=config, check=False)
+    assert proc.returncode != 0
+    assert (
+        "config parameters 'deid/methods/kapra/P' and 'deid/fk': every P must be <= every fk "
+        "(k < P: a k-group is made of whole P-groups), got P [4] and fk [3]"
+    ) in proc.stdout + proc.stderr

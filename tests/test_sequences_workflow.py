@@ -1,0 +1,106 @@
+"""The sequences stage through real Snakemake on a tiny synthetic MIMIC-III."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from workflow_helpers import planned_jobs, prepare, snakemake
+
+pytestmark = pytest.mark.workflow
+
+SEQ = {
+    "sequences": {
+        "sweep": {
+            "mechanisms": ["seed_ratio", "laplace"],
+            "epsilons": [0.35, float("inf")],
+            "hashes": [20],
+            "shingles": [1, 2, 3],
+            "repetitions": 1,
+        }
+    },
+    "source": {"synthetic": {"subjects": 150}},
+}
+
+
+def _outputs(workdir: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for top in ("results/sequences", "results/private/sequences")
+        for p in sorted((workdir / top).rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path]:
+    dirs = []
+    for name in ("a", "b"):
+        workdir = tmp_path_factory.mktemp(f"seqwf-{name}")
+        config = prepare(workdir, SEQ)
+        snakemake(workdir, "--cores", "2", "sequences", config=config)
+        dirs.append(workdir)
+    return dirs[0], dirs[1]
+
+
+def test_stage_writes_its_artefacts_and_publishes_no_times(runs):
+    a, _ = runs
+    for table in ("transfers", "cptevents"):
+        public = a / "results" / "sequences" / table
+        release = pd.read_parquet(public / "release.parquet")
+        assert list(release.columns) == ["object", "section", "position", "state"]
+        private = pd.read_parquet(a / "results/private/sequences" / table / "generated.parquet")
+        assert "time" in private.columns and len(private) == len(release)
+        summary = json.loads((public / "summary.json").read_text())
+        assert summary["mechanism"] == "seed_ratio" and summary["epsilon"] == 0.35
+        assert summary["generated_records"] == len(release) > 0
+        sweep = pd.read_csv(public / "sweep.csv")
+        assert len(sweep) == 2 * 2 * 3  # mechanisms x eps x shingles
+        assert (sweep.loc[sweep["epsilon"] == float("inf"), "suppression_rate"] == 0).all()
+        friedman = pd.read_csv(public / "friedman.csv")
+        assert len(friedman) == 2 * 4 and set(friedman["settings"]) == {3}
+
+
+def test_stage_is_byte_identical_across_runs(runs):
+    a, b = runs
+    out_a, out_b = _outputs(a), _outputs(b)
+    assert out_a.keys() == out_b.keys() and len(out_a) == 2 * 6
+    for name in out_a:
+        assert out_a[name] == out_b[name], name
+
+
+def test_rule_all_includes_the_stage_and_a_rerun_does_nothing(runs):
+    a, _ = runs
+    config = a / "tiny.yaml"
+    proc = snakemake(a, "-n", "sequences", config=config)
+    assert planned_jobs(proc.stdout) == {}
+    jobs = planned_jobs(snakemake(a, "-n", config=config).stdout)
+    assert jobs.get("sequences_sweep") is None  # done already
+    fresh = a.parent / "fresh"
+    jobs = planned_jobs(snakemake(fresh, "-n", config=prepare(fresh, SEQ)).stdout)
+    assert jobs["sequences_extract"] == 2 and jobs["sequences_sweep"] == 2
+    assert jobs["sequences_release"] == 2 and jobs["report"] == 1
+
+
+def test_bad_epsilon_stops_with_the_parameter_named(tmp_path):
+    config = prepare(tmp_path, {"sequences": {"epsilon": 0}})
+    proc = snakemake(tmp_path, "-n", "sequences", config=config, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "mimic-deid: invalid configuration: config parameter 'sequences/epsilon': "
+        "0 is less than or equal to the minimum of 0"
+    )
+    assert "Traceback" not in proc.stderr
+
+
+def test_vital_sign_states_are_a_third_input(tmp_path):
+    config = prepare(tmp_path, {**SEQ, "sequences": {**SEQ["sequences"], "tables": ["vitals"]}})
+    snakemake(tmp_path, "--cores", "2", "results/sequences/vitals/summary.json", config=config)
+    summary = json.loads((tmp_path / "results/sequences/vitals/summary.json").read_text())
+    assert summary["table"] == "VITALS" and summary["states"] == 4
+    assert summary["generated_records"] > 0
+    assert summary["generated_objects"] == summary["source_objects"] > 10
+    release = pd.read_parquet(tmp_path / "results/sequences/vitals/release.parquet")
+    assert set(release["state"]) <= {"a", "b", "c", "d"}

@@ -1,0 +1,104 @@
+# Codes stage (seed 002): DIAGNOSES_ICD from the source, the distinguishability / k-map audit
+# of the released cohort's codes, and the GCCens and LDA comparators. Target: `codes`.
+from mimic_deid.codes import check_codes_config
+
+try:
+    check_codes_config(config["codes"])
+except ConfigError as exc:
+    print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
+    sys.exit(1)
+
+CODES = config["codes"]
+
+
+rule codes:
+    input:
+        PATHS["codes_audit"],
+        PATHS["codes_cdf"],
+        PATHS["codes_gccens"],
+        PATHS["codes_lda"],
+
+
+rule codes_extract:
+    input:
+        unpack(codes_extract_input),
+    output:
+        diagnoses=PATHS["codes_diagnoses"],
+        counts=PATHS["codes_extract"],
+    log:
+        "logs/codes/extract.log",
+    benchmark:
+        "logs/benchmarks/codes/extract.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    script:
+        "../scripts/codes_extract.py"
+
+
+rule codes_audit:
+    input:
+        diagnoses=PATHS["codes_diagnoses"],
+        cohort=PATHS["cohort_stays"],
+    output:
+        audit=PATHS["codes_audit"],
+        cdf=PATHS["codes_cdf"],
+    log:
+        "logs/codes/audit.log",
+    benchmark:
+        "logs/benchmarks/codes/audit.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        codes={key: CODES[key] for key in ("unit", "level", "codes", "k")},
+    script:
+        "../scripts/codes_audit.py"
+
+
+rule codes_gccens:
+    input:
+        diagnoses=PATHS["codes_diagnoses"],
+        cohort=PATHS["cohort_stays"],
+    output:
+        PATHS["codes_gccens"],
+    log:
+        "logs/codes/gccens.log",
+    benchmark:
+        "logs/benchmarks/codes/gccens.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        codes={key: CODES[key] for key in ("unit", "level", "codes", "gccens")},
+    script:
+        "../scripts/codes_gccens.py"
+
+
+rule codes_lda:
+    input:
+        diagnoses=PATHS["codes_diagnoses"],
+        cohort=PATHS["cohort_stays"],
+    output:
+        table=PATHS["codes_lda"],
+        info=PATHS["codes_lda_info"],
+    log:
+        "logs/codes/lda.log",
+    benchmark:
+        "logs/benchmarks/codes/lda.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        codes={key: CODES[key] for key in ("unit", "level", "lda")},
+        seed=config["seed"],
+    script:
+        "../scripts/codes_lda.py"

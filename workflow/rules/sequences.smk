@@ -1,0 +1,86 @@
+# Sequences stage (seed 004): TRANSFERS and CPTEVENTS read from the source, a Markov-model
+# synthetic release per table (mechanism seed_ratio or laplace) and the sweep over eps and the
+# LSH settings with Friedman tests. Target: `snakemake --cores 2 sequences`.
+
+
+wildcard_constraints:
+    table="transfers|cptevents|vitals",
+
+
+rule sequences_extract:
+    """The table's records <object, time, state> (seed 004 §2.1) from the source. Scheduled
+    after the main pipeline's jobs (priority), so a broken source is reported by `extract`.
+    """
+    input:
+        unpack(sequences_source_input),
+    output:
+        events=PATHS["seq_events"],
+    log:
+        "logs/sequences/{table}/extract.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/extract.tsv"
+    priority: -1
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+    params:
+        missing_times=SEQ["missing_times"],
+        vitals=SEQ["vitals"],
+    script:
+        "../scripts/sequences_extract.py"
+
+
+rule sequences_release:
+    """One synthetic release of the table and its seed 004 measures."""
+    input:
+        events=PATHS["seq_events"],
+    output:
+        generated=PATHS["seq_generated"],
+        release=PATHS["seq_release"],
+        summary=PATHS["seq_summary"],
+    log:
+        "logs/sequences/{table}/release.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/release.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        settings=sequence_settings(),
+        seed=config["seed"],
+    script:
+        "../scripts/sequences_release.py"
+
+
+rule sequences_sweep:
+    """The sweep mechanism x eps x |H| x w x repetitions and Friedman tests (seed 004 §5)."""
+    input:
+        events=PATHS["seq_events"],
+    output:
+        sweep=PATHS["seq_sweep"],
+        friedman=PATHS["seq_friedman"],
+    log:
+        "logs/sequences/{table}/sweep.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/sweep.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        settings=sequence_settings(),
+        grid=SEQ["sweep"],
+        seed=config["seed"],
+    script:
+        "../scripts/sequences_sweep.py"
+
+
+rule sequences:
+    """Target: every artefact of the sequences stage."""
+    input:
+        sequence_outputs(),

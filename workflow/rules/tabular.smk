@@ -1,0 +1,220 @@
+# Tabular stage (seed 003): the demographics table of MIMIC-III, its uniqueness, OLA, Inverse
+# OLA, m-concealing and epsilon-safe LA (mimic_deid.tabular; docs/tabular.md). Raw tables and
+# the demographics table are private; every output under results/tabular/ is an aggregate.
+import contextlib
+
+from mimic_deid.sources.csv_source import find_table_file
+
+TABULAR = config["tabular"]
+TABULAR_PROCEDURES = sorted(
+    {0, TABULAR["procedures"]}
+    | {len(p) for p in TABULAR["concealing"]["models"].values()}
+)
+# A CSV source's PROCEDURES_ICD file (not among the extraction's tables): replacing it re-runs
+# the tabular extraction; a missing file is reported by the rule itself.
+TABULAR_CSV_FILES = []
+if config["source"]["kind"] == "csv":
+    with contextlib.suppress(MimicDeidError):
+        TABULAR_CSV_FILES.append(
+            str(find_table_file(config["source"]["csv"]["path"], "PROCEDURES_ICD"))
+        )
+# the demographics table with p procedures, for every p a rule reads
+DEMOGRAPHICS = {
+    p: path("tabular_demographics", procedures=p) for p in TABULAR_PROCEDURES
+}
+
+
+wildcard_constraints:
+    procedures=r"\d+",
+
+
+# Lower priority than `extract`: when both are ready it starts second, so that a missing or
+# broken source is reported once, by the raw extraction, on one core.
+rule tabular_extract:
+    input:
+        unpack(extract_input),
+        procedures_file=TABULAR_CSV_FILES,
+    output:
+        patients=PATHS["tabular_patients"],
+        admissions=PATHS["tabular_admissions"],
+        procedures=PATHS["tabular_procedures"],
+    log:
+        "logs/tabular/extract.log",
+    benchmark:
+        "logs/benchmarks/tabular/extract.tsv"
+    priority: -1
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    script:
+        "../scripts/tabular_extract.py"
+
+
+rule tabular_demographics:
+    input:
+        patients=PATHS["tabular_patients"],
+        admissions=PATHS["tabular_admissions"],
+        procedures=PATHS["tabular_procedures"],
+    output:
+        PATHS["tabular_demographics"],
+    log:
+        "logs/tabular/demographics_p{procedures}.log",
+    benchmark:
+        "logs/benchmarks/tabular/demographics_p{procedures}.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        seed=config["seed"],
+        yob_mean=TABULAR["yob_mean"],
+        yob_sd=TABULAR["yob_sd"],
+    script:
+        "../scripts/tabular_demographics.py"
+
+
+rule tabular_uniqueness:
+    input:
+        demographics=DEMOGRAPHICS[0],
+        procedures=PATHS["tabular_procedures"],
+    output:
+        PATHS["tabular_uniqueness"],
+    log:
+        "logs/tabular/uniqueness.log",
+    benchmark:
+        "logs/benchmarks/tabular/uniqueness.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        seed=config["seed"],
+        draws=TABULAR["draws"],
+        yob_mean=TABULAR["yob_mean"],
+        yob_sd=TABULAR["yob_sd"],
+    script:
+        "../scripts/tabular_uniqueness.py"
+
+
+rule tabular_ola:
+    input:
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        grid=PATHS["tabular_ola"],
+        release=PATHS["tabular_release"],
+        summary=PATHS["tabular_release_summary"],
+    log:
+        "logs/tabular/ola.log",
+    benchmark:
+        "logs/benchmarks/tabular/ola.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        procedures=TABULAR["procedures"],
+        ola=TABULAR["ola"],
+        release=TABULAR["release"],
+    script:
+        "../scripts/tabular_ola.py"
+
+
+rule tabular_inverse:
+    input:
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
+        models=[DEMOGRAPHICS[p] for p in TABULAR_PROCEDURES if p],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        inverse=PATHS["tabular_inverse"],
+        concealing=PATHS["tabular_concealing"],
+    log:
+        "logs/tabular/inverse.log",
+    benchmark:
+        "logs/benchmarks/tabular/inverse.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        procedures=TABULAR["procedures"],
+        model_procedures=[p for p in TABULAR_PROCEDURES if p],
+        inverse=TABULAR["inverse"],
+        models=TABULAR["concealing"]["models"],
+    script:
+        "../scripts/tabular_inverse.py"
+
+
+rule tabular_dps:
+    input:
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        grid=PATHS["tabular_dps_grid"],
+        summary=PATHS["tabular_dps"],
+        la=PATHS["tabular_epsilon_la"],
+    log:
+        "logs/tabular/dps.log",
+    benchmark:
+        "logs/benchmarks/tabular/dps.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        seed=config["seed"],
+        epsilon=TABULAR["epsilon"],
+    script:
+        "../scripts/tabular_dps.py"
+
+
+rule tabular_joint_risk:
+    input:
+        duration=path("duration", release="stays", dk=DEID["dk"][0]),
+        stays=PATHS["cohort_stays"],
+        demographics=DEMOGRAPHICS[0],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        PATHS["tabular_joint_risk"],
+    log:
+        "logs/tabular/joint_risk.log",
+    benchmark:
+        "logs/benchmarks/tabular/joint_risk.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        release=TABULAR["release"],
+    script:
+        "../scripts/tabular_joint_risk.py"
+
+
+# The joint risk needs the series pipeline (duration classes of `stays`): it is part of
+# `rule all` and the report, not of the light `tabular` target.
+TABULAR_OUTPUTS = [
+    PATHS[key]
+    for key in (
+        "tabular_uniqueness",
+        "tabular_ola",
+        "tabular_inverse",
+        "tabular_concealing",
+        "tabular_dps_grid",
+        "tabular_dps",
+        "tabular_epsilon_la",
+        "tabular_release_summary",
+    )
+]
+
+
+rule tabular:
+    input:
+        TABULAR_OUTPUTS,

@@ -1,0 +1,27 @@
+"""Rule tabular_ola: OLA over k x max_sup x metric (seed Fig. 6.1, Table 6.9) and the release."""
+
+import pandas as pd
+
+from mimic_deid.atomic import write_csv, write_json, write_parquet
+from mimic_deid.logs import run_stage
+from mimic_deid.tabular import (
+    DEMOGRAPHIC_QIS,
+    load_hierarchies,
+    ola_grid,
+    procedure_columns,
+    release_table,
+)
+
+p = snakemake.params
+with run_stage(snakemake.rule, snakemake.log[0]):
+    table = pd.read_parquet(snakemake.input.demographics)
+    hierarchies = load_hierarchies(snakemake.input.hierarchies)
+    qis = [*DEMOGRAPHIC_QIS, *procedure_columns(p.procedures)]
+    grid = ola_grid(table, hierarchies, qis, p.ola["k"], p.ola["max_sup"], p.ola["metrics"])
+    write_csv(grid, snakemake.output.grid)
+    rel = p.release
+    release, summary = release_table(
+        table, hierarchies, qis, rel["k"], rel["max_sup"], rel["metric"]
+    )
+    write_parquet(release, snakemake.output.release)
+    write_json(summary, snakemake.output.summary)

@@ -1,0 +1,13 @@
+"""Rule tuning_tables: seed Tables 6.1/6.2 of every ad-hoc and genetic point in one table."""
+
+import pandas as pd
+
+from mimic_deid.atomic import write_csv
+from mimic_deid.deid import tuning_tables_summary
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    summary = tuning_tables_summary(
+        list(snakemake.params.labels), [pd.read_csv(p) for p in snakemake.input.tables]
+    )
+    write_csv(summary, snakemake.output.tables)
