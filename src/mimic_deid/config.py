@@ -169,8 +169,8 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
     - ``source/csv/path`` is given for ``kind: csv`` and not set for ``kind: postgres``;
     - ``source/postgres/dsn`` holds no password (it would reach Snakemake's logs, job scripts
       and the process list; libpq reads it from ``PGPASSWORD``, ``~/.pgpass`` or a service file);
-    - every variable named in ``deid/features`` is a series variable (when ``variables``,
-      the series variable names, is given).
+    - every variable named in ``deid/features`` (and ``evaluate/attacker_features``) is a
+      series variable (when ``variables``, the series variable names, is given).
     """
     deid = config["deid"]
     if max(deid["fk"]) > min(deid["dk"]):
@@ -206,6 +206,12 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
         if unknown:
             raise ConfigError(
                 f"config parameter 'deid/features': unknown variable(s) {unknown}; "
+                f"expected some of {sorted(known)}"
+            )
+        alt = sorted(set(config.get("evaluate", {}).get("attacker_features", {})) - known)
+        if alt:
+            raise ConfigError(
+                f"config parameter 'evaluate/attacker_features': unknown variable(s) {alt}; "
                 f"expected some of {sorted(known)}"
             )
 

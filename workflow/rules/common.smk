@@ -162,6 +162,10 @@ def report_input(wildcards):
         "utility": path("utility", **p),
         "sweep": PATHS["sweep_csv"],
         "variables": config["variables"],
+        # the main class's individual disagreement curves (seed Figs 3.1 and 5.4)
+        "series": path("series", release="stays"),
+        "release_series": path("release_series", **p),
+        "pseudonyms": path("pseudonyms", **p),
         # the tabular stage's public outputs (report items tabular_*)
         **{key: PATHS[key] for key in TABULAR_INPUTS},
     }

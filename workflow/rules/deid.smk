@@ -21,6 +21,7 @@ rule duration_classes:
     params:
         group_by_split=group_by_split,
         outcome_l=outcome_l,
+        method=config["duration"]["method"],
     script:
         "../scripts/duration_classes.py"
 

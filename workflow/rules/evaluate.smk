@@ -22,6 +22,8 @@ rule privacy_baseline:
     params:
         features=DEID["features"],
         standardise=config["evaluate"]["standardise"],
+        block_rows=config["evaluate"]["block_rows"],
+        series_distance=config["evaluate"]["series_distance"],
     script:
         "../scripts/privacy_baseline.py"
 
@@ -52,6 +54,9 @@ rule privacy:
         standardise=config["evaluate"]["standardise"],
         linkage_errors=config["evaluate"]["linkage_errors"],
         seed=config["seed"],
+        block_rows=config["evaluate"]["block_rows"],
+        series_distance=config["evaluate"]["series_distance"],
+        attacker_features=config["evaluate"]["attacker_features"],
     script:
         "../scripts/privacy.py"
 

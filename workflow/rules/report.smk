@@ -61,5 +61,7 @@ rule report:
     params:
         point=primary_point(),
         features=DEID["features"],
+        duration_method=config["duration"]["method"],
+        evaluate=config["evaluate"],
     script:
         "../scripts/report.py"

@@ -12,6 +12,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         dk=int(snakemake.wildcards.dk),
         group_by_split=snakemake.params.group_by_split,
         outcome_l=snakemake.params.outcome_l,
+        method=snakemake.params.method,
     )
     write_parquet(classes, snakemake.output.classes)
     write_json(summary, snakemake.output.summary)

@@ -24,6 +24,9 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         snakemake.params.seed,
         strong_features=attacker_features(dims_of(release_series)),
         fk=int(snakemake.wildcards.fk),
+        block_rows=snakemake.params.block_rows,
+        series_distance=snakemake.params.series_distance,
+        alt_features=dict(snakemake.params.attacker_features),
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

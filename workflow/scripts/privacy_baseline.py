@@ -12,7 +12,12 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         pd.read_parquet(snakemake.input.series), pd.read_parquet(snakemake.input.classes)
     )
     per_series, summary = baseline_disagreement(
-        classes, dims, dict(snakemake.params.features), snakemake.params.standardise
+        classes,
+        dims,
+        dict(snakemake.params.features),
+        snakemake.params.standardise,
+        block_rows=snakemake.params.block_rows,
+        series_distance=snakemake.params.series_distance,
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

@@ -7,7 +7,11 @@ from mimic_deid.report import build_report, load_report_data
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     data = load_report_data(
-        dict(snakemake.input.items()), snakemake.params.point, dict(snakemake.params.features)
+        dict(snakemake.input.items()),
+        snakemake.params.point,
+        dict(snakemake.params.features),
+        snakemake.params.duration_method,
+        snakemake.params.evaluate,
     )
     build_report(
         data,

@@ -11,7 +11,14 @@ from mimic_deid.deid.classes import (
     map_classes,
     trim_to_classes,
 )
-from mimic_deid.deid.duration import GROUP_BY_SPLIT, LABELLED, deid_groups, duration_classes
+from mimic_deid.deid.duration import (
+    DURATION_METHODS,
+    GROUP_BY_SPLIT,
+    LABELLED,
+    deid_groups,
+    duration_classes,
+    duration_uniqueness,
+)
 from mimic_deid.deid.features import (
     RELEASE_VARIABLES,
     FeatureSpec,
@@ -41,6 +48,7 @@ from mimic_deid.deid.tuning import (
 )
 
 __all__ = [
+    "DURATION_METHODS",
     "GROUP_BY_SPLIT",
     "KEY",
     "LABELLED",
@@ -61,6 +69,7 @@ __all__ = [
     "deid_groups",
     "dims_of",
     "duration_classes",
+    "duration_uniqueness",
     "feature_spec",
     "iter_class_arrays",
     "kp_anonymise",

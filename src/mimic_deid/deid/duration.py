@@ -17,6 +17,15 @@ Hence a series is only ever shortened, it moves only when its own length class h
 is the project's greedy rule, which replaces the literal "top up to exactly k, then send leftovers back"
 of the seed's Algorithm 3: here nothing is moved that could stay.
 
+The seed's literal Algorithm 3 (seed §5.4) is available as ``method="algorithm3"``
+(:func:`algorithm3_classes`): a first-in first-out queue of the series not yet placed, longest
+first; at each length with at least ``k`` series queued, exactly ``k`` are taken from the front
+of the queue into the class of that length; the series still queued at the end go back to
+their own length, and lengths left with fewer than ``k`` series are suppressed. It moves more
+series (and loses more records) than the greedy rule but suppresses only the series shorter
+than its last filled class, i.e. nothing when the shortest lengths can fill a class (seed §6.1).
+:data:`DURATION_METHODS` lists both; the greedy rule is the default.
+
 Shortening keeps the LAST hours of a series (the end of a stay matters most for mortality):
 a series of length ``l`` in class ``c`` drops its first ``l - c`` hours and the remaining hours
 are renumbered from 0.
@@ -29,10 +38,23 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError, require_columns, require_int
+from mimic_deid.errors import ConfigError, InputDataError, require_columns, require_int
 from mimic_deid.logs import get_logger
 
 log = get_logger(__name__)
+
+#: Duration-class assignment rules (config ``duration/method``): the project's greedy rule
+#: (default) and the seed's literal Algorithm 3 (seed §5.4).
+DURATION_METHODS: tuple[str, ...] = ("greedy", "algorithm3")
+
+
+def _check_method(method: str) -> str:
+    if method not in DURATION_METHODS:
+        raise ConfigError(
+            f"duration method (duration/method) must be one of {list(DURATION_METHODS)}, "
+            f"got {method!r}"
+        )
+    return method
 
 
 def _check_k(k: int, name: str = "k") -> int:
@@ -58,7 +80,7 @@ def _check_lengths(lengths: np.ndarray, name: str = "lengths") -> np.ndarray:
     return arr
 
 
-def assign_duration_classes(lengths: np.ndarray, k: int) -> np.ndarray:
+def assign_duration_classes(lengths: np.ndarray, k: int, method: str = "greedy") -> np.ndarray:
     """Class length of every series; 0 = suppressed.
 
     Parameters
@@ -67,6 +89,9 @@ def assign_duration_classes(lengths: np.ndarray, k: int) -> np.ndarray:
         Number of hours of each series, all >= 1.
     k : int
         Minimum number of series per released class (>= 1).
+    method : {"greedy", "algorithm3"}
+        The project's greedy rule (module docstring) or the seed's literal Algorithm 3
+        (:func:`algorithm3_classes`).
 
     Returns
     -------
@@ -77,7 +102,7 @@ def assign_duration_classes(lengths: np.ndarray, k: int) -> np.ndarray:
     Raises
     ------
     ConfigError
-        ``k`` is not an integer >= 1.
+        ``k`` is not an integer >= 1, or ``method`` is not one of :data:`DURATION_METHODS`.
     InputDataError
         ``lengths`` is not 1-D, not whole numbers, or has a value < 1.
 
@@ -88,6 +113,7 @@ def assign_duration_classes(lengths: np.ndarray, k: int) -> np.ndarray:
     distinct lengths only.
     """
     k = _check_k(k)
+    method = _check_method(method)
     lengths = _check_lengths(lengths)
     n = lengths.size
     out = np.zeros(n, dtype=np.int32)
@@ -99,6 +125,26 @@ def assign_duration_classes(lengths: np.ndarray, k: int) -> np.ndarray:
         log.warning(msg)
         return out
 
+    if method == "algorithm3":
+        out[:] = algorithm3_classes(lengths, k)
+    else:
+        out[:] = _greedy_classes(lengths, k)
+    released = out > 0
+    log.info(
+        "duration k=%d (%s): %d series, %d released in %d classes, %d moved, %d suppressed",
+        k,
+        method,
+        n,
+        int(released.sum()),
+        int(np.unique(out[released]).size),
+        int(np.sum(released & (out < lengths))),
+        int(n - released.sum()),
+    )
+    return out
+
+
+def _greedy_classes(lengths: np.ndarray, k: int) -> np.ndarray:
+    """The greedy rule of the module docstring on checked ``lengths`` (n >= k >= 1)."""
     distinct, inverse, counts = np.unique(lengths, return_inverse=True, return_counts=True)
     # target[i] = class length assigned to every series whose own length is distinct[i]
     target = np.zeros(distinct.size, dtype=np.int32)
@@ -112,22 +158,59 @@ def assign_duration_classes(lengths: np.ndarray, k: int) -> np.ndarray:
             pending.clear()
             carried = 0
     # whatever is left in `pending` stays 0 (suppressed)
-    out[:] = target[inverse]
-    released = out > 0
-    log.info(
-        "duration k=%d: %d series, %d released in %d classes, %d moved, %d suppressed",
-        k,
-        n,
-        int(released.sum()),
-        int(np.unique(out[released]).size),
-        int(np.sum(released & (out < lengths))),
-        int(n - released.sum()),
-    )
-    return out
+    return target[inverse]
+
+
+def algorithm3_classes(lengths: np.ndarray, k: int) -> np.ndarray:
+    """Seed Algorithm 3 (§5.4): duration classes from a first-in first-out queue.
+
+    Parameters
+    ----------
+    lengths : ndarray of int, shape (n,)
+        Number of hours of each series, all >= 1 (checked by the caller).
+    k : int
+        Minimum number of series per released class, ``1 <= k <= n``.
+
+    Returns
+    -------
+    ndarray of int32, shape (n,)
+        Class length of each series (``<= lengths``), 0 where suppressed.
+
+    Notes
+    -----
+    The queue always holds the unplaced series in decreasing length (ties in input order),
+    because series enter it at their own length while lengths are visited from the longest
+    down. Taking ``k`` from its front therefore takes the next ``k`` series of the whole
+    release sorted that way, so the queue is one position ``placed`` in that order: at each
+    distinct length ``l`` (longest first) with ``#{length >= l} - placed >= k``, positions
+    ``[placed, placed + k)`` form the class of length ``l``. The loop runs over the distinct
+    lengths only; the placement is one ``np.repeat``. Series never placed return to their own
+    length, and every length then held by fewer than ``k`` series is suppressed (the seed's
+    ``drop_rare_lengths``).
+    """
+    n = lengths.size
+    order = np.argsort(-lengths, kind="stable")  # queue order: longest first, FIFO within ties
+    distinct, counts = np.unique(lengths, return_counts=True)
+    distinct, counts = distinct[::-1], counts[::-1]  # longest first
+    at_least = np.cumsum(counts)  # series of length >= distinct[i]
+    filled: list[int] = []
+    placed = 0
+    for i in range(distinct.size):
+        if at_least[i] - placed >= k:
+            filled.append(int(distinct[i]))
+            placed += k
+    in_order = np.zeros(n, dtype=np.int64)
+    in_order[:placed] = np.repeat(np.asarray(filled, dtype=np.int64), k)
+    in_order[placed:] = lengths[order[placed:]]  # leftovers back to their own length
+    out = np.empty(n, dtype=np.int64)
+    out[order] = in_order
+    _, inverse, sizes = np.unique(out, return_inverse=True, return_counts=True)
+    out[(sizes < k)[inverse]] = 0  # drop_rare_lengths
+    return out.astype(np.int32)
 
 
 def assign_duration_classes_grouped(
-    lengths: np.ndarray, groups: np.ndarray | None, k: int
+    lengths: np.ndarray, groups: np.ndarray | None, k: int, method: str = "greedy"
 ) -> np.ndarray:
     """:func:`assign_duration_classes` run separately within each group (e.g. split).
 
@@ -137,6 +220,8 @@ def assign_duration_classes_grouped(
     groups : ndarray, shape (n,), or None
         Group label of each series (``ihm48`` is de-identified per split); None = one group.
     k : int
+    method : {"greedy", "algorithm3"}
+        As in :func:`assign_duration_classes`.
 
     Returns
     -------
@@ -144,9 +229,10 @@ def assign_duration_classes_grouped(
         Class lengths; classes are counted within a group.
     """
     k = _check_k(k)
+    method = _check_method(method)
     lengths = _check_lengths(lengths)
     if groups is None:
-        return assign_duration_classes(lengths, k)
+        return assign_duration_classes(lengths, k, method)
     groups = np.asarray(groups)
     if groups.shape != lengths.shape:
         raise InputDataError(
@@ -156,7 +242,7 @@ def assign_duration_classes_grouped(
     codes, uniques = pd.factorize(pd.Series(groups), sort=True)
     for g in range(len(uniques)):
         idx = np.flatnonzero(codes == g)
-        out[idx] = assign_duration_classes(lengths[idx], k)
+        out[idx] = assign_duration_classes(lengths[idx], k, method)
     return out
 
 
@@ -247,6 +333,38 @@ def duration_summary(lengths: np.ndarray, class_lengths: np.ndarray) -> dict:
     }
 
 
+def duration_uniqueness(lengths: np.ndarray, at_most: int = 5) -> dict:
+    """How identifying the lengths are before de-identification (seed §6.1).
+
+    Parameters
+    ----------
+    lengths : ndarray of int, shape (n,)
+        Original series lengths in hours (one hour class per distinct length).
+    at_most : int
+        Size bound of a "small" hour class (the seed counts classes of at most 5 series).
+
+    Returns
+    -------
+    dict
+        ``unique_series`` (series alone in their hour class), ``small_series`` (series in an
+        hour class of at most ``at_most`` series), ``small_pct`` (percent of all series),
+        ``small_min_length`` (shortest length with a small class, None if there is none) and
+        ``at_most``.
+    """
+    lengths = _check_lengths(lengths)
+    at_most = require_int(at_most, "duration uniqueness bound")
+    _, inverse, sizes = np.unique(lengths, return_inverse=True, return_counts=True)
+    per_series = sizes[inverse]
+    small = per_series <= at_most
+    return {
+        "at_most": at_most,
+        "unique_series": int(np.sum(per_series == 1)),
+        "small_series": int(small.sum()),
+        "small_pct": float(100.0 * small.mean()) if lengths.size else None,
+        "small_min_length": int(lengths[small].min()) if small.any() else None,
+    }
+
+
 #: Releases that publish the outcome label (in-hospital mortality): only the one that needs it.
 LABELLED: dict[str, bool] = {"stays": False, "ihm48": True}
 
@@ -310,7 +428,11 @@ def outcome_diverse(
 
 
 def duration_classes(
-    meta: pd.DataFrame, dk: int, group_by_split: bool, outcome_l: int | None = None
+    meta: pd.DataFrame,
+    dk: int,
+    group_by_split: bool,
+    outcome_l: int | None = None,
+    method: str = "greedy",
 ) -> tuple[pd.DataFrame, dict]:
     """Assign every series of a release to a duration class of at least ``dk`` series.
 
@@ -326,6 +448,8 @@ def duration_classes(
         For a release that publishes labels (:data:`LABELLED`): every class must hold at least
         this many distinct ``mortality`` values, or it is suppressed
         (:func:`outcome_diverse`); None for a release without labels.
+    method : {"greedy", "algorithm3"}
+        Assignment rule (config ``duration/method``, :data:`DURATION_METHODS`).
 
     Returns
     -------
@@ -341,7 +465,7 @@ def duration_classes(
     meta = meta.sort_values("icustay_id", kind="stable")
     lengths = meta["length"].to_numpy(dtype=np.int64)
     groups = deid_groups(meta["split"].to_numpy(), group_by_split)
-    class_lengths = assign_duration_classes_grouped(lengths, groups, dk)
+    class_lengths = assign_duration_classes_grouped(lengths, groups, dk, method)
     outcome: dict = {}
     if outcome_l is not None:
         require_columns(meta, ["mortality"], "series meta table")

@@ -18,7 +18,8 @@ Computed per duration class of ``n`` series, with these conventions:
   ignored; an increment with NaN value adds nothing (so a curve that is NaN throughout has
   Δ-AUC 0). A series with no defined ``d_F`` has NaN Δ-AUC, thresholds and values.
 - ``d_S`` is the plain Euclidean distance (not divided by the number of records), in the
-  series' own units unless ``standardise`` is set.
+  series' own units unless ``standardise`` is set (the privacy driver can divide it by the
+  class length: config ``evaluate/series_distance: per_record``, seed §6.3).
 - by inclusion count ``c = 1..n``: the value of the increment at which the cumulative number
   of included series first reaches ``>= c`` (NaN if it never does); inclusion = ``c / n``.
 
@@ -270,24 +271,105 @@ def summarise_curves(
         ``max``, ``qXX``), ``value`` (series units), ``normalised`` (ratio); ``n * n_stats``
         rows, inclusion-major, stats in that order.
     """
-    curves = result.curves
-    n = result.n
+    return summarise_curve_matrix(result.curves, result.n_reachable, quantiles)
+
+
+def summarise_curve_matrix(
+    curves: np.ndarray,
+    n_reachable: np.ndarray,
+    quantiles: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
+    column_block: int | None = None,
+) -> pd.DataFrame:
+    """:func:`summarise_curves` from the curve matrix, a block of columns at a time.
+
+    Parameters
+    ----------
+    curves : ndarray, shape (n, n)
+        :attr:`DisagreementResult.curves` (series units).
+    n_reachable : ndarray of int, shape (n,)
+        :attr:`DisagreementResult.n_reachable`.
+    quantiles : tuple of float
+    column_block : int, optional
+        Inclusion counts summarised at once (the statistics of a column never depend on the
+        others, so the result is the same for every block size; the work arrays are
+        ``n x column_block``). None: all at once.
+
+    Returns
+    -------
+    DataFrame
+        As :func:`summarise_curves`.
+    """
+    n = curves.shape[0]
     final = np.full(n, np.nan)
-    has = result.n_reachable > 0
-    final[has] = curves[np.nonzero(has)[0], result.n_reachable[has] - 1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        norm = np.where((final != 0)[:, None], curves / final[:, None], np.nan)
+    has = n_reachable > 0
+    final[has] = curves[np.nonzero(has)[0], n_reachable[has] - 1]
     names = [*STATS, *(_stat_name(q) for q in quantiles)]
-    values = _column_stats(curves, quantiles)
-    normed = _column_stats(norm, quantiles)
+    step = n if column_block is None else max(1, int(column_block))
+    values = np.empty((len(names), n))
+    normed = np.empty((len(names), n))
+    for c in range(0, n, max(step, 1)):
+        block = curves if step >= n else np.ascontiguousarray(curves[:, c : c + step])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            norm = np.where((final != 0)[:, None], block / final[:, None], np.nan)
+        values[:, c : c + step] = _column_stats(block, quantiles)
+        normed[:, c : c + step] = _column_stats(norm, quantiles)
     return pd.DataFrame(
         {
-            "inclusion": np.repeat(result.inclusion, len(names)),
+            "inclusion": np.repeat(np.arange(1, n + 1, dtype=np.float64) / max(n, 1), len(names)),
             "stat": np.tile(np.asarray(names, dtype=object), n),
             "value": values.T.reshape(-1),
             "normalised": normed.T.reshape(-1),
         }
     )
+
+
+def disagreement_rows(
+    DF_rows: np.ndarray, DS_rows: np.ndarray, curves_out: np.ndarray | None = None
+) -> tuple[np.ndarray | None, ...]:
+    """The curves of a block of rows of one class (every quantity is row-local).
+
+    Parameters
+    ----------
+    DF_rows, DS_rows : ndarray, shape (b, n)
+        Rows of ``DF`` and ``DS`` of :func:`disagreement_from_distances`.
+    curves_out : ndarray, shape (b, n), optional
+        Where to write the curves (e.g. the block's rows of a class-wide matrix); the
+        thresholds are then not kept (returned as None) and nothing ``b x n`` is returned.
+
+    Returns
+    -------
+    tuple
+        ``auc, first_threshold, first_disagreement, t_max, n_reachable`` (each (b,)),
+        ``curves, thresholds`` (each (b, n), or None with ``curves_out``): the rows of
+        :class:`DisagreementResult`.
+    """
+    DF_rows = np.asarray(DF_rows, dtype=np.float64)
+    DS_rows = np.asarray(DS_rows, dtype=np.float64)
+    if DF_rows.ndim != 2 or DF_rows.shape != DS_rows.shape:
+        raise InputDataError(
+            f"DF and DS rows must be equal (b, n) blocks, got {DF_rows.shape}, {DS_rows.shape}"
+        )
+    b, n = DF_rows.shape
+    rows = max(1, _BLOCK_ELEMENTS // max(n, 1))
+    pos = np.arange(n)
+    parts = []
+    for s in range(0, b, rows):
+        part = _block(DF_rows[s : s + rows], DS_rows[s : s + rows], pos)
+        if curves_out is not None:
+            curves_out[s : s + rows] = part[5]
+            part = part[:5]
+        parts.append(part)
+    k = 5 if curves_out is not None else 7
+    if not parts:
+        empty = [np.empty(0)] * 4 + [
+            np.empty(0, dtype=np.int64),
+            np.empty((0, n)),
+            np.empty((0, n)),
+        ]
+        out = tuple(empty[:k])
+    else:
+        out = tuple(np.concatenate([p[i] for p in parts]) for i in range(k))
+    return out if curves_out is None else (*out, None, None)
 
 
 def _column_stats(a: np.ndarray, quantiles: tuple[float, ...]) -> np.ndarray:

@@ -16,7 +16,11 @@ exactly by direct differences, so every returned distance has a relative error b
 and the distance of a series to itself is exactly 0.
 
 Memory is bounded by processing row blocks of both operands (``block_elements`` values per
-operand block, ~128 MB by default), whatever ``n`` and ``L``.
+operand block, ~128 MB by default), whatever ``n`` and ``L``. The rows of ``X_a`` go through
+the matrix products in chunks of at most :data:`ROW_CHUNK` rows counted from its first row:
+a BLAS product's rounding can depend on the operands' shapes, so this fixed geometry is what
+makes a row block of ``X_a`` that starts at a multiple of :data:`ROW_CHUNK` give exactly the
+rows of the whole matrix (the privacy evaluation's blocks, :mod:`mimic_deid.evaluate.privacy`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ BLOCK_ELEMENTS = 16_000_000
 
 #: Default number of pairs per block of feature distances (~1 MB, cache-resident).
 FEATURE_BLOCK_ELEMENTS = 131_072
+
+#: Rows of ``X_a`` per matrix product in :func:`series_distances` (fixed geometry, see above).
+ROW_CHUNK = 256
 
 #: Target relative accuracy of the product form before exact recomputation kicks in.
 _PRODUCT_RTOL = 1e-10
@@ -123,6 +130,7 @@ def series_distances(
     *,
     return_counts: bool = False,
     block_elements: int = BLOCK_ELEMENTS,
+    centre: np.ndarray | None = None,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Euclidean distances between series over the (record, dimension) values non-null in both.
 
@@ -136,6 +144,11 @@ def series_distances(
         Also return the number of values compared for each pair.
     block_elements : int
         Bound on the number of values in one operand block (memory control).
+    centre : ndarray, shape (L * D,), optional
+        The column means to centre on (:func:`series_centre` of the whole operands). Given
+        the centre of the whole class, the rows of a row block of ``X_a`` come out exactly as
+        in the whole matrix (how the privacy evaluation bounds its memory); None: computed
+        from ``X_a`` and ``X_b``.
 
     Returns
     -------
@@ -160,19 +173,27 @@ def series_distances(
     Mb = ~np.isnan(B)
 
     # Centre every column on the mean of its non-null values over both operands.
-    tot = np.where(Ma, A, 0.0).sum(axis=0) + np.where(Mb, B, 0.0).sum(axis=0)
-    cnt = Ma.sum(axis=0) + Mb.sum(axis=0)
-    mu = np.divide(tot, cnt, out=np.zeros(P), where=cnt > 0)
+    if centre is None:
+        mu = _centre(A, B, Ma, Mb)
+    else:
+        mu = np.asarray(centre, dtype=np.float64).reshape(-1)
+        if mu.shape[0] != P:
+            raise InputDataError(f"centre: expected {P} column means, got {mu.shape[0]}")
 
     tau = min(0.5, max(P, 1) * np.finfo(np.float64).eps / _PRODUCT_RTOL)
     d2 = np.empty((n, n2), dtype=np.float64)
     counts = np.empty((n, n2), dtype=np.int64)
-    rows_a = _rows_per_block(3 * P, block_elements)
+    rows_a = min(_rows_per_block(3 * P, block_elements), ROW_CHUNK)
     rows_b = _rows_per_block(3 * P, block_elements)
     for sb in range(0, n2, rows_b):
         bm = Mb[sb : sb + rows_b]
-        bc = np.where(bm, B[sb : sb + rows_b] - mu, 0.0)
-        right = np.concatenate([bm.astype(np.float64), bc * bc, bc], axis=1)  # (b, 3P)
+        # right = [mask, centred^2, centred] (b, 3P), filled in place (no temporaries)
+        right = np.empty((bm.shape[0], 3 * P), dtype=np.float64)
+        bc = right[:, 2 * P :]
+        np.subtract(B[sb : sb + rows_b], mu, out=bc)
+        bc[~bm] = 0.0
+        np.multiply(bc, bc, out=right[:, P : 2 * P])
+        right[:, :P] = bm
         right_mask = bm.astype(np.float32)
         del bc
         for sa in range(0, n, rows_a):
@@ -190,11 +211,35 @@ def series_distances(
                 block[ii, jj] = _direct_sq(A, B, ii + sa, jj + sb, block_elements)
             d2[sa : sa + rows_a, sb : sb + rows_b] = block
             counts[sa : sa + rows_a, sb : sb + rows_b] = cblock
-    d = np.sqrt(d2)
+    d = np.sqrt(d2, out=d2)
     d[counts == 0] = np.nan
     if return_counts:
         return d, counts
     return d
+
+
+def _centre(A: np.ndarray, B: np.ndarray, Ma: np.ndarray, Mb: np.ndarray) -> np.ndarray:
+    tot = np.where(Ma, A, 0.0).sum(axis=0) + np.where(Mb, B, 0.0).sum(axis=0)
+    cnt = Ma.sum(axis=0) + Mb.sum(axis=0)
+    return np.divide(tot, cnt, out=np.zeros(A.shape[1]), where=cnt > 0)
+
+
+def series_centre(X_a: np.ndarray, X_b: np.ndarray) -> np.ndarray:
+    """Column means :func:`series_distances` centres ``X_a`` against ``X_b`` on.
+
+    Parameters
+    ----------
+    X_a, X_b : ndarray, shape (n, L, D) and (n2, L, D)
+
+    Returns
+    -------
+    ndarray, shape (L * D,)
+        Mean of the non-null values of every (record, dimension) column over both operands
+        (0 where the column is null throughout).
+    """
+    A = np.asarray(X_a, dtype=np.float64).reshape(np.shape(X_a)[0], -1)
+    B = np.asarray(X_b, dtype=np.float64).reshape(np.shape(X_b)[0], -1)
+    return _centre(A, B, ~np.isnan(A), ~np.isnan(B))
 
 
 def _direct_sq(

@@ -109,42 +109,82 @@ def linkage_attack(
         known = F_o * (1.0 + float(e) * z)
         d_f = feature_distances(known, F_r, scale)
         by_error.append(_score(d_f, rms, float(e), top))
-    return {
-        "n": int(n),
-        "standardise": bool(standardise),
-        "top": list(top),
-        "tie_rule": TIE_RULE,
-        "reconstruction_unit": RECONSTRUCTION_UNIT,
-        "by_error": by_error,
-    }
+    return {**linkage_header(n, standardise, top), "by_error": by_error}
 
 
 def _score(d_f: np.ndarray, rms: np.ndarray, e: float, top: tuple[int, ...]) -> dict[str, Any]:
     """Rates and reconstruction error from feature distances ``d_f`` (n, n) and ``rms`` (n, n)."""
-    n = d_f.shape[0]
-    own = np.diag(d_f)[:, None]
+    return finish_score([score_rows(d_f, rms, 0, top)], e, top)
+
+
+def score_rows(d_f: np.ndarray, rms: np.ndarray, offset: int, top: tuple[int, ...]) -> dict:
+    """Per-target parts of the score of a block of targets (rows ``offset ..``).
+
+    Parameters
+    ----------
+    d_f : ndarray, shape (b, n)
+        Feature distances of ``b`` targets (with the attacker's knowledge) to every released
+        series; target ``i`` of the block is released series ``offset + i``.
+    rms : ndarray, shape (b, n)
+        Per-value RMS series distances of the same pairs (module docstring).
+    offset : int
+        Index of the block's first target in the class.
+    top : tuple of int
+
+    Returns
+    -------
+    dict
+        ``reachable`` (bool, (b,)), ``succ{k}`` (expected success at top-k, (b,)) and
+        ``reconstruction`` (per-target error, NaN where undefined, (b,)); combined over blocks
+        by :func:`finish_score`.
+    """
+    b = d_f.shape[0]
+    own = d_f[np.arange(b), offset + np.arange(b)][:, None]
     reachable = ~np.isnan(own[:, 0])
     better = (d_f < own - TIE_TOL).sum(axis=1)
     tied = (np.abs(d_f - own) <= TIE_TOL).sum(axis=1)
-    out: dict[str, Any] = {"error": e, "n_targets": int(n), "unreachable": int((~reachable).sum())}
+    out: dict[str, np.ndarray] = {"reachable": reachable}
     for k in top:
         with np.errstate(invalid="ignore", divide="ignore"):
-            succ = np.clip((k - better) / np.maximum(tied, 1), 0.0, 1.0)
-        hits = float(np.where(reachable, succ, 0.0).sum())
-        out[f"top{k}"] = hits / n if n else float("nan")
-        out[f"top{k}_hits"] = hits
-
+            out[f"succ{k}"] = np.clip((k - better) / np.maximum(tied, 1), 0.0, 1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
         nearest = np.nanmin(d_f, axis=1)[:, None]
         cand = np.abs(d_f - nearest) <= TIE_TOL
-        per_target = np.nanmean(np.where(cand, rms, np.nan), axis=1)
+        out["reconstruction"] = np.nanmean(np.where(cand, rms, np.nan), axis=1)
+    return out
+
+
+def finish_score(blocks: list[dict], e: float, top: tuple[int, ...]) -> dict[str, Any]:
+    """One ``by_error`` entry of :func:`linkage_attack` from the :func:`score_rows` of every
+    block of targets, in order (the totals are summed over the whole class at once, so the
+    result does not depend on the blocking)."""
+    parts = {key: np.concatenate([b[key] for b in blocks]) for key in blocks[0]}
+    reachable = parts["reachable"]
+    n = int(reachable.shape[0])
+    out: dict[str, Any] = {"error": e, "n_targets": n, "unreachable": int((~reachable).sum())}
+    for k in top:
+        hits = float(np.where(reachable, parts[f"succ{k}"], 0.0).sum())
+        out[f"top{k}"] = hits / n if n else float("nan")
+        out[f"top{k}_hits"] = hits
+    per_target = parts["reconstruction"]
     ok = ~np.isnan(per_target)
     total = float(per_target[ok].sum())
     out["reconstruction_sum"] = total
     out["reconstruction_n"] = int(ok.sum())
     out["reconstruction_error"] = total / ok.sum() if ok.any() else float("nan")
     return out
+
+
+def linkage_header(n: int, standardise: bool, top: tuple[int, ...]) -> dict[str, Any]:
+    """The fields of a :func:`linkage_attack` result besides ``by_error``."""
+    return {
+        "n": int(n),
+        "standardise": bool(standardise),
+        "top": list(top),
+        "tie_rule": TIE_RULE,
+        "reconstruction_unit": RECONSTRUCTION_UNIT,
+    }
 
 
 def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -14,6 +14,15 @@ For every duration class the attacker's view is compared with the truth:
   attacker no more than :func:`linkage_bound`.
 
 The *baseline* is the same evaluation of the original series released unchanged.
+
+Memory and work per class (:func:`evaluate_class`). The two series-distance matrices a class
+needs (original vs released, original vs original) are each computed once and shared by the
+disagreement and by both attackers' linkage attacks on both sides; everything is computed a
+block of ``block_rows`` target series at a time (all of a target's quantities are local to its
+row), so the only ``n x n`` array held is the disagreement curves that the summary's per-column
+quantiles need. The results do not depend on ``block_rows``: series distances are centred on
+the class-wide column means whatever the block, and class totals are summed once over the
+whole class.
 """
 
 from __future__ import annotations
@@ -25,13 +34,47 @@ import pandas as pd
 
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
-from mimic_deid.errors import InputDataError
-from mimic_deid.evaluate.disagreement import DisagreementResult, disagreement, summarise_curves
-from mimic_deid.evaluate.linkage import aggregate_linkage, linkage_attack
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.evaluate.disagreement import (
+    DisagreementResult,
+    check_class,
+    class_std,
+    disagreement_from_distances,
+    disagreement_rows,
+    summarise_curve_matrix,
+)
+from mimic_deid.evaluate.distances import (
+    ROW_CHUNK,
+    feature_distances,
+    safe_scale,
+    series_centre,
+    series_distances,
+)
+from mimic_deid.evaluate.linkage import (
+    aggregate_linkage,
+    finish_score,
+    linkage_header,
+    score_rows,
+)
 from mimic_deid.seeding import derive_rng
 
+#: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
+BLOCK_ROWS = 256
+
+#: Series distances of the disagreement (config ``evaluate/series_distance``): the plain
+#: masked Euclidean distance of seed §4.3 (default), or the same divided by the number of
+#: records (hours) of the class, as the distances of seed §6.3 are reported.
+SERIES_DISTANCES: tuple[str, ...] = ("euclidean", "per_record")
+
+#: Ranks at which the linkage attack's success is reported.
+TOP = (1, 5)
+
 __all__ = [
+    "BLOCK_ROWS",
+    "SERIES_DISTANCES",
     "baseline_disagreement",
+    "class_curves",
+    "evaluate_class",
     "evaluate_release",
     "linkage_bound",
     "linkage_summary",
@@ -40,14 +83,17 @@ __all__ = [
 
 
 def _frames(
-    result: DisagreementResult, cls: ClassArray, keys: np.ndarray | None = None
+    per_row: Mapping[str, np.ndarray],
+    summary: pd.DataFrame,
+    cls: ClassArray,
+    keys: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     per_series = pd.DataFrame(
         {
             "class_length": np.int32(cls.length),
-            "auc": result.auc,
-            "first_threshold": result.first_threshold,
-            "first_disagreement": result.first_disagreement,
+            "auc": per_row["auc"],
+            "first_threshold": per_row["first_threshold"],
+            "first_disagreement": per_row["first_disagreement"],
         }
     )
     if keys is None:
@@ -55,15 +101,219 @@ def _frames(
     else:
         per_series.insert(0, "pseudonym", keys)
         per_series.insert(1, "group", cls.group)
-    summary = summarise_curves(result)
+    summary = summary.copy()
     summary.insert(0, "class_length", np.int32(cls.length))
     summary.insert(0, "group", cls.group)
     return per_series, summary
 
 
-def _baseline_class(cls: ClassArray, spec: FeatureSpec, standardise: bool):
+def _check_block_rows(block_rows: int) -> int:
+    ok = (
+        not isinstance(block_rows, bool)
+        and isinstance(block_rows, (int, np.integer))
+        and block_rows >= ROW_CHUNK
+        and block_rows % ROW_CHUNK == 0
+    )
+    if not ok:
+        raise ConfigError(
+            "privacy block size (evaluate/block_rows) must be a positive multiple of "
+            f"{ROW_CHUNK} series, got {block_rows!r}"
+        )
+    return int(block_rows)
+
+
+def _check_series_distance(name: str) -> str:
+    if name not in SERIES_DISTANCES:
+        raise ConfigError(
+            f"series distance (evaluate/series_distance) must be one of {list(SERIES_DISTANCES)}, "
+            f"got {name!r}"
+        )
+    return name
+
+
+def evaluate_class(
+    F_orig: np.ndarray,
+    F_rel: np.ndarray,
+    X_orig: np.ndarray,
+    X_rel: np.ndarray,
+    *,
+    standardise: bool = False,
+    attackers: Mapping[str, tuple[np.ndarray, np.ndarray, np.random.Generator]] | None = None,
+    errors: Sequence[float] = (),
+    block_rows: int = BLOCK_ROWS,
+    series_distance: str = "euclidean",
+) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
+    """Disagreement and linkage attacks of one duration class, a block of targets at a time.
+
+    Parameters
+    ----------
+    F_orig, F_rel : ndarray, shape (n, m)
+        Original and released features the disagreement ranks by (NaN = null).
+    X_orig, X_rel : ndarray, shape (n, L, D)
+        Original and released series (baseline: ``X_rel`` is ``X_orig``).
+    standardise : bool
+        As in :func:`~mimic_deid.evaluate.disagreement.disagreement`.
+    attackers : mapping, optional
+        ``name -> (F_known, F_released, rng)``: each attacker's original features (its
+        knowledge before the error, (n, m_a)), the same features of the released series, and
+        the generator of its estimation noise. Each is attacked on both sides (``baseline``:
+        the original series released unchanged; ``release``) with the same noise, as
+        :func:`~mimic_deid.evaluate.linkage.linkage_attack` with its defaults.
+    errors : sequence of float
+        The attackers' relative estimation errors.
+    block_rows : int
+        Target series per block (config ``evaluate/block_rows``), a multiple of
+        :data:`~mimic_deid.evaluate.distances.ROW_CHUNK`; peak memory is the curves
+        (``n x n``) plus about a dozen ``block_rows x n`` arrays, and no result depends on it.
+    series_distance : {"euclidean", "per_record"}
+        The disagreement's ``d_S`` (:data:`SERIES_DISTANCES`); ``per_record`` divides it by
+        the class length ``L`` (records). The linkage attack's reconstruction error is
+        always the per-value RMS of :mod:`~mimic_deid.evaluate.linkage`.
+
+    Returns
+    -------
+    per_row : dict of str to ndarray, shape (n,)
+        ``auc``, ``first_threshold``, ``first_disagreement``, ``t_max``, ``n_reachable``
+        (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`).
+    summary : DataFrame
+        :func:`~mimic_deid.evaluate.disagreement.summarise_curves` of the class.
+    linkage : dict
+        ``name -> {"baseline": result, "release": result}`` with the results of
+        :func:`~mimic_deid.evaluate.linkage.linkage_attack`.
+    """
+    block_rows = _check_block_rows(block_rows)
+    per_record = _check_series_distance(series_distance) == "per_record"
+    F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
+    n = X_o.shape[0]
+    attackers = dict(attackers or {})
+    errors = tuple(float(e) for e in errors)
+    same = X_rel is X_orig
+    centre_rel = series_centre(X_o, X_r)
+    centre_base = centre_rel if same else series_centre(X_o, X_o)
+    f_scale = None
+    X_os, X_rs, centre_dis = X_o, X_r, centre_rel
+    if standardise:
+        f_scale = class_std(F_o, axis=0)
+        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
+        X_os, X_rs = X_o / dim_scale, X_r / dim_scale
+        centre_dis = series_centre(X_os, X_rs)
+    knowledge = {}
+    for name, (F_k, F_kr, rng) in attackers.items():
+        F_k = np.asarray(F_k, dtype=np.float64)
+        z = np.random.default_rng(rng).standard_normal(F_k.shape)
+        sides = {"baseline": F_k, "release": np.asarray(F_kr, dtype=np.float64)}
+        known = [F_k * (1.0 + e * z) for e in errors]
+        knowledge[name] = (sides, known, class_std(F_k, axis=0))
+    keys = ("auc", "first_threshold", "first_disagreement", "t_max", "n_reachable")
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+    curves = np.empty((n, n))
+    scores = {
+        name: {side: [[] for _ in errors] for side in ("baseline", "release")} for name in attackers
+    }
+    for s in range(0, n, block_rows):
+        rows = slice(s, min(n, s + block_rows))
+        rms = {}
+        d_rel, c_rel = series_distances(X_o[rows], X_r, return_counts=True, centre=centre_rel)
+        if attackers:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rms["release"] = d_rel / np.sqrt(c_rel)
+                if same:
+                    rms["baseline"] = rms["release"]
+                else:
+                    d_b, c_b = series_distances(
+                        X_o[rows], X_o, return_counts=True, centre=centre_base
+                    )
+                    rms["baseline"] = d_b / np.sqrt(c_b)
+                    del d_b, c_b
+        del c_rel
+        ds = d_rel
+        if standardise:
+            ds = series_distances(X_os[rows], X_rs, centre=centre_dis)
+        if per_record:
+            ds = ds / max(X_o.shape[1], 1)
+        out = disagreement_rows(feature_distances(F_o[rows], F_r, f_scale), ds, curves[rows])
+        del ds, d_rel
+        for k, v in zip(keys, out[:5], strict=True):
+            parts[k].append(v)
+        for name, (sides, known, scale) in knowledge.items():
+            for side, F_side in sides.items():
+                for i, K in enumerate(known):
+                    d_f = feature_distances(K[rows], F_side, scale)
+                    scores[name][side][i].append(score_rows(d_f, rms[side], s, TOP))
+    per_row = {k: np.concatenate(v) if v else np.empty(0) for k, v in parts.items()}
+    summary = summarise_curve_matrix(curves, per_row["n_reachable"], column_block=block_rows)
+    linkage = {
+        name: {
+            side: {
+                **linkage_header(n, True, TOP),
+                "by_error": [
+                    finish_score(blocks, e, TOP)
+                    for blocks, e in zip(scores[name][side], errors, strict=True)
+                ],
+            }
+            for side in ("baseline", "release")
+        }
+        for name in attackers
+    }
+    return per_row, summary, linkage
+
+
+def class_curves(
+    orig: ClassArray,
+    rel: ClassArray,
+    spec: FeatureSpec,
+    standardise: bool = False,
+    series_distance: str = "euclidean",
+) -> tuple[DisagreementResult, np.ndarray, np.ndarray]:
+    """Every disagreement curve of one class with its thresholds, for the report's figures.
+
+    The same quantities as :func:`evaluate_class` (whole class at once, so only for a class
+    the report shows): seed Fig. 5.4's individual curves and Fig. 3.1's step curve.
+
+    Parameters
+    ----------
+    orig, rel : ClassArray
+        The original and the released series of the class (same keys).
+    spec : FeatureSpec
+        The features the disagreement ranks by.
+    standardise, series_distance
+        As in :func:`evaluate_class`.
+
+    Returns
+    -------
+    result : DisagreementResult
+        With ``curves`` and ``thresholds`` (n, n).
+    F_orig, F_rel : ndarray, shape (n, m)
+        The original and released features.
+    """
+    per_record = _check_series_distance(series_distance) == "per_record"
+    F_o, F_r = compute_features(orig.X, spec), compute_features(rel.X, spec)
+    _, _, X_o, X_r = check_class(F_o, F_r, orig.X, rel.X)
+    scale = None
+    if standardise:
+        scale = class_std(F_o, axis=0)
+        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
+        X_o, X_r = X_o / dim_scale, X_r / dim_scale
+    DS = series_distances(X_o, X_r)
+    if per_record:
+        DS = DS / max(X_o.shape[1], 1)
+    return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
+
+
+def _baseline_class(
+    cls: ClassArray, spec: FeatureSpec, standardise: bool, block_rows: int, series_distance: str
+):
     F = compute_features(cls.X, spec)
-    return _frames(disagreement(F, F, cls.X, cls.X, standardise=standardise), cls)
+    per_row, summary, _ = evaluate_class(
+        F,
+        F,
+        cls.X,
+        cls.X,
+        standardise=standardise,
+        block_rows=block_rows,
+        series_distance=series_distance,
+    )
+    return _frames(per_row, summary, cls)
 
 
 def baseline_disagreement(
@@ -71,6 +321,8 @@ def baseline_disagreement(
     dims: list[str],
     features: Mapping[str, list[str]],
     standardise: bool = False,
+    block_rows: int = BLOCK_ROWS,
+    series_distance: str = "euclidean",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Disagreement of the original series against themselves, per duration class.
 
@@ -83,6 +335,10 @@ def baseline_disagreement(
         The attacker's features (config ``deid.features``).
     standardise : bool
         Standardise features and series per class before distances.
+    block_rows : int
+        Series per block (:func:`evaluate_class`).
+    series_distance : {"euclidean", "per_record"}
+        The disagreement's series distance (:data:`SERIES_DISTANCES`).
 
     Returns
     -------
@@ -99,6 +355,8 @@ def baseline_disagreement(
         classes,
         [spec] * n,
         [standardise] * n,
+        [_check_block_rows(block_rows)] * n,
+        [_check_series_distance(series_distance)] * n,
         label="baseline disagreement classes",
     )
     return _concat(results)
@@ -133,23 +391,6 @@ def released_by_key(
     return released.sort_values(front, kind="stable").reset_index(drop=True)
 
 
-def _linkage(orig, rel, spec, errors, seed, attacker) -> dict:
-    """Both sides of one attacker's linkage attack on one class."""
-    F_orig = compute_features(orig.X, spec)
-    F_rel = compute_features(rel.X, spec)
-    out = {}
-    for side, (F_r, X_r) in {"baseline": (F_orig, orig.X), "release": (F_rel, rel.X)}.items():
-        # The same estimation noise for both sides, so before/after are paired.
-        parts = (
-            ("linkage", orig.group, orig.length)
-            if attacker == "seed"
-            else ("linkage", attacker, orig.group, orig.length)
-        )
-        rng = derive_rng(seed, *parts)
-        out[side] = linkage_attack(F_orig, F_r, orig.X, X_r, errors=errors, rng=rng)
-    return out
-
-
 def _release_class(
     orig: ClassArray,
     rel: ClassArray,
@@ -159,6 +400,9 @@ def _release_class(
     standardise: bool,
     errors: tuple[float, ...],
     seed: int,
+    block_rows: int,
+    series_distance: str,
+    alt: FeatureSpec | None = None,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
@@ -167,12 +411,44 @@ def _release_class(
         )
     F_orig = compute_features(orig.X, spec)
     F_rel = compute_features(rel.X, spec)
-    frames = _frames(
-        disagreement(F_orig, F_rel, orig.X, rel.X, standardise=standardise), orig, pseudonyms
-    )
-    linkage = {"seed": _linkage(orig, rel, spec, errors, seed, "seed")}
+    # The same estimation noise for both sides, so before/after are paired.
+    attackers = {"seed": (F_orig, F_rel, derive_rng(seed, "linkage", orig.group, orig.length))}
     if strong is not None:
-        linkage["strong"] = _linkage(orig, rel, strong, errors, seed, "strong")
+        attackers["strong"] = (
+            compute_features(orig.X, strong),
+            compute_features(rel.X, strong),
+            derive_rng(seed, "linkage", "strong", orig.group, orig.length),
+        )
+    per_row, summary, linkage = evaluate_class(
+        F_orig,
+        F_rel,
+        orig.X,
+        rel.X,
+        standardise=standardise,
+        attackers=attackers,
+        errors=errors,
+        block_rows=block_rows,
+        series_distance=series_distance,
+    )
+    frames = _frames(per_row, summary, orig, pseudonyms)
+    if alt is not None:
+        F_alt, F_alt_rel = compute_features(orig.X, alt), compute_features(rel.X, alt)
+        rng = derive_rng(seed, "linkage", "alternative", orig.group, orig.length)
+        alt_row, _, alt_linkage = evaluate_class(
+            F_alt,
+            F_alt_rel,
+            orig.X,
+            rel.X,
+            standardise=standardise,
+            attackers={"alternative": (F_alt, F_alt_rel, rng)},
+            errors=errors,
+            block_rows=block_rows,
+            series_distance=series_distance,
+        )
+        per_series = frames[0]
+        for col in ("auc", "first_threshold", "first_disagreement"):
+            per_series[f"{col}_alt"] = alt_row[col]
+        linkage.update(alt_linkage)
     return frames, linkage
 
 
@@ -187,6 +463,9 @@ def evaluate_release(
     seed: int,
     strong_features: Mapping[str, list[str]] | None = None,
     fk: int | None = None,
+    block_rows: int = BLOCK_ROWS,
+    series_distance: str = "euclidean",
+    alt_features: Mapping[str, list[str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -211,17 +490,28 @@ def evaluate_release(
         of the released variables); no strong attack when None.
     fk : int, optional
         Feature k of the release, for :func:`linkage_bound`.
+    block_rows : int
+        Target series per block (:func:`evaluate_class`, config ``evaluate/block_rows``).
+    series_distance : {"euclidean", "per_record"}
+        The disagreement's series distance (:data:`SERIES_DISTANCES`).
+    alt_features : mapping, optional
+        Seed §6.3's attacker who knows other features than Mondrian's (config
+        ``evaluate/attacker_features``); empty or None: none. Its disagreement is ranked by
+        these features and its linkage attack uses the noise of
+        ``derive_rng(seed, "linkage", "alternative", group, length)``.
 
     Returns
     -------
     per_series : DataFrame
-        pseudonym, group, class_length, auc, first_threshold, first_disagreement.
+        pseudonym, group, class_length, auc, first_threshold, first_disagreement, and with
+        ``alt_features`` the same three for that attacker with the suffix ``_alt``.
     summary : DataFrame
         group, class_length, then :func:`summarise_curves` columns.
     linkage : dict
         :func:`linkage_summary` of the seed's attacker (keys ``baseline``, ``release``,
         ``details``), and with ``strong_features`` the strong attacker's under ``strong`` and
-        ``bound`` (:func:`linkage_bound`).
+        ``bound`` (:func:`linkage_bound`); with ``alt_features`` that attacker's under
+        ``alternative``.
     """
     if len(original) != len(released):
         raise InputDataError(
@@ -234,6 +524,7 @@ def evaluate_release(
         if strong_features is not None
         else None
     )
+    alt = feature_spec(dict(alt_features), dims) if alt_features else None
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)
     results = map_classes(
@@ -246,6 +537,9 @@ def evaluate_release(
         [standardise] * n,
         [tuple(linkage_errors)] * n,
         [seed] * n,
+        [_check_block_rows(block_rows)] * n,
+        [_check_series_distance(series_distance)] * n,
+        [alt] * n,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])
@@ -256,6 +550,8 @@ def evaluate_release(
         )
 
     linkage = attack("seed")
+    if alt is not None:
+        linkage["alternative"] = attack("alternative")
     if strong is not None:
         linkage["strong"] = attack("strong")
         if fk is not None:

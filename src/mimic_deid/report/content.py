@@ -21,17 +21,36 @@ import pandas as pd
 
 from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
-from mimic_deid.deid.classes import KEY, trim_to_classes
+from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
+from mimic_deid.deid.features import feature_spec
+from mimic_deid.evaluate.disagreement import class_std
+from mimic_deid.evaluate.distances import feature_distances
+from mimic_deid.evaluate.privacy import class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
 from mimic_deid.report.sequences import plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
-from mimic_deid.report.tables import optimiser_table, trust_settings_table, write_table
+from mimic_deid.report.tables import (
+    duration_table,
+    optimiser_table,
+    trust_settings_table,
+    write_table,
+)
 from mimic_deid.variables import load_variables
 
-__all__ = ["ITEMS", "ReportData", "ReportItem", "build_report", "ga_examples", "load_report_data"]
+__all__ = [
+    "ITEMS",
+    "ReportData",
+    "ReportItem",
+    "build_report",
+    "example_target",
+    "ga_caption",
+    "ga_examples",
+    "load_report_data",
+    "main_class_curves",
+]
 
 
 @dataclass
@@ -63,6 +82,10 @@ class ReportData:
         ``lda``: DataFrames), each present when the run produced it.
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
+    duration_method : str
+        The run's ``duration/method`` (the §6.1 table marks it).
+    main_curves : dict
+        :func:`main_class_curves` of the release's main class (empty without the inputs).
     sequences, sequences_friedman : DataFrame
         The sequences stage's sweep rows and Friedman tests over its tables (empty when the
         stage is not part of the run).
@@ -86,6 +109,8 @@ class ReportData:
     codes: dict[str, Any] = field(default_factory=dict)
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
+    duration_method: str = "greedy"
+    main_curves: dict = field(default_factory=dict)
     sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
     sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
     tabular: dict[str, Any] = field(default_factory=dict)
@@ -111,7 +136,7 @@ def ga_examples(
     per_series: pd.DataFrame,
     features: Mapping[str, list[str]],
 ) -> list[dict]:
-    """The highest- and lowest-distortion series of the genetic optimiser (seed Figs 6.2/6.3).
+    """The worst and the median series of the genetic optimiser by unfeasibility (seed Figs 6.2/6.3).
 
     Parameters
     ----------
@@ -125,8 +150,13 @@ def ga_examples(
     Returns
     -------
     list of dict
-        Up to two ``{"original", "perturbed", "variable", "features"}``; empty when no series
-        has all four target statistics.
+        Up to two ``{"original", "perturbed", "variable", "features", "rank", "key_stats"}``:
+        first the series with the largest unfeasibility (``rank`` ``"worst"``), then the
+        median one (``"median"``: position ``(n - 1) // 2`` in increasing unfeasibility, ties
+        by key), among the ``n`` series whose shown variable has all four target statistics.
+        ``key_stats`` holds the whole series' ``unfeasibility`` and ``distortion`` (all
+        feature dimensions, as in ``optimiser.parquet``), ``iterations``, ``class_length``
+        and ``n``. Empty when no series has the four target statistics.
     """
     targets = targets.set_index(KEY)
     variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
@@ -135,13 +165,17 @@ def ga_examples(
     stat_cols = [f"target_{variable}_{s}" for s in GA_STATS]
     usable = targets[stat_cols].notna().all(axis=1)
     per_series = per_series[per_series[KEY].isin(targets.index[usable])]
-    per_series = per_series.sort_values(["distortion", KEY], kind="stable")
+    per_series = per_series.sort_values(["unfeasibility", KEY], kind="stable")
     if per_series.empty:
         return []
-    chosen = [int(per_series[KEY].iloc[-1]), int(per_series[KEY].iloc[0])]
-    original = trim_to_classes(series[series[KEY].isin(chosen)], classes)
+    n = len(per_series)
+    chosen = {"worst": n - 1, "median": (n - 1) // 2}
+    rows = {rank: per_series.iloc[i] for rank, i in chosen.items()}
+    keys = [int(row[KEY]) for row in rows.values()]
+    original = trim_to_classes(series[series[KEY].isin(keys)], classes)
     out = []
-    for key in chosen:
+    for rank, row in rows.items():
+        key = int(row[KEY])
         orig = original.loc[original[KEY] == key, variable].to_numpy(dtype=np.float64)
         pert = perturbed.loc[perturbed[KEY] == key, variable].to_numpy(dtype=np.float64)
         target = {s: float(targets.loc[key, f"target_{variable}_{s}"]) for s in GA_STATS}
@@ -150,6 +184,14 @@ def ga_examples(
                 "original": orig,
                 "perturbed": pert,
                 "variable": variable,
+                "rank": rank,
+                "key_stats": {
+                    "unfeasibility": float(row["unfeasibility"]),
+                    "distortion": float(row["distortion"]),
+                    "iterations": int(row["iterations"]),
+                    "class_length": int(row["class_length"]),
+                    "n": n,
+                },
                 "features": {
                     "original": series_features(orig),
                     "target": target,
@@ -160,10 +202,95 @@ def ga_examples(
     return out
 
 
+def ga_caption(data: ReportData, rank: str) -> str:
+    """The numbers of GA example ``rank`` (``"worst"`` / ``"median"``) for its caption."""
+    ex = next((e for e in data.ga_examples if e.get("rank") == rank), None)
+    if ex is None:
+        return "no genetic optimiser run"
+    k = ex["key_stats"]
+    label = data.units.get(ex["variable"], (ex["variable"], ""))[0]
+    return (
+        f"{rank} of {k['n']:,} series with {label.lower()} targets: unfeasibility "
+        f"{k['unfeasibility']:.3g} and distortion {k['distortion']:.3g} over all its feature "
+        f"dimensions, {k['iterations']} generations, {k['class_length']} h class"
+    )
+
+
+def first_included(F_orig: np.ndarray, F_rel: np.ndarray, standardise: bool) -> np.ndarray:
+    """Per target, the released series nearest to its original features (-1: none).
+
+    The feature distances of the disagreement (all features; scaled by the class's standard
+    deviations with ``standardise``); ties go to the lowest row, as the disagreement's stable
+    sort orders them.
+    """
+    scale = class_std(F_orig, axis=0) if standardise else None
+    DF = feature_distances(F_orig, F_rel, scale)
+    defined = ~np.isnan(DF)
+    best = np.argmin(np.where(defined, DF, np.inf), axis=1)
+    return np.where(defined.any(axis=1), best, -1)
+
+
+def main_class_curves(
+    series: pd.DataFrame,
+    classes: pd.DataFrame,
+    release_series: pd.DataFrame,
+    pseudonyms: pd.DataFrame,
+    class_length: int | None,
+    features: Mapping[str, list[str]],
+    standardise: bool = False,
+    series_distance: str = "euclidean",
+) -> dict:
+    """Every disagreement curve of one ``stays`` class of the release (seed Figs 3.1, 5.4).
+
+    Returns
+    -------
+    dict
+        ``result`` (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`),
+        ``first_included`` (:func:`first_included`, (n,)), ``F_orig`` / ``F_rel`` (n, m) and
+        ``names`` of the features, ``X_orig`` / ``X_rel``
+        (n, L) of the first feature variable, ``variable`` and ``class_length``; empty when
+        the class is missing.
+    """
+    if class_length is None:
+        return {}
+    classes = classes[(classes["class_length"] == class_length) & (classes["group"] == "all")]
+    if classes.empty:
+        return {}
+    original, dims = class_arrays(series[series[KEY].isin(classes[KEY])], classes)
+    released = list(
+        iter_class_arrays(released_by_key(release_series, pseudonyms, classes, dims), dims)
+    )
+    if len(original) != 1 or len(released) != 1:
+        return {}
+    spec = feature_spec(dict(features), dims)
+    result, F_o, F_r = class_curves(original[0], released[0], spec, standardise, series_distance)
+    d = int(spec.dims[0])
+    return {
+        "result": result,
+        "first_included": first_included(F_o, F_r, standardise),
+        "F_orig": F_o,
+        "F_rel": F_r,
+        "names": list(spec.names),
+        "X_orig": original[0].X[:, :, d],
+        "X_rel": released[0].X[:, :, d],
+        "variable": dims[d],
+        "class_length": int(class_length),
+    }
+
+
 def load_report_data(
-    inputs: Mapping[str, str], point: Mapping[str, Any], features: Mapping[str, list[str]]
+    inputs: Mapping[str, str],
+    point: Mapping[str, Any],
+    features: Mapping[str, list[str]],
+    duration_method: str = "greedy",
+    evaluate: Mapping[str, Any] | None = None,
 ) -> ReportData:
-    """Read the run's artefacts the report draws (input names as in ``rule report``)."""
+    """Read the run's artefacts the report draws (input names as in ``rule report``).
+
+    ``evaluate`` holds the config's ``standardise`` and ``series_distance`` for the curves of
+    the main class (drawn when the inputs ``series``, ``release_series`` and ``pseudonyms``
+    are given).
+    """
     meta = pd.read_parquet(inputs["meta"])
     classes = pd.read_parquet(inputs["classes"]).set_index(KEY).loc[meta[KEY]]
     tuning = {
@@ -181,12 +308,26 @@ def load_report_data(
             pd.read_parquet(inputs["ga_optimiser"]),
             features,
         )
+    summary = pd.read_parquet(inputs["summary"])
+    curves: dict = {}
+    if {"series", "release_series", "pseudonyms"} <= set(inputs):
+        evaluate = dict(evaluate or {})
+        curves = main_class_curves(
+            pd.read_parquet(inputs["series"]),
+            pd.read_parquet(inputs["classes"]),
+            pd.read_parquet(inputs["release_series"]),
+            pd.read_parquet(inputs["pseudonyms"]),
+            _closest_class(summary, 30),
+            features,
+            bool(evaluate.get("standardise", False)),
+            str(evaluate.get("series_distance", "euclidean")),
+        )
     return ReportData(
         point=dict(point),
         lengths=meta["length"].to_numpy(),
         class_lengths=classes["class_length"].to_numpy(),
         baseline_summary=pd.read_parquet(inputs["baseline_summary"]),
-        summary=pd.read_parquet(inputs["summary"]),
+        summary=summary,
         baseline_series=pd.read_parquet(inputs["baseline_series"]),
         per_series=pd.read_parquet(inputs["per_series"]),
         linkage=read_json(inputs["linkage"]),
@@ -194,6 +335,8 @@ def load_report_data(
         tuning=tuning,
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
+        duration_method=duration_method,
+        main_curves=curves,
         codes=_load_codes(inputs),
         sequences=_concat_csv(inputs, "sequences_sweep_"),
         sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
@@ -221,14 +364,17 @@ def _concat_csv(inputs: Mapping[str, str], prefix: str) -> pd.DataFrame:
 # drawing functions: (data, out_path) -> None
 
 
-def _ga_example(rank: int) -> Callable[[ReportData, str], None]:
+def _ga_example(rank: str) -> Callable[[ReportData, str], None]:
     def draw(data: ReportData, out: str) -> None:
-        if rank >= len(data.ga_examples):
+        ex = next((e for e in data.ga_examples if e.get("rank") == rank), None)
+        if ex is None:
             fig.plot_ga_example(np.array([]), np.array([]), {}, out, "no genetic optimiser run", "")
             return
-        ex = data.ga_examples[rank]
         label, unit = data.units.get(ex["variable"], (ex["variable"], ""))
-        fig.plot_ga_example(ex["original"], ex["perturbed"], ex["features"], out, label, unit)
+        title = f"{rank.capitalize()} series by unfeasibility: {label}"
+        fig.plot_ga_example(
+            ex["original"], ex["perturbed"], ex["features"], out, label, unit, title=title
+        )
 
     return draw
 
@@ -247,6 +393,58 @@ def _summary_curves(
         )
 
     return draw
+
+
+def _draw_curves(data: ReportData, out: str) -> None:
+    c = data.main_curves
+    if not c:
+        fig.plot_disagreement_curves(None, np.empty((0, 0)), np.empty(0), data.main_class or 0, out)
+        return
+    fig.plot_disagreement_curves(
+        data.summary, c["result"].curves, c["result"].n_reachable, c["class_length"], out
+    )
+
+
+def example_target(auc: np.ndarray) -> int | None:
+    """The series of median Δ-AUC (position ``(k - 1) // 2`` of the k defined values)."""
+    defined = np.flatnonzero(~np.isnan(auc))
+    if not defined.size:
+        return None
+    order = defined[np.argsort(auc[defined], kind="stable")]
+    return int(order[(order.size - 1) // 2])
+
+
+def _draw_example(data: ReportData, out: str) -> None:
+    c = data.main_curves
+    target = example_target(c["result"].auc) if c else None
+    if target is None:
+        empty = np.empty((0, 0))
+        fig.plot_disagreement_example(
+            empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, None, 0, {}, out
+        )
+        return
+    r = c["result"]
+    label, unit = data.units.get(c["variable"], (c["variable"], ""))
+    fig.plot_disagreement_example(
+        c["X_orig"],
+        c["X_rel"],
+        c["F_orig"][:, :2],
+        c["F_rel"][:, :2],
+        r.thresholds[target],
+        r.curves[target],
+        float(r.t_max[target]),
+        float(r.auc[target]),
+        target,
+        int(c["first_included"][target]) if c["first_included"][target] >= 0 else None,
+        c["class_length"],
+        {
+            "variable": label,
+            "unit": unit,
+            "feature_x": c["names"][0],
+            "feature_y": c["names"][1] if len(c["names"]) > 1 else c["names"][0],
+        },
+        out,
+    )
 
 
 def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
@@ -315,7 +513,8 @@ ITEMS: tuple[ReportItem, ...] = (
         "duration_classes",
         "figure",
         "Duration classes",
-        "Length-of-stay classes before and after duration k-classes (seed Fig. 6.1).",
+        "Length-of-stay classes before and after duration k-classes, {duration_method} "
+        "method (seed Fig. 6.1).",
         lambda d, out: fig.plot_duration_classes(d.lengths, d.class_lengths, out),
     ),
     ReportItem(
@@ -340,18 +539,18 @@ ITEMS: tuple[ReportItem, ...] = (
         _tuning_table("genetic"),
     ),
     ReportItem(
-        "ga_example_high",
+        "ga_example_worst",
         "figure",
         "Constraint optimisation",
-        "Genetic optimiser: the series with the highest distortion (seed Fig. 6.2).",
-        _ga_example(0),
+        "Genetic optimiser, the worst series by unfeasibility ({ga_worst}) (seed Fig. 6.2).",
+        _ga_example("worst"),
     ),
     ReportItem(
-        "ga_example_low",
+        "ga_example_median",
         "figure",
         "Constraint optimisation",
-        "Genetic optimiser: the series with the lowest distortion (seed Fig. 6.3).",
-        _ga_example(1),
+        "Genetic optimiser, the median series by unfeasibility ({ga_median}) (seed Fig. 6.3).",
+        _ga_example("median"),
     ),
     ReportItem(
         "summary_disagreement_mean",
@@ -373,6 +572,22 @@ ITEMS: tuple[ReportItem, ...] = (
         "Disagreement",
         "Summary disagreement plot, normalised, class of {main_class} h (seed Fig. 5.4).",
         _summary_curves("main_class", ("min", "mean", "max"), normalised=True),
+    ),
+    ReportItem(
+        "disagreement_curves",
+        "figure",
+        "Disagreement",
+        "Summary disagreement plot of the release with 100 of the curves behind it, class of "
+        "{main_class} h (seed Fig. 5.4, both panels).",
+        _draw_curves,
+    ),
+    ReportItem(
+        "disagreement_example",
+        "figure",
+        "Disagreement",
+        "One series of median Δ-AUC in the class of {main_class} h: its series, its features "
+        "and its disagreement step curve with the area Δ-AUC (seed Fig. 3.1).",
+        _draw_example,
     ),
     ReportItem(
         "first_disagreement_cdf",
@@ -422,6 +637,19 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: in-hospital mortality",
         "Test set (seed Table 6.4).",
         _trust_table("test"),
+    ),
+    ReportItem(
+        "duration_methods",
+        "table",
+        "Duration classes",
+        "Seed §6.1 for both duration methods at this dk (the run used {duration_method}): "
+        "series moved and suppressed, hours lost per series, and the series whose hour class "
+        "holds 1 or at most 5 series before de-identification.",
+        lambda d, out: write_table(
+            duration_table(d.lengths, d.class_lengths, d.point["dk"], d.duration_method),
+            out,
+            Path(out).with_suffix(".md"),
+        ),
     ),
     ReportItem(
         "sequences_measures",
@@ -576,7 +804,12 @@ def build_report(
         path = os.path.join(os.fspath(directory), item.name + suffix)
         item.draw(data, path)
         caption = item.caption.format(
-            main_class=data.main_class, small_class=data.small_class, bound=_bound_text(data)
+            main_class=data.main_class,
+            small_class=data.small_class,
+            bound=_bound_text(data),
+            duration_method=data.duration_method,
+            ga_worst=ga_caption(data, "worst"),
+            ga_median=ga_caption(data, "median"),
         )
         sections.setdefault(item.section, []).append(
             {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}

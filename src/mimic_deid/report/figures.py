@@ -758,3 +758,193 @@ def plot_trust_settings(utility: pd.DataFrame, out_path: str | os.PathLike) -> F
     _legend(ax_roc, loc="lower left")
     _legend(ax_pr, loc="lower center", bbox_to_anchor=(0.5, 0.15), ncol=2)
     return _save(fig, out_path)
+
+
+def plot_disagreement_curves(
+    summary: pd.DataFrame | None,
+    curves: np.ndarray,
+    n_reachable: np.ndarray,
+    class_length: int,
+    out_path: str | os.PathLike,
+    n_curves: int = 100,
+) -> FigureInfo:
+    """Seed Fig. 5.4, both panels: the normalised summary plot and the curves behind it.
+
+    Above: the min, mean and max of the normalised disagreement curves of one duration class
+    of the release against the inclusion percentage (log x), as
+    :func:`plot_summary_disagreement`. Below: up to ``n_curves`` of the individual normalised
+    curves (each divided by its value at its largest inclusion), chosen evenly through the
+    class's series order, so the spread that the summary hides is visible.
+
+    Parameters
+    ----------
+    summary : DataFrame or None
+        The release's ``disagreement_summary`` rows (any class; ``class_length`` is selected).
+    curves : ndarray, shape (n, n)
+        :attr:`~mimic_deid.evaluate.disagreement.DisagreementResult.curves` of the class
+        (series units).
+    n_reachable : ndarray of int, shape (n,)
+        Largest inclusion count of each curve.
+    class_length : int
+    n_curves : int
+        Curves drawn in the lower panel.
+    """
+    stats = ("min", "mean", "max")
+    rel = shaping.summary_rows(summary, class_length, stats, "release disagreement summary")
+    curves = np.asarray(curves, dtype=np.float64)
+    if curves.ndim != 2:
+        curves = np.empty((0, 0))
+    n = curves.shape[0]
+    fig = _new_figure(8.0, 8.0)
+    ax_top, ax_low = fig.subplots(2, 1, sharex=True)
+    ax_top.set_title(
+        f"Summary disagreement, duration class {class_length} h (normalised)\n"
+        "min, mean and max over the class's series, release"
+    )
+    shown = np.unique(np.linspace(0, n - 1, min(n_curves, n)).round().astype(np.int64)) if n else []
+    ax_low.set_title(f"{len(shown)} of the {n} normalised disagreement curves behind it")
+    for ax in (ax_top, ax_low):
+        ax.set_xscale("log")
+        ax.set_ylabel("disagreement / disagreement at 100 % inclusion")
+    ax_low.set_xlabel("inclusion percentage (% of the class, log scale)")
+    if rel.empty and n == 0:
+        _no_data(ax_top, f"no data for duration class {class_length}")
+        _no_data(ax_low, f"no data for duration class {class_length}")
+        return _save(fig, out_path)
+    for stat in stats:
+        part = rel[rel["stat"] == stat]
+        y = pd.to_numeric(part["normalised"], errors="coerce").to_numpy(dtype=float)
+        x = 100.0 * part["inclusion"].to_numpy(dtype=float)
+        ok = np.isfinite(x) & np.isfinite(y) & (x > 0)
+        if ok.any():
+            ax_top.plot(
+                x[ok],
+                y[ok],
+                color=STAT_COLORS[stat],
+                drawstyle="steps-post",
+                label=STAT_LABELS[stat],
+            )
+    ax_top.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
+    _legend(ax_top, loc="best")
+    if n:
+        reach = np.asarray(n_reachable, dtype=np.int64)
+        x = 100.0 * np.arange(1, n + 1) / n
+        for i in shown:
+            if reach[i] < 1:
+                continue
+            final = curves[i, reach[i] - 1]
+            if not np.isfinite(final) or final == 0:
+                continue
+            y = curves[i] / final
+            ok = np.isfinite(y)
+            ax_low.plot(
+                x[ok], y[ok], color=RELEASE_COLOR, alpha=0.25, linewidth=0.8, drawstyle="steps-post"
+            )
+        ax_low.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
+    else:
+        _no_data(ax_low)
+    ax_low.set_xlim(right=100.0)
+    ax_low.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(_percent_tick))
+    return _save(fig, out_path)
+
+
+def plot_disagreement_example(
+    original: np.ndarray,
+    released: np.ndarray,
+    F_known: np.ndarray,
+    F_released: np.ndarray,
+    thresholds: np.ndarray,
+    curve: np.ndarray,
+    t_max: float,
+    auc: float,
+    target: int,
+    first: int | None,
+    class_length: int,
+    labels: Mapping[str, str],
+    out_path: str | os.PathLike,
+) -> FigureInfo:
+    """Seed Fig. 3.1 on real data: a target's series, features and disagreement curve.
+
+    Left: one dimension of the target's original series (green) and of the released series
+    the attacker includes first (nearest released features; blue). Middle: the class's
+    released features on two feature axes, with the attacker's knowledge of the target (its
+    original features, star) and the first-included series (blue). Right: the disagreement
+    step curve against the feature-distance threshold (mean series distance between the
+    target and the series included so far), with its area up to ``t_max`` shaded: Δ-AUC.
+
+    Parameters
+    ----------
+    original, released : ndarray, shape (n, L)
+        The shown dimension of every series of the class, original and released.
+    F_known, F_released : ndarray, shape (n, 2)
+        Two features (attacker's knowledge = original; released).
+    thresholds, curve : ndarray, shape (n,)
+        The target's row of ``DisagreementResult.thresholds`` / ``.curves``.
+    t_max, auc : float
+        The target's ``t_max`` and Δ-AUC.
+    target : int
+        Row of the target in the class.
+    first : int or None
+        Row of the released series nearest to the attacker's knowledge over all features
+        (the first included); None if none is comparable.
+    labels : mapping
+        ``variable``, ``unit``, ``feature_x``, ``feature_y``, ``distance`` (axis labels).
+    """
+    fig = _new_figure(14.0, 4.6)
+    ax_s, ax_f, ax_d = fig.subplots(1, 3)
+    fig.suptitle(
+        f"Disagreement of one series, duration class {class_length} h "
+        f"(Δ-AUC {_fmt(auc)}; seed Fig. 3.1)"
+    )
+    ax_s.set_title("series")
+    ax_s.set_xlabel("hour of the series (h)")
+    ax_s.set_ylabel(f"{labels.get('variable', '')} ({labels.get('unit', '')})")
+    ax_f.set_title("features")
+    ax_f.set_xlabel(labels.get("feature_x", "feature 1"))
+    ax_f.set_ylabel(labels.get("feature_y", "feature 2"))
+    ax_d.set_title("disagreement step curve")
+    ax_d.set_xlabel("feature-distance threshold t (feature units)")
+    ax_d.set_ylabel(f"disagreement ({labels.get('distance', DISTANCE_UNIT)})")
+    thresholds = np.asarray(thresholds, dtype=float)
+    curve = np.asarray(curve, dtype=float)
+    ok = np.isfinite(thresholds) & np.isfinite(curve)
+    if not ok.any():
+        for ax in (ax_s, ax_f, ax_d):
+            _no_data(ax)
+        return _save(fig, out_path)
+    hours = np.arange(np.shape(original)[1])
+    ax_s.plot(hours, original[target], color=ORIGINAL_COLOR, marker=".", label="target, original")
+    if first is not None:
+        ax_s.plot(
+            hours, released[first], color=RELEASE_COLOR, marker=".", label="first included release"
+        )
+    _legend(ax_s, loc="best")
+    ax_f.scatter(F_released[:, 0], F_released[:, 1], s=10, color="0.6", label="released series")
+    ax_f.scatter(
+        [F_known[target, 0]],
+        [F_known[target, 1]],
+        marker="*",
+        s=140,
+        color=ORIGINAL_COLOR,
+        label="attacker's knowledge of the target",
+        zorder=3,
+    )
+    if first is not None:
+        ax_f.scatter(
+            [F_released[first, 0]],
+            [F_released[first, 1]],
+            s=40,
+            color=RELEASE_COLOR,
+            label="first included",
+            zorder=3,
+        )
+    _legend(ax_f, loc="best")
+    # one step per increment: distinct thresholds, the value reached at each
+    t, idx = np.unique(thresholds[ok], return_index=True)
+    last = np.r_[idx[1:] - 1, ok.sum() - 1]
+    v = curve[ok][last]
+    edges = np.r_[t, t_max]
+    ax_d.stairs(v, edges, color="tab:red", linewidth=1.5, label="disagreement")
+    ax_d.stairs(v, edges, fill=True, color="tab:blue", alpha=0.2, label="Δ-AUC")
+    _legend(ax_d, loc="best")
+    return _save(fig, out_path)

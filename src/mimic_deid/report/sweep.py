@@ -9,7 +9,13 @@ import pandas as pd
 
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
-__all__ = ["OVERVIEW_COLUMNS", "sweep_overview", "sweep_row", "sweep_table"]
+__all__ = [
+    "OVERVIEW_COLUMNS",
+    "auc_change_negative_pct",
+    "sweep_overview",
+    "sweep_row",
+    "sweep_table",
+]
 
 
 def _pct(fraction: float | None) -> float:
@@ -27,6 +33,37 @@ def _disagreement_stats(per_series: pd.DataFrame, prefix: str) -> dict[str, floa
         if defined.size
         else np.nan,
     }
+
+
+def _class_min_auc(per_series: pd.DataFrame, prefix: str) -> dict[str, float]:
+    """Algorithm 2's return value per class (the smallest Δ-AUC), summarised over classes."""
+    if not {"group", "class_length"} <= set(per_series.columns):
+        return {f"{prefix}auc_class_min_lowest": np.nan, f"{prefix}auc_class_min_median": np.nan}
+    mins = per_series.groupby(["group", "class_length"], sort=True)["auc"].min().dropna()
+    return {
+        f"{prefix}auc_class_min_lowest": float(mins.min()) if len(mins) else np.nan,
+        f"{prefix}auc_class_min_median": float(mins.median()) if len(mins) else np.nan,
+    }
+
+
+def auc_change_negative_pct(release: pd.DataFrame, baseline: pd.DataFrame) -> float:
+    """Percent of series whose Δ-AUC is lower on the release than on the original data.
+
+    The baseline has no key; its rows and the release's follow the same duration classes and,
+    within a class, the same key order (both come from ``class_arrays`` of one
+    ``duration.parquet``), which is checked through the (group, class_length) columns. NaN
+    when they do not line up (or lack those columns) or no series has both values.
+    """
+    cols = ["group", "class_length"]
+    if not (set(cols) <= set(release.columns) and set(cols) <= set(baseline.columns)):
+        return float("nan")
+    if len(release) != len(baseline) or not release[cols].reset_index(drop=True).equals(
+        baseline[cols].reset_index(drop=True)
+    ):
+        return float("nan")
+    change = release["auc"].to_numpy(dtype=np.float64) - baseline["auc"].to_numpy(dtype=np.float64)
+    defined = change[~np.isnan(change)]
+    return float(100.0 * np.mean(defined < 0)) if defined.size else float("nan")
 
 
 def sweep_row(
@@ -78,7 +115,17 @@ def sweep_row(
         row["kp_joint_unique_pct"] = optimiser["kp"].get("joint_unique_pct")
     row.update(_disagreement_stats(baseline, "baseline_"))
     row.update(_disagreement_stats(disagreement, ""))
+    row.update(_class_min_auc(baseline, "baseline_"))
+    row.update(_class_min_auc(disagreement, ""))
+    row["auc_change_negative_pct"] = auc_change_negative_pct(disagreement, baseline)
+    if "auc_alt" in disagreement.columns:  # seed §6.3: the attacker with other features
+        alt = disagreement[["auc_alt", "first_disagreement_alt"]].rename(
+            columns={"auc_alt": "auc", "first_disagreement_alt": "first_disagreement"}
+        )
+        row.update(_disagreement_stats(alt, "alt_"))
     attacks = {"": linkage, "strong_": linkage.get("strong", {})}
+    if "alternative" in linkage:
+        attacks["alt_"] = linkage["alternative"]
     for prefix, attack in attacks.items():
         for side in ("baseline", "release"):
             by_error = sorted(attack.get(side, {}).items(), key=lambda kv: float(kv[0]))

@@ -1,0 +1,75 @@
+"""Sweep summary: the smallest Δ-AUC per class and the share of series whose Δ-AUC fell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mimic_deid.report.sweep import auc_change_negative_pct, sweep_row
+
+
+def per_series(auc, pseudonyms=False):
+    frame = pd.DataFrame(
+        {
+            "group": "all",
+            "class_length": [5, 5, 5, 9, 9],
+            "auc": auc,
+            "first_threshold": 0.0,
+            "first_disagreement": [0.0, 1.0, 2.0, np.nan, 3.0],
+        }
+    )
+    if pseudonyms:
+        frame.insert(0, "pseudonym", [f"p{i}" for i in range(5)])
+    return frame
+
+
+def test_class_minimum_and_negative_change() -> None:
+    baseline = per_series([10.0, 20.0, 30.0, 5.0, np.nan])
+    release = per_series([12.0, 15.0, 31.0, 4.0, 8.0], pseudonyms=True)
+    linkage = {"baseline": {}, "release": {}}
+    utility = pd.DataFrame({"split": [], "setting": [], "roc_auc": [], "pr_auc": []})
+    row = sweep_row(
+        {"dk": 5, "fk": 2, "heuristic": "range", "method": "adhoc-it1-ns0"},
+        {"moved": 0, "suppressed": 0, "records_lost_mean": 0.0, "records_lost_pct_mean": 0.0},
+        {"unfeasibility_mean": 0.0, "distortion_mean": 0.0, "iterations_mean": 1.0},
+        release,
+        baseline,
+        linkage,
+        utility,
+    )
+    # class minima: release 12 (5 h) and 4 (9 h); baseline 10 and 5
+    assert row["auc_class_min_lowest"] == 4.0
+    assert row["auc_class_min_median"] == pytest.approx(8.0)
+    assert row["baseline_auc_class_min_lowest"] == 5.0
+    assert row["baseline_auc_class_min_median"] == pytest.approx(7.5)
+    # changes +2, -5, +1, -1 (the fifth has no baseline value): 2 of 4 fell
+    assert row["auc_change_negative_pct"] == pytest.approx(50.0)
+
+
+def test_misaligned_tables_give_nan() -> None:
+    baseline = per_series([1.0] * 5)
+    release = per_series([0.0] * 5).iloc[::-1].reset_index(drop=True)
+    assert np.isnan(auc_change_negative_pct(release, baseline))
+    assert np.isnan(auc_change_negative_pct(release.iloc[:3], baseline))
+
+
+def test_alternative_attacker_columns_only_when_configured() -> None:
+    baseline = per_series([10.0, 20.0, 30.0, 5.0, np.nan])
+    release = per_series([12.0, 15.0, 31.0, 4.0, 8.0], pseudonyms=True)
+    args = (
+        {"dk": 5, "fk": 2, "heuristic": "range", "method": "adhoc-it1-ns0"},
+        {"moved": 0, "suppressed": 0, "records_lost_mean": 0.0, "records_lost_pct_mean": 0.0},
+        {"unfeasibility_mean": 0.0, "distortion_mean": 0.0, "iterations_mean": 1.0},
+    )
+    utility = pd.DataFrame({"split": [], "setting": [], "roc_auc": [], "pr_auc": []})
+    linkage = {"baseline": {}, "release": {"0": {"top1": 0.2, "top5": 0.6}}}
+    plain = sweep_row(*args, release, baseline, linkage, utility)
+    assert not any(k.startswith("alt_") for k in plain)
+    release = release.assign(auc_alt=[1.0, 2.0, 3.0, 4.0, 5.0], first_disagreement_alt=0.0)
+    linkage["alternative"] = {"baseline": {}, "release": {"0": {"top1": 0.5, "top5": 1.0}}}
+    row = sweep_row(*args, release, baseline, linkage, utility)
+    assert row["alt_auc_median"] == 3.0
+    assert row["alt_exact_reconstruction_pct"] == 100.0
+    assert row["alt_release_top1_pct_err0"] == pytest.approx(50.0)
+    assert row["release_top1_pct_err0"] == pytest.approx(20.0)
