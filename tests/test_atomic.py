@@ -156,3 +156,17 @@ def test_stale_temporaries_of_a_killed_write_are_removed_by_the_next_write(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == [".raw.json.partial-x.tmp", "raw"]
     write_text("x", tmp_path / "raw.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raw", "raw.json"]
+
+
+def test_scratch_dir_is_removed_on_exit_and_a_killed_jobs_scratch_by_the_next_one(tmp_path):
+    from mimic_deid.atomic import scratch_dir
+
+    stale = tmp_path / ".series-spool.partial-killed"
+    stale.mkdir()
+    (stale / "stays-000.arrow").write_text("private rows")
+    with scratch_dir(tmp_path / "series-spool") as spool:
+        assert spool.parent == tmp_path and spool.name.startswith(".series-spool.partial-")
+        assert stat.S_IMODE(spool.stat().st_mode) == 0o700
+        (spool / "piece.arrow").write_text("x")
+        assert sorted(p.name for p in tmp_path.iterdir()) == [spool.name]
+    assert list(tmp_path.iterdir()) == []

@@ -151,12 +151,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     Failures as in :func:`atomic_path`; an error writing a file inside names ``path``.
     """
     dest = Path(path)
-    try:
-        make_dirs(dest.parent)
-        remove_stale(dest)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}{PARTIAL}", dir=dest.parent))
-    except OSError as exc:
-        raise _write_error(dest, exc) from None
+    tmp = _fresh_temp_dir(dest)
     try:
         yield tmp
         _apply_tree_modes(tmp)
@@ -168,6 +163,31 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
         if isinstance(exc, OSError):  # also a file inside: the directory is named
             raise _write_error(dest, exc) from None
         raise
+
+
+def _fresh_temp_dir(dest: Path) -> Path:
+    """A new ``.<name>.partial-*`` directory next to ``dest``, stale ones removed first."""
+    try:
+        make_dirs(dest.parent)
+        remove_stale(dest)
+        return Path(tempfile.mkdtemp(prefix=f".{dest.name}{PARTIAL}", dir=dest.parent))
+    except OSError as exc:
+        raise _write_error(dest, exc) from None
+
+
+@contextlib.contextmanager
+def scratch_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a private working directory named after ``path``; remove it on exit.
+
+    For intermediate files a step needs while it runs (e.g. spooled series): it follows the
+    temporaries' rule, so a killed job's scratch directory is removed by the next one
+    (:func:`remove_stale`). Nothing is ever moved onto ``path``.
+    """
+    tmp = _fresh_temp_dir(Path(path))
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _apply_tree_modes(root: Path) -> None:

@@ -1,27 +1,23 @@
 """Rule series: the hourly series of both releases (one pass), each with its split."""
 
-import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.atomic import scratch_dir, write_json, write_parquet
 from mimic_deid.logs import run_stage
 from mimic_deid.series import build_releases
 from mimic_deid.split import add_splits
 from mimic_deid.threads import limit_threads
 from mimic_deid.variables import load_variables
 
-# The spooled series are private: they live next to the outputs, removed at the end (and a
-# killed job's spool by the next run).
-private = Path(snakemake.output.series[0]).parents[1]
-for stale in private.glob(".series-spool-*"):
-    shutil.rmtree(stale, ignore_errors=True)
+# The spooled series are private: they live next to the outputs (a killed job's spool is
+# removed by the next run, as every temporary).
+spool_path = Path(snakemake.output.series[0]).parents[1] / "series-spool"
 with (
     run_stage(snakemake.rule, snakemake.log[0]) as log,
     limit_threads(snakemake.threads),
-    tempfile.TemporaryDirectory(prefix=".series-spool-", dir=private) as spool,
+    scratch_dir(spool_path) as spool,
 ):
     releases = build_releases(
         snakemake.input.raw,
