@@ -21,7 +21,7 @@ import pytest
 from families import unavailable
 from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
 
-from mimic_deid.errors import InputDataError, SourceConnectionError
+from mimic_deid.errors import ConfigError, InputDataError, SourceConnectionError
 from mimic_deid.sources import tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
@@ -257,11 +257,11 @@ def test_unreachable_server_message_has_target_but_no_password(
 
 
 def test_malformed_dsn_is_not_echoed() -> None:
-    with pytest.raises(SourceConnectionError) as err:
+    with pytest.raises(ConfigError) as err:
         PostgresSource("host=127.0.0.1 password=secret garbage")
     assert str(err.value) == (
-        "the PostgreSQL DSN cannot be parsed (expected 'key=value ...' or a postgresql:// URI); "
-        "it is not shown because it may contain a password"
+        "config parameter 'source/postgres/dsn': cannot be parsed (expected 'key=value ...' "
+        "or a postgresql:// URI); it is not shown because it may contain a password"
     )
 
 

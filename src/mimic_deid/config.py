@@ -27,7 +27,7 @@ import yaml
 
 from mimic_deid.errors import ConfigError
 
-__all__ = ["RENAMED", "check_cross_fields", "load_schema", "validate_config"]
+__all__ = ["RENAMED", "check_cross_fields", "dsn_params", "load_schema", "validate_config"]
 
 #: Old config key path -> new one; the old spelling is refused with a message naming the new.
 RENAMED: dict[tuple[str, ...], tuple[str, ...]] = {
@@ -139,18 +139,36 @@ def _check_renamed(config: Mapping) -> None:
             )
 
 
-def _check_dsn(dsn: str) -> None:
-    """Refuse a DSN that cannot be parsed or that carries a password (never echoing it)."""
+def dsn_params(dsn: str) -> dict[str, str]:
+    """The parameters of a libpq DSN (``key=value ...`` or a ``postgresql://`` URI).
+
+    The one parser of ``source/postgres/dsn`` (the configuration check and the PostgreSQL
+    source both use it). Never echoes the DSN, which may hold a password.
+
+    Returns
+    -------
+    dict of str to str
+        Empty for an empty DSN (libpq then uses the PG* environment).
+
+    Raises
+    ------
+    ConfigError
+        The DSN cannot be parsed.
+    """
     if not dsn:
-        return
+        return {}
     try:
-        params = psycopg2.extensions.parse_dsn(dsn)
+        return psycopg2.extensions.parse_dsn(dsn)
     except psycopg2.ProgrammingError:
         raise ConfigError(
             "config parameter 'source/postgres/dsn': cannot be parsed (expected 'key=value ...' "
             "or a postgresql:// URI); it is not shown because it may contain a password"
         ) from None
-    if "password" in params:
+
+
+def _check_dsn(dsn: str) -> None:
+    """Refuse a DSN that cannot be parsed or that carries a password (never echoing it)."""
+    if "password" in dsn_params(dsn):
         raise ConfigError(
             "config parameter 'source/postgres/dsn': contains a password; remove it and give the "
             "password to libpq instead (PGPASSWORD, ~/.pgpass or a service file named by "

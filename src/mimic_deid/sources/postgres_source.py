@@ -28,6 +28,7 @@ import psycopg2
 import psycopg2.extensions
 from psycopg2 import sql
 
+from mimic_deid.config import dsn_params
 from mimic_deid.errors import InputDataError, SourceConnectionError
 from mimic_deid.logs import get_logger
 from mimic_deid.sources import tables
@@ -51,22 +52,9 @@ SESSION_SETTINGS = (
 # --------------------------------------------------------------------------- connection
 
 
-def _dsn_params(dsn: str) -> dict[str, str]:
-    """Parse a libpq DSN (key=value or URI). Never echoes the DSN (it may hold a password)."""
-    if not dsn:
-        return {}
-    try:
-        return psycopg2.extensions.parse_dsn(dsn)
-    except psycopg2.ProgrammingError:
-        raise SourceConnectionError(
-            "the PostgreSQL DSN cannot be parsed (expected 'key=value ...' or a "
-            "postgresql:// URI); it is not shown because it may contain a password"
-        ) from None
-
-
 def describe_target(dsn: str) -> dict[str, str]:
     """host, port, dbname, user the DSN + PG* environment point at (no password)."""
-    params = _dsn_params(dsn)
+    params = dsn_params(dsn)
     env = os.environ
     user = params.get("user") or env.get("PGUSER") or env.get("USER", "?")
     return {
@@ -84,7 +72,7 @@ def _target_text(dsn: str) -> str:
 
 def _scrub(text: str, dsn: str) -> str:
     """Remove any password (from the DSN or PGPASSWORD) from ``text``."""
-    secrets = [_dsn_params(dsn).get("password"), os.environ.get("PGPASSWORD")]
+    secrets = [dsn_params(dsn).get("password"), os.environ.get("PGPASSWORD")]
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
@@ -95,7 +83,7 @@ def connect(dsn: str = "", readonly: bool = True) -> psycopg2.extensions.connect
     """Open a session with ISO dates, UTC and exact floats; map failures to
     ``SourceConnectionError`` naming host/port/dbname (never the password).
     """
-    params = _dsn_params(dsn)
+    params = dsn_params(dsn)
     kwargs: dict[str, Any] = {}
     if "connect_timeout" not in params and "PGCONNECT_TIMEOUT" not in os.environ:
         kwargs["connect_timeout"] = DEFAULT_CONNECT_TIMEOUT
@@ -171,7 +159,7 @@ class PostgresSource:
     def __init__(self, dsn: str = "", schema: str = "mimiciii") -> None:
         self.dsn = dsn or ""
         self.schema = schema
-        _dsn_params(self.dsn)  # fail early, without echoing it, if the DSN is malformed
+        dsn_params(self.dsn)  # fail early, without echoing it, if the DSN is malformed
 
     def __repr__(self) -> str:
         return f"PostgresSource({_target_text(self.dsn)} schema={self.schema})"
