@@ -18,7 +18,6 @@ Times are handled in whole seconds.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -493,10 +492,15 @@ def build_release(
     ihm_hours: int = 48,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """One release of :func:`build_releases` (``stays`` or ``ihm48``), its series as one
-    DataFrame sorted by (icustay_id, hour) (spooled in a temporary directory meanwhile)."""
+    DataFrame sorted by (icustay_id, hour).
+
+    The series are spooled meanwhile in a scratch directory next to ``raw_dir`` (private
+    data stays below the private tree, never in the system's temporary directory; see
+    :func:`mimic_deid.atomic.scratch_dir`).
+    """
     if release not in RELEASES:
         raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
-    with tempfile.TemporaryDirectory(prefix="mimic-deid-series-") as spool:
+    with atomic.scratch_dir(Path(raw_dir).parent / "series-spool") as spool:
         series, meta, stats = build_releases(
             raw_dir, stays, variables, spool, ihm_hours, (release,)
         )[release]
