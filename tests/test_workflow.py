@@ -202,9 +202,11 @@ def test_snakemake_html_report_holds_the_figures(finished_run):
         "disagreement_example.png",
     ):
         assert name in html, name
-    # the figures with original values of individual patients are never bundled
+    # the figures with original values of individual patients are never bundled (the rule
+    # metadata names every output path; a bundled file is a data URI with its filename)
+    assert "filename=disagreement_example.png;" in html
     for name in PRIVATE:
-        assert f"{name}.png" not in html, name
+        assert f"filename={name}.png;" not in html, name
 
 
 def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run):
