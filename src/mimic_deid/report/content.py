@@ -6,8 +6,10 @@ loaded run (:class:`ReportData`) and its *audience*:
 
 - ``public`` items (``results/report/``, bundled by ``snakemake --report``) draw released
   values, aggregates and attack measures only. :func:`load_report_data` for the public report
-  refuses the inputs that hold individual original values and keeps no original series or
-  features in memory (:data:`ORIGINAL_KEYS`), so no public item can draw one;
+  refuses the GA inputs and keeps no original series or features in memory
+  (:data:`ORIGINAL_KEYS`), so no public item can draw one; the original lengths stay in
+  memory for the counts of ``duration_methods`` (tests/test_report_audience.py checks every
+  public figure and table for a sentinel value and a sentinel length);
 - ``private`` items (``results/private/report/``, owner-only) show original values of
   individual patients: what the release method did to one patient's series (the GA examples,
   seed Figs 6.2/6.3, and seed Fig. 3.1 with the original target,
