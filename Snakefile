@@ -28,6 +28,7 @@ rule all:
     default_target: True
     input:
         PATHS["report_index"],
+        PATHS["private_report_index"],
         PATHS["sweep_csv"],
         rules.codes.input,
         sequence_outputs(),

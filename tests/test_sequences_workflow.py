@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -61,12 +62,19 @@ def test_stage_writes_its_artefacts_and_publishes_no_times(runs):
         assert (sweep.loc[sweep["epsilon"] == float("inf"), "suppression_rate"] == 0).all()
         friedman = pd.read_csv(public / "friedman.csv")
         assert len(friedman) == 2 * 4 and set(friedman["settings"]) == {3}
+        attack = json.loads((public / "attack.json").read_text())
+        assert attack["release"]["released"] == summary["generated_objects"]
+        check = json.loads((public / "check.json").read_text())
+        assert check["passed"] is True
+        copies = check["checks"]["verbatim_copies"]
+        assert copies["verbatim_unique"] == attack["release"]["verbatim_unique"] <= 0.05
+        assert copies["advantage"] == attack["advantage"]
 
 
 def test_stage_is_byte_identical_across_runs(runs):
     a, b = runs
     out_a, out_b = _outputs(a), _outputs(b)
-    assert out_a.keys() == out_b.keys() and len(out_a) == 2 * 6
+    assert out_a.keys() == out_b.keys() and len(out_a) == 2 * 8
     for name in out_a:
         assert out_a[name] == out_b[name], name
 
@@ -104,3 +112,29 @@ def test_vital_sign_states_are_a_third_input(tmp_path):
     assert summary["generated_objects"] == summary["source_objects"] > 10
     release = pd.read_parquet(tmp_path / "results/sequences/vitals/release.parquet")
     assert set(release["state"]) <= {"a", "b", "c", "d"}
+
+
+def test_a_release_above_the_copy_bound_stops_the_run(runs, tmp_path):
+    """Claim 13 with a bound of 0: the check fails naming the release and the figures, and
+    writes no check.json."""
+    a, _ = runs
+    work = tmp_path / "run"
+    shutil.copytree(a, work, symlinks=True)
+    share = json.loads((work / "results/sequences/transfers/attack.json").read_text())
+    share = share["release"]["verbatim_unique"]
+    assert share > 0  # the synthetic TRANSFERS has copies of unique paths
+    config = prepare(work, {**SEQ, "sequences": {**SEQ["sequences"], "attack": {
+        "max_verbatim_unique": 0.0}}})  # fmt: skip
+    target = "results/sequences/transfers/check.json"
+    (work / target).unlink()
+    proc = snakemake(work, "--cores", "1", target, config=config, check=False)
+    assert proc.returncode != 0
+    errors = [
+        ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith("mimic-deid error")
+    ]
+    assert errors == [
+        "mimic-deid error in rule 'sequences_check': sequence release "
+        f"sequences/transfers/release.parquet: {share:.4f} of the released sequences copy a "
+        "sequence unique in the source, above sequences.attack.max_verbatim_unique = 0.0"
+    ]
+    assert not (work / target).exists()

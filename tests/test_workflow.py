@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -23,6 +24,14 @@ from workflow_helpers import ROOT, SNAKEMAKE, output_digests, planned_jobs, prep
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 UPSTREAM = {"synthesize", "extract", "cohort", "series", "duration_classes"}
+#: The report figures with original values of individual patients (results/private/report).
+PRIVATE = (
+    "ga_example_worst",
+    "ga_example_median",
+    "disagreement_example_original",
+    "duration_classes",
+    "records_lost",
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +46,12 @@ def test_run_produces_report_and_checked_releases(finished_run):
     workdir, _ = finished_run
     report = workdir / "results" / "report"
     assert (report / "index.html").stat().st_size > 1000
-    for figure in ("duration_classes", "summary_disagreement_mean", "linkage", "trust_settings"):
+    for figure in (
+        "disagreement_example",
+        "summary_disagreement_mean",
+        "linkage",
+        "trust_settings",
+    ):
         assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
     sweep = pd.read_csv(report / "sweep_summary.csv")
     assert len(sweep) == 2 and set(sweep["method"].str.split("-").str[0]) == {"adhoc", "genetic"}
@@ -181,12 +195,30 @@ def test_snakemake_html_report_holds_the_figures(finished_run):
     snakemake(workdir, "--report", str(workdir / "report.html"), config=config)
     html = (workdir / "report.html").read_text(errors="replace")
     for name in (
-        "duration_classes.png",
+        "duration_methods.csv",
         "linkage.png",
         "trust_settings_test.csv",
         "sweep_summary.csv",
+        "disagreement_example.png",
     ):
         assert name in html, name
+    # the figures with original values of individual patients are never bundled (the rule
+    # metadata names every output path; a bundled file is a data URI with its filename)
+    assert "filename=disagreement_example.png;" in html
+    for name in PRIVATE:
+        assert f"filename={name}.png;" not in html, name
+
+
+def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run):
+    workdir, _ = finished_run
+    private = workdir / "results" / "private" / "report"
+    names = set(PRIVATE)
+    assert {p.stem for p in (private / "figures").glob("*.png")} == names
+    for path in [private / "index.html", *(private / "figures").iterdir()]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        assert path.stat().st_size > 1000, path
+    public = {p.stem for p in (workdir / "results" / "report" / "figures").glob("*.png")}
+    assert not public & names and "disagreement_example" in public
 
 
 def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):

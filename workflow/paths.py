@@ -48,6 +48,8 @@ PATHS = {
     "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",
     "seq_release": "results/sequences/{table}/release.parquet",
     "seq_summary": "results/sequences/{table}/summary.json",
+    "seq_attack": "results/sequences/{table}/attack.json",
+    "seq_check": "results/sequences/{table}/check.json",
     "seq_sweep": "results/sequences/{table}/sweep.csv",
     "seq_friedman": "results/sequences/{table}/friedman.csv",
     # tabular stage (seed 003): raw tables and demographics private, grids public
@@ -71,6 +73,9 @@ PATHS = {
     "report_index": f"{REPORT}/index.html",
     "report_figure": f"{REPORT}/figures/{{name}}.png",
     "report_table": f"{REPORT}/tables/{{name}}.csv",
+    # the private report: figures with original values of individual patients (owner-only)
+    "private_report_index": f"{PRIVATE}/report/index.html",
+    "private_report_figure": f"{PRIVATE}/report/figures/{{name}}.png",
     # diagnosis codes (seed 002): private extraction, public aggregates
     "codes_diagnoses": f"{PRIVATE}/codes/diagnoses.parquet",
     "codes_extract": f"{PRIVATE}/codes/extract.json",

@@ -19,7 +19,7 @@ from mimic_deid.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
 from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
-from mimic_deid.report.content import FIGURES, TABLES
+from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
 from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.variables import load_variables, series_variables
 
@@ -150,6 +150,9 @@ def sweep_summary_input(wildcards):
 
 
 def report_input(wildcards):
+    """The public report's inputs: public artefacts, and private ones the report reduces to
+    counts (meta, duration: lengths) or to disagreement measures (series, pseudonyms: the
+    main class's curves); never the GA examples' inputs (private_report_input)."""
     p = dict(primary_point(), release="stays")
     inputs = {
         "meta": path("meta", release="stays"),
@@ -172,12 +175,21 @@ def report_input(wildcards):
     for table in config["sequences"]["tables"]:
         inputs[f"sequences_sweep_{table}"] = path("seq_sweep", table=table)
         inputs[f"sequences_friedman_{table}"] = path("seq_friedman", table=table)
+        inputs[f"sequences_attack_{table}"] = path("seq_attack", table=table)
     for name in ("adhoc", "genetic"):
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
     for name in ("codes_audit", "codes_gccens", "codes_lda"):
         inputs[name] = PATHS[name]
+    return inputs
+
+
+def private_report_input(wildcards):
+    """The private report's inputs: the public report's, the GA examples' original and
+    perturbed series (content.GA_INPUTS), without the sweep summary."""
+    inputs = report_input(wildcards)
+    del inputs["sweep"]
     g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
     if g:
         g = dict(g, release="stays")

@@ -1,6 +1,8 @@
 # Report stage: the seed's figures and tables regenerated from this run, a table with a row
 # per sweep point, and a static index page. The figures and tables are those of the registry
-# mimic_deid.report.content.ITEMS, each with its caption workflow/report/<name>.rst.
+# mimic_deid.report.content.ITEMS: the public ones (rule report, each with its caption
+# workflow/report/<name>.rst, bundled by `snakemake --report`) and the private ones, which
+# show original values of individual patients (rule private_report, owner-only, not bundled).
 
 
 rule sweep_summary:
@@ -59,6 +61,33 @@ rule report:
     resources:
         mem_mb=4000,
     params:
+        audience="public",
+        point=primary_point(),
+        features=DEID["features"],
+        duration_method=config["duration"]["method"],
+        evaluate=config["evaluate"],
+    script:
+        "../scripts/report.py"
+
+
+rule private_report:
+    """Figures with original values of individual patients: never marked report()."""
+    input:
+        unpack(private_report_input),
+    output:
+        index=PATHS["private_report_index"],
+        figures=[path("private_report_figure", name=name) for name in PRIVATE_FIGURES],
+    log:
+        "logs/report/private_report.log",
+    benchmark:
+        "logs/benchmarks/report/private_report.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        audience="private",
         point=primary_point(),
         features=DEID["features"],
         duration_method=config["duration"]["method"],

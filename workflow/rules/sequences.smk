@@ -56,6 +56,52 @@ rule sequences_release:
         "../scripts/sequences_release.py"
 
 
+rule sequences_attack:
+    """The verbatim-copy membership attack on the release: the release against the source,
+    and a release fitted on a random half against both halves (the holdout baseline)."""
+    input:
+        events=PATHS["seq_events"],
+        release=PATHS["seq_release"],
+    output:
+        attack=PATHS["seq_attack"],
+    log:
+        "logs/sequences/{table}/attack.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/attack.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        settings=sequence_settings(),
+        seed=config["seed"],
+    script:
+        "../scripts/sequences_attack.py"
+
+
+rule sequences_check:
+    """The privacy claims of the release (deid.check claims 12 and 13); fails the run otherwise."""
+    input:
+        release=PATHS["seq_release"],
+        attack=PATHS["seq_attack"],
+    output:
+        check=PATHS["seq_check"],
+    log:
+        "logs/sequences/{table}/check.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/check.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        bounds=SEQ["attack"],
+    script:
+        "../scripts/sequences_check.py"
+
+
 rule sequences_sweep:
     """The sweep mechanism x eps x |H| x w x repetitions and Friedman tests (seed 004 §5)."""
     input:

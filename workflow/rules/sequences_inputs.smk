@@ -28,7 +28,13 @@ def sequence_outputs():
     return [
         path(key, table=t)
         for t in SEQ_TABLES
-        for key in ("seq_release", "seq_summary", "seq_sweep", "seq_friedman")
+        for key in (
+            "seq_release",
+            "seq_summary",
+            "seq_check",
+            "seq_sweep",
+            "seq_friedman",
+        )
     ]
 
 

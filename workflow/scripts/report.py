@@ -1,4 +1,4 @@
-"""Rule report: the report's figures, tables and index page."""
+"""Rules report and private_report: the figures, tables and index page of one audience."""
 
 from pathlib import Path
 
@@ -6,17 +6,22 @@ from mimic_deid.logs import run_stage
 from mimic_deid.report import build_report, load_report_data
 
 with run_stage(snakemake.rule, snakemake.log[0]):
+    audience = snakemake.params.audience
     data = load_report_data(
         dict(snakemake.input.items()),
         snakemake.params.point,
         dict(snakemake.params.features),
         snakemake.params.duration_method,
         snakemake.params.evaluate,
+        audience,
     )
+    figures_dir = Path(snakemake.output.figures[0]).parent
+    tables = snakemake.output.get("tables")
     build_report(
         data,
-        figures_dir=Path(snakemake.output.figures[0]).parent,
-        tables_dir=Path(snakemake.output.tables[0]).parent,
+        figures_dir=figures_dir,
+        tables_dir=Path(tables[0]).parent if tables else figures_dir.parent / "tables",
         index_out=snakemake.output.index,
-        sweep_csv=snakemake.input.sweep,
+        sweep_csv=snakemake.input.get("sweep"),
+        audience=audience,
     )

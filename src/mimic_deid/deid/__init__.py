@@ -1,7 +1,12 @@
 """De-identification: duration k-classes, Mondrian feature targets, release methods, the
 pseudonymous release and its privacy check."""
 
-from mimic_deid.deid.check import check_kp_groups, check_release, check_sweep_point
+from mimic_deid.deid.check import (
+    check_kp_groups,
+    check_release,
+    check_sequence_release,
+    check_sweep_point,
+)
 from mimic_deid.deid.classes import (
     KEY,
     ClassArray,
@@ -63,6 +68,7 @@ __all__ = [
     "assemble_release",
     "check_kp_groups",
     "check_release",
+    "check_sequence_release",
     "check_sweep_point",
     "class_arrays",
     "compute_features",

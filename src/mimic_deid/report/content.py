@@ -1,11 +1,26 @@
 """What the report shows: one registry of its figures and tables, and the function that builds it.
 
 Each :class:`ReportItem` names a figure (PNG) or table (CSV + Markdown), the report section it
-belongs to, its one-line caption on the HTML index and the function that draws it from the
-loaded run (:class:`ReportData`). ``workflow/rules/report.smk`` reads the names from
-:data:`ITEMS` for the rule's outputs, and each name has a longer caption
-``workflow/report/<name>.rst`` for Snakemake's HTML report: a figure lives in this registry and
-in its caption file.
+belongs to, its one-line caption on the HTML index, the function that draws it from the
+loaded run (:class:`ReportData`) and its *audience*:
+
+- ``public`` items (``results/report/``, bundled by ``snakemake --report``) draw released
+  values, aggregates and attack measures only. :func:`load_report_data` for the public report
+  refuses the GA inputs and keeps no original series or features in memory
+  (:data:`ORIGINAL_KEYS`), so no public item can draw one; the original lengths stay in
+  memory for the counts of ``duration_methods`` (tests/test_report_audience.py checks every
+  public figure and table for a sentinel value and a sentinel length);
+- ``private`` items (``results/private/report/``, owner-only) show original values of
+  individual patients: what the release method did to one patient's series (the GA examples,
+  seed Figs 6.2/6.3, and seed Fig. 3.1 with the original target,
+  ``disagreement_example_original``), and the original lengths of stay, whose rare long stays
+  are single patients drawn at their exact length (``duration_classes``, seed Fig. 6.1, and
+  ``records_lost``). The public report keeps the duration classes in counts
+  (``duration_methods``: series alone or in at most 5 per hour class).
+
+``workflow/rules/report.smk`` reads the names of each audience from :data:`ITEMS` for the
+outputs of ``rule report`` and ``rule private_report``, and each public name has a longer
+caption ``workflow/report/<name>.rst`` for Snakemake's HTML report.
 """
 
 from __future__ import annotations
@@ -23,13 +38,14 @@ from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
 from mimic_deid.deid.features import feature_spec
+from mimic_deid.errors import ConfigError
 from mimic_deid.evaluate.disagreement import class_std
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.privacy import class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
-from mimic_deid.report.sequences import plot_sequences, sequences_table
+from mimic_deid.report.sequences import attack_table, plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import (
@@ -41,7 +57,13 @@ from mimic_deid.report.tables import (
 from mimic_deid.variables import load_variables
 
 __all__ = [
+    "AUDIENCES",
+    "FIGURES",
+    "GA_INPUTS",
     "ITEMS",
+    "ORIGINAL_KEYS",
+    "PRIVATE_FIGURES",
+    "TABLES",
     "ReportData",
     "ReportItem",
     "build_report",
@@ -50,7 +72,15 @@ __all__ = [
     "ga_examples",
     "load_report_data",
     "main_class_curves",
+    "report_items",
 ]
+
+#: Who reads a report: ``public`` (results/report, the HTML bundle) or ``private`` (the owner).
+AUDIENCES = ("public", "private")
+#: The inputs of the GA examples: the original and perturbed series of individual patients.
+GA_INPUTS = ("ga_series", "ga_classes", "ga_perturbed", "ga_targets", "ga_optimiser")
+#: The entries of :func:`main_class_curves` that hold original values (private report only).
+ORIGINAL_KEYS = ("X_orig", "F_orig")
 
 
 @dataclass
@@ -74,7 +104,8 @@ class ReportData:
     tuning : dict of str to DataFrame
         Tables 6.1/6.2 per optimiser kind (``adhoc``, ``genetic``), where configured.
     ga_examples : list of dict
-        :func:`ga_examples` of the genetic optimiser, empty if none ran.
+        :func:`ga_examples` of the genetic optimiser; empty if none ran and in the public
+        report.
     units : dict of str to (label, unit)
         Variable labels and units.
     codes : dict
@@ -85,10 +116,13 @@ class ReportData:
     duration_method : str
         The run's ``duration/method`` (the §6.1 table marks it).
     main_curves : dict
-        :func:`main_class_curves` of the release's main class (empty without the inputs).
+        :func:`main_class_curves` of the release's main class (empty without the inputs;
+        without :data:`ORIGINAL_KEYS` in the public report).
     sequences, sequences_friedman : DataFrame
         The sequences stage's sweep rows and Friedman tests over its tables (empty when the
         stage is not part of the run).
+    sequences_attack : list of dict
+        The stage's verbatim-copy attack per table (``attack.json``; empty without it).
     tabular : dict
         The tabular stage's outputs (:func:`mimic_deid.report.tabular.load_tabular`); empty
         when the stage did not run.
@@ -113,6 +147,7 @@ class ReportData:
     main_curves: dict = field(default_factory=dict)
     sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
     sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sequences_attack: list[dict] = field(default_factory=list)
     tabular: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -284,13 +319,23 @@ def load_report_data(
     features: Mapping[str, list[str]],
     duration_method: str = "greedy",
     evaluate: Mapping[str, Any] | None = None,
+    audience: str = "public",
 ) -> ReportData:
     """Read the run's artefacts the report draws (input names as in ``rule report``).
 
     ``evaluate`` holds the config's ``standardise`` and ``series_distance`` for the curves of
     the main class (drawn when the inputs ``series``, ``release_series`` and ``pseudonyms``
-    are given).
+    are given). For the ``public`` audience the GA inputs (:data:`GA_INPUTS`) are refused
+    and the main class's original series and features are dropped after its disagreement
+    curves are computed: the public report holds measures of them, never the values.
     """
+    _check_audience(audience)
+    refused = [name for name in GA_INPUTS if name in inputs]
+    if audience == "public" and refused:
+        raise ConfigError(
+            f"public report: input {refused[0]!r} holds original values of individual "
+            "patients; only the private report (audience 'private') reads it"
+        )
     meta = pd.read_parquet(inputs["meta"])
     classes = pd.read_parquet(inputs["classes"]).set_index(KEY).loc[meta[KEY]]
     tuning = {
@@ -299,7 +344,7 @@ def load_report_data(
         if f"tuning_{kind}" in inputs
     }
     examples: list[dict] = []
-    if "ga_perturbed" in inputs:
+    if audience == "private" and "ga_perturbed" in inputs:
         examples = ga_examples(
             pd.read_parquet(inputs["ga_series"]),
             pd.read_parquet(inputs["ga_classes"]),
@@ -322,6 +367,8 @@ def load_report_data(
             bool(evaluate.get("standardise", False)),
             str(evaluate.get("series_distance", "euclidean")),
         )
+        if audience == "public":
+            curves = {k: v for k, v in curves.items() if k not in ORIGINAL_KEYS}
     return ReportData(
         point=dict(point),
         lengths=meta["length"].to_numpy(),
@@ -340,6 +387,9 @@ def load_report_data(
         codes=_load_codes(inputs),
         sequences=_concat_csv(inputs, "sequences_sweep_"),
         sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
+        sequences_attack=[
+            read_json(v) for k, v in sorted(inputs.items()) if k.startswith("sequences_attack_")
+        ],
         tabular=tab.load_tabular(inputs),
     )
 
@@ -414,10 +464,21 @@ def example_target(auc: np.ndarray) -> int | None:
     return int(order[(order.size - 1) // 2])
 
 
-def _draw_example(data: ReportData, out: str) -> None:
+def _draw_example(original: bool) -> Callable[[ReportData, str], None]:
+    """Seed Fig. 3.1: with ``original`` the target's original series and the attacker's
+    knowledge of it (private report); without, the target's released series and released
+    features only (public report)."""
+
+    def draw(data: ReportData, out: str) -> None:
+        _example(data, out, original)
+
+    return draw
+
+
+def _example(data: ReportData, out: str, original: bool) -> None:
     c = data.main_curves
     target = example_target(c["result"].auc) if c else None
-    if target is None:
+    if target is None or (original and not set(ORIGINAL_KEYS) <= set(c)):
         empty = np.empty((0, 0))
         fig.plot_disagreement_example(
             empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, None, 0, {}, out
@@ -426,9 +487,9 @@ def _draw_example(data: ReportData, out: str) -> None:
     r = c["result"]
     label, unit = data.units.get(c["variable"], (c["variable"], ""))
     fig.plot_disagreement_example(
-        c["X_orig"],
+        c["X_orig"] if original else None,
         c["X_rel"],
-        c["F_orig"][:, :2],
+        c["F_orig"][:, :2] if original else None,
         c["F_rel"][:, :2],
         r.thresholds[target],
         r.curves[target],
@@ -498,6 +559,10 @@ class ReportItem:
         One line on the index page; ``{main_class}`` and ``{small_class}`` are filled in.
     draw : callable
         ``draw(data, out_path)`` writes the file.
+    audience : {"public", "private"}
+        ``public``: drawn from released values, aggregates and attack measures, written to
+        ``results/report`` and bundled by ``snakemake --report``; ``private``: shows original
+        values of individual patients, written under ``results/private/report`` only.
     """
 
     name: str
@@ -505,6 +570,7 @@ class ReportItem:
     section: str
     caption: str
     draw: Callable[[ReportData, str], None]
+    audience: str = "public"
 
 
 #: The report's figures and tables in page order.
@@ -516,6 +582,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Length-of-stay classes before and after duration k-classes, {duration_method} "
         "method (seed Fig. 6.1).",
         lambda d, out: fig.plot_duration_classes(d.lengths, d.class_lengths, out),
+        "private",
     ),
     ReportItem(
         "records_lost",
@@ -523,6 +590,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Duration classes",
         "Hours trimmed from the start of each series to join a duration class.",
         lambda d, out: fig.plot_records_lost(d.lengths, d.class_lengths, out),
+        "private",
     ),
     ReportItem(
         "optimiser_adhoc",
@@ -544,6 +612,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Constraint optimisation",
         "Genetic optimiser, the worst series by unfeasibility ({ga_worst}) (seed Fig. 6.2).",
         _ga_example("worst"),
+        "private",
     ),
     ReportItem(
         "ga_example_median",
@@ -551,6 +620,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Constraint optimisation",
         "Genetic optimiser, the median series by unfeasibility ({ga_median}) (seed Fig. 6.3).",
         _ga_example("median"),
+        "private",
     ),
     ReportItem(
         "summary_disagreement_mean",
@@ -585,9 +655,20 @@ ITEMS: tuple[ReportItem, ...] = (
         "disagreement_example",
         "figure",
         "Disagreement",
-        "One series of median Δ-AUC in the class of {main_class} h: its series, its features "
-        "and its disagreement step curve with the area Δ-AUC (seed Fig. 3.1).",
-        _draw_example,
+        "One series of median Δ-AUC in the class of {main_class} h: its released series, the "
+        "released features and its disagreement step curve with the area Δ-AUC (seed Fig. 3.1 "
+        "from released values; the original target is in the private report).",
+        _draw_example(original=False),
+    ),
+    ReportItem(
+        "disagreement_example_original",
+        "figure",
+        "Disagreement",
+        "Seed Fig. 3.1 with the original: the series of median Δ-AUC in the class of "
+        "{main_class} h, its original series and the attacker's knowledge of its features "
+        "against the release.",
+        _draw_example(original=True),
+        "private",
     ),
     ReportItem(
         "first_disagreement_cdf",
@@ -681,6 +762,16 @@ ITEMS: tuple[ReportItem, ...] = (
         ),
     ),
     ReportItem(
+        "sequences_attack",
+        "table",
+        "Sequences (seed 004)",
+        "Verbatim-copy attack on each release: released sequences that copy a source sequence "
+        "unique in the source, and the membership advantage against a holdout half.",
+        lambda d, out: write_table(
+            attack_table(d.sequences_attack), out, Path(out).with_suffix(".md")
+        ),
+    ),
+    ReportItem(
         "tabular_uniqueness",
         "table",
         "Tabular: demographics and procedures",
@@ -763,8 +854,26 @@ ITEMS += (
         lambda d, out: _codes_table(d.codes.get("lda"), LDA_COLUMNS, out),
     ),
 )
-FIGURES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "figure")
-TABLES: tuple[str, ...] = tuple(i.name for i in ITEMS if i.kind == "table")
+
+
+def _check_audience(audience: str) -> None:
+    if audience not in AUDIENCES:
+        raise ConfigError(f"report audience must be one of {list(AUDIENCES)}, got {audience!r}")
+
+
+def report_items(audience: str) -> tuple[ReportItem, ...]:
+    """The :data:`ITEMS` of one audience (``public`` or ``private``), in page order."""
+    _check_audience(audience)
+    return tuple(i for i in ITEMS if i.audience == audience)
+
+
+#: The public report's figures and tables (outputs of ``rule report``, Snakemake's HTML bundle).
+FIGURES: tuple[str, ...] = tuple(i.name for i in report_items("public") if i.kind == "figure")
+TABLES: tuple[str, ...] = tuple(i.name for i in report_items("public") if i.kind == "table")
+#: The private report's figures (``rule private_report``, under results/private/report).
+PRIVATE_FIGURES: tuple[str, ...] = tuple(
+    i.name for i in report_items("private") if i.kind == "figure"
+)
 
 
 def _bound_text(data: ReportData) -> str:
@@ -778,28 +887,41 @@ def _bound_text(data: ReportData) -> str:
     )
 
 
+def _page_text(label: str, audience: str) -> str:
+    text = f"Release 'stays', {label}."
+    if audience == "private":
+        text += (
+            " PRIVATE: these figures show original values of individual patients; they stay "
+            "with the data owner and are never published."
+        )
+    return text
+
+
 def build_report(
     data: ReportData,
     figures_dir: str | os.PathLike,
     tables_dir: str | os.PathLike,
     index_out: str | os.PathLike,
-    sweep_csv: str | os.PathLike,
+    sweep_csv: str | os.PathLike | None = None,
+    audience: str = "public",
 ) -> None:
-    """Draw every :data:`ITEMS` entry and write the HTML index that shows them.
+    """Draw the :data:`ITEMS` entries of ``audience`` and write the HTML index that shows them.
 
     Parameters
     ----------
     data : ReportData
+        Loaded for the same audience (:func:`load_report_data`).
     figures_dir, tables_dir : path
         Where ``<name>.png`` and ``<name>.csv`` (+ ``.md``) are written.
     index_out : path
         The index page; it links the files relative to its own directory.
-    sweep_csv : path
-        The sweep summary, shown as the last section.
+    sweep_csv : path, optional
+        The sweep summary, shown as the last section (public report).
+    audience : {"public", "private"}
     """
     base = os.path.dirname(os.fspath(index_out))
     sections: dict[str, list[dict]] = {}
-    for item in ITEMS:
+    for item in report_items(audience):
         directory, suffix = (figures_dir, ".png") if item.kind == "figure" else (tables_dir, ".csv")
         path = os.path.join(os.fspath(directory), item.name + suffix)
         item.draw(data, path)
@@ -820,10 +942,14 @@ def build_report(
         {
             "title": title,
             "items": items,
-            **({"text": f"Release 'stays', {label}."} if i == 0 else {}),
+            **({"text": _page_text(label, audience)} if i == 0 else {}),
         }
         for i, (title, items) in enumerate(sections.items())
     ]
+    if sweep_csv is None:
+        title = "mimic-deid report" if audience == "public" else "mimic-deid private report"
+        write_index(index_out, title, page)
+        return
     page.append(
         {
             "title": "Sweep",

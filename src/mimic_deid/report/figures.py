@@ -849,9 +849,9 @@ def plot_disagreement_curves(
 
 
 def plot_disagreement_example(
-    original: np.ndarray,
+    original: np.ndarray | None,
     released: np.ndarray,
-    F_known: np.ndarray,
+    F_known: np.ndarray | None,
     F_released: np.ndarray,
     thresholds: np.ndarray,
     curve: np.ndarray,
@@ -872,12 +872,17 @@ def plot_disagreement_example(
     step curve against the feature-distance threshold (mean series distance between the
     target and the series included so far), with its area up to ``t_max`` shaded: Δ-AUC.
 
+    Without ``original`` and ``F_known`` (the public report) the figure holds released values
+    only: the left panel shows the target's own released series instead of its original, the
+    middle panel marks the target's released features instead of the attacker's knowledge.
+
     Parameters
     ----------
     original, released : ndarray, shape (n, L)
-        The shown dimension of every series of the class, original and released.
+        The shown dimension of every series of the class, original (None: not shown) and
+        released.
     F_known, F_released : ndarray, shape (n, 2)
-        Two features (attacker's knowledge = original; released).
+        Two features (attacker's knowledge = original, None: not shown; released).
     thresholds, curve : ndarray, shape (n,)
         The target's row of ``DisagreementResult.thresholds`` / ``.curves``.
     t_max, auc : float
@@ -912,21 +917,31 @@ def plot_disagreement_example(
         for ax in (ax_s, ax_f, ax_d):
             _no_data(ax)
         return _save(fig, out_path)
-    hours = np.arange(np.shape(original)[1])
-    ax_s.plot(hours, original[target], color=ORIGINAL_COLOR, marker=".", label="target, original")
+    hours = np.arange(np.shape(released)[1])
+    if original is not None:
+        ax_s.plot(
+            hours, original[target], color=ORIGINAL_COLOR, marker=".", label="target, original"
+        )
+    else:
+        ax_s.plot(
+            hours, released[target], color=ORIGINAL_COLOR, marker=".", label="target, released"
+        )
     if first is not None:
         ax_s.plot(
             hours, released[first], color=RELEASE_COLOR, marker=".", label="first included release"
         )
     _legend(ax_s, loc="best")
     ax_f.scatter(F_released[:, 0], F_released[:, 1], s=10, color="0.6", label="released series")
+    star = F_known if F_known is not None else F_released
     ax_f.scatter(
-        [F_known[target, 0]],
-        [F_known[target, 1]],
+        [star[target, 0]],
+        [star[target, 1]],
         marker="*",
         s=140,
         color=ORIGINAL_COLOR,
-        label="attacker's knowledge of the target",
+        label="attacker's knowledge of the target"
+        if F_known is not None
+        else "the target's released features",
         zorder=3,
     )
     if first is not None:

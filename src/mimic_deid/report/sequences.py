@@ -1,7 +1,8 @@
-"""Report items of the sequences stage (seed 004 Figs. 2-5 and the Friedman tests).
+"""Report items of the sequences stage (seed 004 Figs. 2-5, the Friedman tests, the attack).
 
 Drawn from the stage's public sweep tables (``results/sequences/<table>/sweep.csv``) and
-Friedman tables, concatenated over the tables.
+Friedman tables, concatenated over the tables, and its verbatim-copy attacks
+(``attack.json``, :mod:`mimic_deid.sequences.attack`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pandas as pd
 
 from mimic_deid.report.figures import FigureInfo, _new_figure, _no_data, _save
 
-__all__ = ["GUARANTEE", "plot_sequences", "sequences_table"]
+__all__ = ["ATTACK_COLUMNS", "GUARANTEE", "attack_table", "plot_sequences", "sequences_table"]
 
 #: What each mechanism promises, as the report and README state it.
 GUARANTEE = {
@@ -69,3 +70,42 @@ def sequences_table(sweep: pd.DataFrame) -> pd.DataFrame:
     out["epsilon"] = [("inf" if math.isinf(e) else f"{e:g}") for e in out["epsilon"]]
     out["guarantee"] = out["mechanism"].map(GUARANTEE)
     return out
+
+
+#: The columns of the attack table: the release's copies, then the holdout comparison.
+ATTACK_COLUMNS = (
+    "table",
+    "released",
+    "verbatim",
+    "verbatim_unique",
+    "unique_reproduced",
+    "member_hit_rate",
+    "holdout_hit_rate",
+    "advantage",
+    "advantage_se",
+)
+
+
+def attack_table(attacks: list[dict]) -> pd.DataFrame:
+    """One row per table of the verbatim-copy attack (``attack.json`` of each table).
+
+    ``verbatim`` and ``verbatim_unique``: shares of the released sequences that copy a
+    source sequence, and one unique in the source; ``unique_reproduced``: how many unique
+    source sequences the release holds; ``member_hit_rate`` / ``holdout_hit_rate``: shares of
+    the unique paths of the member and the holdout half found in the release fitted on the
+    member half; ``advantage`` their difference, ``advantage_se`` its standard error.
+    """
+    if not attacks:
+        return pd.DataFrame({"note": ["no sequences release in this run"]})
+    rows = [
+        {
+            "table": a["table"],
+            **{k: a["release"][k] for k in ATTACK_COLUMNS[1:5]},
+            "member_hit_rate": a["members"]["unique_reproduced_share"],
+            "holdout_hit_rate": a["holdout"]["unique_reproduced_share"],
+            "advantage": a["advantage"],
+            "advantage_se": a["advantage_se"],
+        }
+        for a in attacks
+    ]
+    return pd.DataFrame(rows, columns=list(ATTACK_COLUMNS))

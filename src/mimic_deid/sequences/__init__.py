@@ -6,9 +6,11 @@ transition-time gap, §3.3) -> :mod:`lsh` (datasketch MinHash signatures and clu
 test, §3.5, which is NOT eps-differential privacy, or a discrete Laplace mechanism with a
 sequential-composition budget) -> :mod:`generate` (three phases, §4) -> :mod:`metrics`
 (Definition 4 similarity, top-20 2-grams, §5). :mod:`pipeline` runs one release and the
-sweep with Friedman tests.
+sweep with Friedman tests; :mod:`attack` measures the verbatim-copy membership attack on a
+release.
 """
 
+from mimic_deid.sequences.attack import membership_attack, sequence_keys, verbatim_shares
 from mimic_deid.sequences.events import (
     CAREUNITS,
     MISSING_TIMES,
@@ -72,14 +74,17 @@ __all__ = [
     "generate",
     "histogram_gap",
     "laplace_counts",
+    "membership_attack",
     "lsh_similarity",
     "opendp_scale_epsilon",
     "ratio_suppress",
     "run_sweep",
+    "sequence_keys",
     "signatures",
     "split_sections",
     "top_bigram_intersection",
     "transfer_events",
     "transition_times",
+    "verbatim_shares",
     "vital_events",
 ]

@@ -1,0 +1,17 @@
+"""Rule sequences_check: verify the privacy claims of a sequence release; fail the run otherwise."""
+
+import pandas as pd
+
+from mimic_deid.atomic import read_json, write_json
+from mimic_deid.deid import check_sequence_release
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    result = check_sequence_release(
+        pd.read_parquet(snakemake.input.release),
+        read_json(snakemake.input.attack),
+        table=f"sequences/{snakemake.wildcards.table}/release.parquet",
+        max_verbatim_unique=float(snakemake.params.bounds["max_verbatim_unique"]),
+        max_advantage=float(snakemake.params.bounds["max_advantage"]),
+    )
+    write_json(result, snakemake.output.check)
