@@ -36,6 +36,13 @@ rule all:
         PATHS["tabular_joint_risk"],
 
 
+onstart:
+    # Patient-level artefacts live below results/private; the directory itself is owner-only,
+    # so the subdirectories Snakemake creates for jobs (umask modes) are not reachable by
+    # others either.
+    make_private_dir(PRIVATE)
+
+
 onsuccess:
     print(
         f"mimic-deid: done. Report: {Path(PATHS['report_index']).resolve()} "

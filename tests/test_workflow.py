@@ -211,6 +211,7 @@ def test_snakemake_html_report_holds_the_figures(finished_run):
 
 def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run):
     workdir, _ = finished_run
+    assert stat.S_IMODE((workdir / "results" / "private").stat().st_mode) == 0o700
     private = workdir / "results" / "private" / "report"
     names = set(PRIVATE)
     assert {p.stem for p in (private / "figures").glob("*.png")} == names

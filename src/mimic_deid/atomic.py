@@ -81,6 +81,13 @@ def make_dirs(path: str | os.PathLike) -> None:
             os.chmod(created, 0o700)
 
 
+def make_private_dir(path: str | os.PathLike) -> None:
+    """Create directory ``path`` (and its parents) and make it owner-only (0700), even if it
+    existed with wider modes: the root below which a run keeps patient-level artefacts."""
+    make_dirs(path)
+    os.chmod(path, 0o700)
+
+
 def remove_stale(path: str | os.PathLike) -> int:
     """Remove temporaries of ``path`` left by an earlier, killed write; return how many.
 

@@ -3,9 +3,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from paths import PATHS, POINT, path
+from paths import PATHS, POINT, PRIVATE, path
 
-from mimic_deid.atomic import write_text
+from mimic_deid.atomic import make_private_dir, write_text
 from mimic_deid.config import validate_config
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
