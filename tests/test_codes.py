@@ -18,6 +18,7 @@ from mimic_deid.codes import (
     AGE_90_PLUS,
     InfeasibleCensoringError,
     MultisetIndex,
+    QueryWorkload,
     Trajectories,
     admission_ages,
     age_hierarchy,
@@ -35,6 +36,8 @@ from mimic_deid.codes import (
     icd9_hierarchy,
     mdav,
     multisets,
+    query_estimates,
+    query_workload,
 )
 from mimic_deid.codes.lda import LdaResult
 from mimic_deid.codes.stage import check_codes_config
@@ -333,8 +336,12 @@ def test_re_example_and_k_anonymity(dghs):
     )
     assert published == [(["401.1"], ["[33-34]"]), (["401.1"], ["[39-40]"])]
     assert check_k_anonymous(res, 2) == 2
-    are, queries = avg_relative_error(t, res, hicd, hage, support=0.01)
-    assert (are, queries) == (0.0, 4)
+    workload = query_workload(t, support=0.01, max_pairs=3)
+    assert len(workload) == 4 and workload.sizes() == {"1": 4}  # no two pairs co-occur
+    est = query_estimates(workload, res, hicd, hage)
+    ask = np.flatnonzero(workload.age == hage.leaf_of[39])
+    assert workload.actual[ask].tolist() == [1] and est[ask] == pytest.approx([1.0])  # 1/2 x 2
+    assert avg_relative_error(workload, res, hicd, hage) == {"avg_re": 0.0, "avg_re_1": 0.0}
     assert res.ilm == 0.0 and res.alm == pytest.approx(2 / 8)
 
 
@@ -483,4 +490,125 @@ def test_diagnoses_without_an_admission_key_are_named():
     assert str(err.value) == (
         "CsvSource('m'): table diagnoses_icd: column hadm_id must not be empty (a MIMIC-III "
         "key); 1 row(s) have no value (first data rows: 2)"
+    )
+
+
+# --------------------------------------------------------------------------- AvgRE workload
+
+
+def random_trajectories(rng, n, hicd, hage, codes, ages, longest):
+    rec = np.repeat(np.arange(n), rng.integers(1, longest + 1, n))
+    icd = np.array([hicd.leaf_of[c] for c in rng.choice(codes, rec.size)], dtype=np.int64)
+    age = np.array([hage.leaf_of[int(a)] for a in rng.choice(ages, rec.size)], dtype=np.int64)
+    return Trajectories.from_pairs(rec, icd, age, n)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_workload_equals_brute_force_frequent_combinations(dghs, case):
+    """Every combination of <= 3 distinct pairs held together by >= support x N trajectories."""
+    hicd, hage = dghs
+    rng = np.random.default_rng(case)
+    n = int(rng.integers(5, 40))
+    t = random_trajectories(rng, n, hicd, hage, ["4010", "4011"], [33, 34, 35], 5)
+    support = float(rng.choice([0.05, 0.1, 0.2, 0.3]))
+    sets = [
+        set(zip(t.icd[r, : t.length[r]].tolist(), t.age[r, : t.length[r]].tolist(), strict=True))
+        for r in range(n)
+    ]
+    pairs = sorted(set().union(*sets))
+    want = {}
+    for size in (1, 2, 3, 4):
+        for combo in itertools.combinations(pairs, size):
+            count = sum(set(combo) <= s for s in sets)
+            if count >= support * n:
+                want[combo] = count
+    w = query_workload(t, support, max_pairs=3)
+    got = {
+        tuple((int(w.icd[i]), int(w.age[i])) for i in q[:size]): int(a)
+        for q, size, a in zip(w.queries, w.size, w.actual, strict=True)
+    }
+    assert got == {c: a for c, a in want.items() if len(c) <= 3}
+    assert w.beyond_bound == sum(len(c) == 4 for c in want)
+    assert w.sizes() == {
+        str(s): sum(len(c) == s for c in got) for s in (1, 2, 3) if any(len(c) == s for c in got)
+    }
+
+
+def leaves_below(h, node):
+    leaves = np.array(sorted(set(h.leaf_of.values())))
+    return leaves[h.covers(node, leaves)].tolist()
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_estimates_equal_the_uniform_model_by_enumeration(dghs, case):
+    """e(Q) = sum over published trajectories of P(all pairs of Q among its leaf draws)."""
+    hicd, hage = dghs
+    rng = np.random.default_rng(100 + case)
+    icd_nodes = [hicd.leaf_of["4011"], hicd.leaf_of["4010"], hicd.parent[hicd.leaf_of["4011"]]]
+    age_nodes = [hage.leaf_of[33], hage.leaf_of[34], hage.parent[hage.leaf_of[33]]]
+    age_nodes.append(hage.parent[age_nodes[-1]])  # [33-36]
+    published, sizes = [], []
+    for _ in range(int(rng.integers(1, 4))):
+        m = int(rng.integers(0, 4))
+        published.append(
+            (
+                np.array(rng.choice(icd_nodes, m), dtype=np.int64),
+                np.array(rng.choice(age_nodes, m), dtype=np.int64),
+            )
+        )
+        sizes.append(int(rng.integers(1, 4)))
+    cluster = np.repeat(np.arange(len(published)), sizes)
+    res = LdaResult(cluster, published, np.zeros((cluster.size, 1), int), 0.0, 0.0)
+    leaf_pairs = [(hicd.leaf_of[c], hage.leaf_of[a]) for c in ("4010", "4011") for a in (33, 34)]
+    queries = [q for s in (1, 2, 3) for q in itertools.combinations(range(4), s)]
+    table = np.full((len(queries), 3), -1, dtype=np.int64)
+    for r, q in enumerate(queries):
+        table[r, : len(q)] = q
+    w = QueryWorkload(
+        np.array([p[0] for p in leaf_pairs]),
+        np.array([p[1] for p in leaf_pairs]),
+        table,
+        np.array([len(q) for q in queries]),
+        np.ones(len(queries), dtype=np.int64),
+        cluster.size,
+        0.01,
+        3,
+        0,
+    )
+    want = np.zeros(len(queries))
+    for (icd, age), members in zip(published, sizes, strict=True):
+        options = [
+            list(itertools.product(leaves_below(hicd, i), leaves_below(hage, a)))
+            for i, a in zip(icd.tolist(), age.tolist(), strict=True)
+        ]
+        draws = list(itertools.product(*options))
+        for r, q in enumerate(queries):
+            hits = sum({leaf_pairs[j] for j in q} <= set(d) for d in draws)
+            want[r] += members * hits / len(draws)
+    assert query_estimates(w, res, hicd, hage) == pytest.approx(want, abs=1e-12)
+
+
+def test_unchanged_release_answers_every_query_exactly(dghs):
+    hicd, hage = dghs
+    t = random_trajectories(np.random.default_rng(7), 30, hicd, hage, ["4010", "4011"], [33, 34], 8)
+    w = query_workload(t, 0.1, max_pairs=4)
+    assert set(w.sizes()) == {"1", "2", "3", "4"}
+    res = mdav(t, 1, hicd, hage)  # k = 1: every trajectory published as it is
+    assert avg_relative_error(w, res, hicd, hage) == {
+        "avg_re": 0.0, "avg_re_1": 0.0, "avg_re_2": 0.0, "avg_re_3": 0.0, "avg_re_4": 0.0,
+    }  # fmt: skip
+
+
+def test_workload_parameters_are_checked(dghs):
+    hicd, hage = dghs
+    t = random_trajectories(np.random.default_rng(1), 5, hicd, hage, ["4010"], [33], 2)
+    with pytest.raises(ConfigError) as err:
+        query_workload(t, 0.01, max_pairs=0)
+    assert str(err.value) == (
+        "config parameter 'codes/lda/max_query_pairs': expected an integer >= 1, got 0"
+    )
+    with pytest.raises(ConfigError) as err:
+        query_workload(t, 1.5)
+    assert str(err.value) == (
+        "config parameter 'codes/lda/support': expected a share in (0, 1], got 1.5"
     )
