@@ -216,7 +216,10 @@ def test_icd_tree_from_codes_and_codes_outside_it(caplog):
         "*", "E000-E999", "E849", "E849.7",
     ]  # fmt: skip
     assert h.domain == 5
-    assert "1 distinct diagnosis codes are not ICD-9-CM codes" in caplog.text
+    assert [r.getMessage() for r in caplog.records] == [
+        "table diagnoses_icd, column icd9_code: 1 distinct codes are not ICD-9-CM codes "
+        "(first: ['XYZ']); they are mapped to the root of the ICD hierarchy (fully generalised)"
+    ]
 
 
 def test_age_hierarchy_has_one_90_plus_leaf():
@@ -309,6 +312,37 @@ def test_ags_equals_brute_force_alignment(xp, yp, w_icd):
     assert res.ilm + res.alm == pytest.approx(want)
     b_i, b_a = baseline(*x, ys, hicd, hage, w_icd, 1 - w_icd)
     assert b_i[0] + b_a[0] >= want - 1e-12  # Baseline is one of the matchings
+
+
+def test_ags_cluster_can_lose_more_than_baseline():
+    """A-GS is optimal for one pair of trajectories, not for a cluster grown pair by pair.
+
+    Three trajectories, k = 2, so MDAV makes one cluster from the first. Both alignments add
+    record 2 first; A-GS aligns it at the brute-force optimum (cost 2.0 against Baseline's
+    2.044, w_icd = w_age = 0.5) by keeping ICD 272 and generalising the age to the root, and adding record 1
+    then generalises the ICD to the root too. Baseline's worse first step keeps [56-59].
+    """
+    hicd, _ = icd9_hierarchy(["250", "272", "401", "724"])
+    hage = age_hierarchy(0, AGE_90_PLUS, [2, 4, 8, 16, 32, 64])
+    x = traj(hicd, hage, [("724", 56), ("272", 79)])
+    first = traj(hicd, hage, [("272", 59)])
+    ys = Trajectories(first[0][None], first[1][None], np.array([1]))
+    i, a, _ = ags_matrices(*x, ys, hicd, hage, 0.5, 0.5)
+    b_i, b_a = baseline(*x, ys, hicd, hage, 0.5, 0.5)
+    assert (i + a)[0, 2, 1] == pytest.approx(brute_force(x, first, hicd, hage, 0.5, 0.5))
+    assert ((i + a)[0, 2, 1], (b_i + b_a)[0]) == pytest.approx((2.0, 2 + 4 / 91))
+    rec = np.array([0, 0, 1, 2])
+    icd = np.array([hicd.leaf_of[c] for c in ("724", "272", "401", "272")])
+    age = np.array([hage.leaf_of[v] for v in (56, 79, 60, 59)])
+    t = Trajectories.from_pairs(rec, icd, age, 3)
+    got = {al: mdav(t, 2, hicd, hage, 0.5, 0.5, al) for al in ("ags", "baseline")}
+    published = {
+        al: [(hicd.label(p[0]).tolist(), hage.label(p[1]).tolist()) for p in r.published]
+        for al, r in got.items()
+    }
+    assert published == {"ags": [(["*"], ["[0-90+]"])], "baseline": [(["*"], ["[56-63]"])]}
+    assert (got["ags"].ilm, got["ags"].alm) == (1.0, 1.0)
+    assert (got["baseline"].ilm, got["baseline"].alm) == pytest.approx((1.0, (0.5 + 20 / 91) / 3))
 
 
 def test_weights_must_sum_to_one():
@@ -461,6 +495,22 @@ def test_audit_of_a_tiny_population():
     assert dis["codes"].tolist() == [1, 2]  # {250, 401} only in subject 1; {401} in both
     assert dis["trajectories"].tolist() == [1, 1]  # (401, 60) vs (401, 90+)
     assert summary["codes"]["unique"] == 1 and not summary["codes"]["k_map"]
+
+
+def test_lda_refuses_k_above_the_trajectories_and_an_empty_sample():
+    from mimic_deid.codes import lda_table
+
+    args = ("subject", "category", [3], 0.5, 0.5, 0, [2, 4, 8, 16, 32, 64], 100, 0.01, 1)
+    with pytest.raises(ConfigError) as err:
+        lda_table(tiny_diagnoses(), np.array([1, 2]), *args)
+    assert str(err.value) == (
+        "config parameter 'codes/lda/k': k = 3 exceeds the 2 trajectories clustered"
+    )
+    with pytest.raises(InputDataError) as err:
+        lda_table(tiny_diagnoses(), np.array([7]), *args)
+    assert str(err.value) == (
+        "LDA: the sample is empty: none of the 1 cohort subjects has a row in table diagnoses_icd"
+    )
 
 
 def test_unknown_unit_names_the_parameter():
