@@ -46,6 +46,7 @@ from mimic_deid.codes.stage import (
     check_codes_config,
     gccens_table,
     lda_table,
+    lda_trajectories,
     restrict_codes,
     sample_ids,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "gccens_table",
     "icd9_hierarchy",
     "lda_table",
+    "lda_trajectories",
     "mdav",
     "multisets",
     "pair_records",

@@ -13,7 +13,7 @@ import pandas as pd
 
 from mimic_deid.codes.data import code_records, codes_at_level, pair_records, sample_rows
 from mimic_deid.codes.gccens import cap_vector, cul_statistics, gccens
-from mimic_deid.codes.hierarchy import AGE_90_PLUS, age_hierarchy, icd9_hierarchy
+from mimic_deid.codes.hierarchy import AGE_90_PLUS, Hierarchy, age_hierarchy, icd9_hierarchy
 from mimic_deid.codes.index import MultisetIndex
 from mimic_deid.codes.lda import (
     ALIGNMENTS,
@@ -27,7 +27,14 @@ from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import get_logger
 from mimic_deid.seeding import derive_rng
 
-__all__ = ["check_codes_config", "gccens_table", "lda_table", "restrict_codes", "sample_ids"]
+__all__ = [
+    "check_codes_config",
+    "gccens_table",
+    "lda_table",
+    "lda_trajectories",
+    "restrict_codes",
+    "sample_ids",
+]
 
 log = get_logger(__name__)
 
@@ -120,43 +127,31 @@ def gccens_table(
     return pd.DataFrame(out)
 
 
-def lda_table(
+def lda_trajectories(
     diag: pd.DataFrame,
     sample: np.ndarray,
     unit: str,
     level: str,
-    ks: Sequence[int],
-    w_icd: float,
-    w_age: float,
     age_min: int,
     age_intervals: Sequence[int],
     max_trajectories: int,
-    support: float,
     seed: int,
-    alignments: Sequence[str] = ALIGNMENTS,
-    max_query_pairs: int = 4,
-) -> tuple[pd.DataFrame, dict]:
-    """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+) -> tuple[Trajectories, Hierarchy, Hierarchy, dict]:
+    """The sample's (ICD, age) trajectories that LDA clusters, and the two DGHs.
 
-    At most ``max_trajectories`` sample records are clustered (a uniform draw from
-    ``derive_rng(seed, "codes-lda")`` when the sample is larger): clustering costs
-    O(N^2 m n') alignment cells. AvgRE is measured on the workload of
-    :func:`~mimic_deid.codes.workload.query_workload` (combinations of up to
-    ``max_query_pairs`` pairs held by >= ``support`` of the clustered trajectories).
+    At most ``max_trajectories`` sample records (a uniform draw from
+    ``derive_rng(seed, "codes-lda")`` when the sample is larger).
 
     Returns
     -------
-    DataFrame
-        alignment, k, ilm, alm, lm (= ilm + alm), avg_re (all queries), avg_re_1 ..
-        avg_re_<max_query_pairs> (queries of that many pairs; NaN when there are none),
-        queries, clusters, smallest_group.
+    Trajectories
+        N trajectories of DGH leaves.
+    Hierarchy, Hierarchy
+        The ICD and age DGHs.
     dict
         ``trajectories`` (N), ``sampled`` (bool), ``mean_length``, ``icd_leaves``,
-        ``age_leaves``, ``codes_outside_icd9`` and ``workload``: ``support``,
-        ``max_query_pairs``, ``queries`` per size, ``beyond_bound`` (frequent combinations
-        of ``max_query_pairs + 1`` pairs the bound leaves out).
+        ``age_leaves``, ``codes_outside_icd9``.
     """
-    check_weights(w_icd, w_age, "codes/lda/w_icd + codes/lda/w_age")
     records = pair_records(diag, unit, level)
     rows = sample_rows(records, sample, "LDA")
     sampled = rows.size > max_trajectories
@@ -178,6 +173,55 @@ def lda_table(
     icd = np.array([hicd.leaf_of[c] for c in records.items["code"]], dtype=np.int64)[it]
     age = np.array([hage.leaf_of[int(a)] for a in records.items["age"]], dtype=np.int64)[it]
     traj = Trajectories.from_pairs(rec, icd, age, smp.n_records)
+    info = {
+        "trajectories": len(traj),
+        "sampled": bool(sampled),
+        "mean_length": float(traj.length.mean()) if len(traj) else 0.0,
+        "icd_leaves": hicd.domain,
+        "age_leaves": hage.domain,
+        "codes_outside_icd9": outside,
+    }
+    return traj, hicd, hage, info
+
+
+def lda_table(
+    diag: pd.DataFrame,
+    sample: np.ndarray,
+    unit: str,
+    level: str,
+    ks: Sequence[int],
+    w_icd: float,
+    w_age: float,
+    age_min: int,
+    age_intervals: Sequence[int],
+    max_trajectories: int,
+    support: float,
+    seed: int,
+    alignments: Sequence[str] = ALIGNMENTS,
+    max_query_pairs: int = 4,
+) -> tuple[pd.DataFrame, dict]:
+    """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+
+    The trajectories are those of :func:`lda_trajectories` (at most ``max_trajectories``):
+    clustering costs O(N^2 m n') alignment cells. AvgRE is measured on the workload of
+    :func:`~mimic_deid.codes.workload.query_workload` (combinations of up to
+    ``max_query_pairs`` pairs held by >= ``support`` of the clustered trajectories).
+
+    Returns
+    -------
+    DataFrame
+        alignment, k, ilm, alm, lm (= ilm + alm), avg_re (all queries), avg_re_1 ..
+        avg_re_<max_query_pairs> (queries of that many pairs; NaN when there are none),
+        queries, clusters, smallest_group.
+    dict
+        The information of :func:`lda_trajectories` and ``workload``: ``support``,
+        ``max_query_pairs``, ``queries`` per size, ``beyond_bound`` (frequent combinations
+        of ``max_query_pairs + 1`` pairs the bound leaves out).
+    """
+    check_weights(w_icd, w_age, "codes/lda/w_icd + codes/lda/w_age")
+    traj, hicd, hage, info = lda_trajectories(
+        diag, sample, unit, level, age_min, age_intervals, max_trajectories, seed
+    )
     workload = query_workload(traj, support, max_query_pairs)
     if workload.beyond_bound:
         log.warning(
@@ -222,18 +266,10 @@ def lda_table(
                 are["avg_re"],
                 len(workload),
             )
-    info = {
-        "trajectories": len(traj),
-        "sampled": bool(sampled),
-        "mean_length": float(traj.length.mean()) if len(traj) else 0.0,
-        "icd_leaves": hicd.domain,
-        "age_leaves": hage.domain,
-        "codes_outside_icd9": outside,
-        "workload": {
-            "support": workload.support,
-            "max_query_pairs": workload.max_pairs,
-            "queries": workload.sizes(),
-            "beyond_bound": workload.beyond_bound,
-        },
+    info["workload"] = {
+        "support": workload.support,
+        "max_query_pairs": workload.max_pairs,
+        "queries": workload.sizes(),
+        "beyond_bound": workload.beyond_bound,
     }
     return pd.DataFrame(out), info
