@@ -92,7 +92,7 @@ def test_lda_ags_loses_less_than_baseline_on_average(data):
 
     Not case by case: MDAV grows a cluster one optimal pairwise alignment at a time, which
     can end above Baseline's cluster (test_codes.py::test_ags_cluster_can_lose_more_than_baseline;
-    on this copy 5 of 48 cases at N = 100, none of 48 at N = 150, docs/codes.md).
+    on this copy in 5, 0 and 3 of 48 cases at N = 100, 150 and 200, docs/codes.md).
     """
     diag, _, sample, _ = data
     d4 = restrict_codes(diag, SEED_CODES, "category")
