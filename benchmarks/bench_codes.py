@@ -185,6 +185,7 @@ def main() -> None:
             t = timed(mdav, traj, 5, hicd, hage, 0.5, 0.5, alignment)
             est = timed(avg_relative_error, workload, t.value, hicd, hage)
             row[f"mdav_s_{alignment}"] = round(t.wall_s, 2)
+            row[f"mdav_cpu_s_{alignment}"] = round(t.cpu_s, 2)
             row[f"avg_re_s_{alignment}"] = round(est.wall_s, 3)
             row[f"lm_{alignment}"] = round(t.value.ilm + t.value.alm, 4)
             row[f"avg_re_{alignment}"] = {key: round(v, 4) for key, v in est.value.items()}
