@@ -106,6 +106,9 @@ def ags_vs_baseline(d4: pd.DataFrame, adults: np.ndarray, sizes, samples: int) -
     summary = {
         "cases": len(df),
         "ags_above_baseline": len(worse),
+        "ags_above_baseline_by_n": {
+            str(n): int((worse["n"] == n).sum()) for n in sorted(set(df["n"].tolist()))
+        },
         "largest_excess": round(float((worse["ags"] - worse["baseline"]).max()), 4)
         if len(worse)
         else 0.0,
