@@ -165,8 +165,9 @@ def query_estimates(
 ) -> np.ndarray:
     """e(Q) of every query on the published dataset ``result`` (an ``LdaResult``), shape (Q,).
 
-    Vectorised over queries and published pairs; clusters are reduced with
-    ``np.multiply.reduceat`` (their published pairs are contiguous).
+    Vectorised over chunks of queries and all published pairs (memory about
+    ``CHUNK_BYTES`` per chunk); clusters are reduced with ``np.multiply.reduceat`` (their
+    published pairs are contiguous).
     """
     sizes = np.array([p[0].size for p in result.published], dtype=np.int64)
     members = np.bincount(result.cluster, minlength=sizes.size).astype(np.float64)
@@ -179,22 +180,21 @@ def query_estimates(
     starts = (np.cumsum(sizes) - sizes)[nonempty]
     weight = members[nonempty]
     p_pub = 1.0 / (np.maximum(hicd.leaves[pub_i], 1) * np.maximum(hage.leaves[pub_a], 1))
-    # chance that published pair g is query pair q, shape (P, G)
-    chance = np.where(
-        hicd.covers(pub_i[None, :], workload.icd[:, None])
-        & hage.covers(pub_a[None, :], workload.age[:, None]),
-        p_pub[None, :],
-        0.0,
-    )
-    rows = max(1, CHUNK_BYTES // (8 * pub_i.size))
+    height = max(hicd.ancestors.shape[1], hage.ancestors.shape[1])
     for s in np.unique(workload.size):
         idx = np.flatnonzero(workload.size == s)
         subsets = [t for r in range(1, s + 1) for t in itertools.combinations(range(s), r)]
+        rows = max(1, CHUNK_BYTES // (8 * (height + 2) * s * pub_i.size))
         for lo in range(0, idx.size, rows):
             q = workload.queries[idx[lo : lo + rows], :s]
+            # chance that published pair g is the query's t-th pair, shape (c, s, G)
+            cover = hicd.covers(pub_i, workload.icd[q][..., None]) & hage.covers(
+                pub_a, workload.age[q][..., None]
+            )
+            chance = np.where(cover, p_pub, 0.0)
             prob = np.ones((q.shape[0], starts.size))
             for t in subsets:
-                hit = chance[q[:, t]].sum(axis=1)  # (c, G)
+                hit = chance[:, list(t), :].sum(axis=1)  # (c, G)
                 none = np.multiply.reduceat(np.clip(1.0 - hit, 0.0, 1.0), starts, axis=1)
                 prob += (-1.0) ** len(t) * none
             out[idx[lo : lo + rows]] = np.clip(prob, 0.0, 1.0) @ weight
