@@ -18,6 +18,7 @@ from mimic_deid.codes import (
     AGE_90_PLUS,
     InfeasibleCensoringError,
     MultisetIndex,
+    QueryWorkload,
     Trajectories,
     admission_ages,
     age_hierarchy,
@@ -35,6 +36,8 @@ from mimic_deid.codes import (
     icd9_hierarchy,
     mdav,
     multisets,
+    query_estimates,
+    query_workload,
 )
 from mimic_deid.codes.lda import LdaResult
 from mimic_deid.codes.stage import check_codes_config
@@ -213,7 +216,10 @@ def test_icd_tree_from_codes_and_codes_outside_it(caplog):
         "*", "E000-E999", "E849", "E849.7",
     ]  # fmt: skip
     assert h.domain == 5
-    assert "1 distinct diagnosis codes are not ICD-9-CM codes" in caplog.text
+    assert [r.getMessage() for r in caplog.records] == [
+        "table diagnoses_icd, column icd9_code: 1 distinct codes are not ICD-9-CM codes "
+        "(first: ['XYZ']); they are mapped to the root of the ICD hierarchy (fully generalised)"
+    ]
 
 
 def test_age_hierarchy_has_one_90_plus_leaf():
@@ -308,6 +314,37 @@ def test_ags_equals_brute_force_alignment(xp, yp, w_icd):
     assert b_i[0] + b_a[0] >= want - 1e-12  # Baseline is one of the matchings
 
 
+def test_ags_cluster_can_lose_more_than_baseline():
+    """A-GS is optimal for one pair of trajectories, not for a cluster grown pair by pair.
+
+    Three trajectories, k = 2, so MDAV makes one cluster from the first. Both alignments add
+    record 2 first; A-GS aligns it at the brute-force optimum (cost 2.0 against Baseline's
+    2.044, w_icd = w_age = 0.5) by keeping ICD 272 and generalising the age to the root, and adding record 1
+    then generalises the ICD to the root too. Baseline's worse first step keeps [56-59].
+    """
+    hicd, _ = icd9_hierarchy(["250", "272", "401", "724"])
+    hage = age_hierarchy(0, AGE_90_PLUS, [2, 4, 8, 16, 32, 64])
+    x = traj(hicd, hage, [("724", 56), ("272", 79)])
+    first = traj(hicd, hage, [("272", 59)])
+    ys = Trajectories(first[0][None], first[1][None], np.array([1]))
+    i, a, _ = ags_matrices(*x, ys, hicd, hage, 0.5, 0.5)
+    b_i, b_a = baseline(*x, ys, hicd, hage, 0.5, 0.5)
+    assert (i + a)[0, 2, 1] == pytest.approx(brute_force(x, first, hicd, hage, 0.5, 0.5))
+    assert ((i + a)[0, 2, 1], (b_i + b_a)[0]) == pytest.approx((2.0, 2 + 4 / 91))
+    rec = np.array([0, 0, 1, 2])
+    icd = np.array([hicd.leaf_of[c] for c in ("724", "272", "401", "272")])
+    age = np.array([hage.leaf_of[v] for v in (56, 79, 60, 59)])
+    t = Trajectories.from_pairs(rec, icd, age, 3)
+    got = {al: mdav(t, 2, hicd, hage, 0.5, 0.5, al) for al in ("ags", "baseline")}
+    published = {
+        al: [(hicd.label(p[0]).tolist(), hage.label(p[1]).tolist()) for p in r.published]
+        for al, r in got.items()
+    }
+    assert published == {"ags": [(["*"], ["[0-90+]"])], "baseline": [(["*"], ["[56-63]"])]}
+    assert (got["ags"].ilm, got["ags"].alm) == (1.0, 1.0)
+    assert (got["baseline"].ilm, got["baseline"].alm) == pytest.approx((1.0, (0.5 + 20 / 91) / 3))
+
+
 def test_weights_must_sum_to_one():
     with pytest.raises(ConfigError) as err:
         check_weights(0.5, 0.6)
@@ -333,8 +370,12 @@ def test_re_example_and_k_anonymity(dghs):
     )
     assert published == [(["401.1"], ["[33-34]"]), (["401.1"], ["[39-40]"])]
     assert check_k_anonymous(res, 2) == 2
-    are, queries = avg_relative_error(t, res, hicd, hage, support=0.01)
-    assert (are, queries) == (0.0, 4)
+    workload = query_workload(t, support=0.01, max_pairs=3)
+    assert len(workload) == 4 and workload.sizes() == {"1": 4}  # no two pairs co-occur
+    est = query_estimates(workload, res, hicd, hage)
+    ask = np.flatnonzero(workload.age == hage.leaf_of[39])
+    assert workload.actual[ask].tolist() == [1] and est[ask] == pytest.approx([1.0])  # 1/2 x 2
+    assert avg_relative_error(workload, res, hicd, hage) == {"avg_re": 0.0, "avg_re_1": 0.0}
     assert res.ilm == 0.0 and res.alm == pytest.approx(2 / 8)
 
 
@@ -456,6 +497,22 @@ def test_audit_of_a_tiny_population():
     assert summary["codes"]["unique"] == 1 and not summary["codes"]["k_map"]
 
 
+def test_lda_refuses_k_above_the_trajectories_and_an_empty_sample():
+    from mimic_deid.codes import lda_table
+
+    args = ("subject", "category", [3], 0.5, 0.5, 0, [2, 4, 8, 16, 32, 64], 100, 0.01, 1)
+    with pytest.raises(ConfigError) as err:
+        lda_table(tiny_diagnoses(), np.array([1, 2]), *args)
+    assert str(err.value) == (
+        "config parameter 'codes/lda/k': k = 3 exceeds the 2 trajectories clustered"
+    )
+    with pytest.raises(InputDataError) as err:
+        lda_table(tiny_diagnoses(), np.array([7]), *args)
+    assert str(err.value) == (
+        "LDA: the sample is empty: none of the 1 cohort subjects has a row in table diagnoses_icd"
+    )
+
+
 def test_unknown_unit_names_the_parameter():
     from mimic_deid.codes import code_records
 
@@ -483,4 +540,125 @@ def test_diagnoses_without_an_admission_key_are_named():
     assert str(err.value) == (
         "CsvSource('m'): table diagnoses_icd: column hadm_id must not be empty (a MIMIC-III "
         "key); 1 row(s) have no value (first data rows: 2)"
+    )
+
+
+# --------------------------------------------------------------------------- AvgRE workload
+
+
+def random_trajectories(rng, n, hicd, hage, codes, ages, longest):
+    rec = np.repeat(np.arange(n), rng.integers(1, longest + 1, n))
+    icd = np.array([hicd.leaf_of[c] for c in rng.choice(codes, rec.size)], dtype=np.int64)
+    age = np.array([hage.leaf_of[int(a)] for a in rng.choice(ages, rec.size)], dtype=np.int64)
+    return Trajectories.from_pairs(rec, icd, age, n)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_workload_equals_brute_force_frequent_combinations(dghs, case):
+    """Every combination of <= 3 distinct pairs held together by >= support x N trajectories."""
+    hicd, hage = dghs
+    rng = np.random.default_rng(case)
+    n = int(rng.integers(5, 40))
+    t = random_trajectories(rng, n, hicd, hage, ["4010", "4011"], [33, 34, 35], 5)
+    support = float(rng.choice([0.05, 0.1, 0.2, 0.3]))
+    sets = [
+        set(zip(t.icd[r, : t.length[r]].tolist(), t.age[r, : t.length[r]].tolist(), strict=True))
+        for r in range(n)
+    ]
+    pairs = sorted(set().union(*sets))
+    want = {}
+    for size in (1, 2, 3, 4):
+        for combo in itertools.combinations(pairs, size):
+            count = sum(set(combo) <= s for s in sets)
+            if count >= support * n:
+                want[combo] = count
+    w = query_workload(t, support, max_pairs=3)
+    got = {
+        tuple((int(w.icd[i]), int(w.age[i])) for i in q[:size]): int(a)
+        for q, size, a in zip(w.queries, w.size, w.actual, strict=True)
+    }
+    assert got == {c: a for c, a in want.items() if len(c) <= 3}
+    assert w.beyond_bound == sum(len(c) == 4 for c in want)
+    assert w.sizes() == {
+        str(s): sum(len(c) == s for c in got) for s in (1, 2, 3) if any(len(c) == s for c in got)
+    }
+
+
+def leaves_below(h, node):
+    leaves = np.array(sorted(set(h.leaf_of.values())))
+    return leaves[h.covers(node, leaves)].tolist()
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_estimates_equal_the_uniform_model_by_enumeration(dghs, case):
+    """e(Q) = sum over published trajectories of P(all pairs of Q among its leaf draws)."""
+    hicd, hage = dghs
+    rng = np.random.default_rng(100 + case)
+    icd_nodes = [hicd.leaf_of["4011"], hicd.leaf_of["4010"], hicd.parent[hicd.leaf_of["4011"]]]
+    age_nodes = [hage.leaf_of[33], hage.leaf_of[34], hage.parent[hage.leaf_of[33]]]
+    age_nodes.append(hage.parent[age_nodes[-1]])  # [33-36]
+    published, sizes = [], []
+    for _ in range(int(rng.integers(1, 4))):
+        m = int(rng.integers(0, 4))
+        published.append(
+            (
+                np.array(rng.choice(icd_nodes, m), dtype=np.int64),
+                np.array(rng.choice(age_nodes, m), dtype=np.int64),
+            )
+        )
+        sizes.append(int(rng.integers(1, 4)))
+    cluster = np.repeat(np.arange(len(published)), sizes)
+    res = LdaResult(cluster, published, np.zeros((cluster.size, 1), int), 0.0, 0.0)
+    leaf_pairs = [(hicd.leaf_of[c], hage.leaf_of[a]) for c in ("4010", "4011") for a in (33, 34)]
+    queries = [q for s in (1, 2, 3) for q in itertools.combinations(range(4), s)]
+    table = np.full((len(queries), 3), -1, dtype=np.int64)
+    for r, q in enumerate(queries):
+        table[r, : len(q)] = q
+    w = QueryWorkload(
+        np.array([p[0] for p in leaf_pairs]),
+        np.array([p[1] for p in leaf_pairs]),
+        table,
+        np.array([len(q) for q in queries]),
+        np.ones(len(queries), dtype=np.int64),
+        cluster.size,
+        0.01,
+        3,
+        0,
+    )
+    want = np.zeros(len(queries))
+    for (icd, age), members in zip(published, sizes, strict=True):
+        options = [
+            list(itertools.product(leaves_below(hicd, i), leaves_below(hage, a)))
+            for i, a in zip(icd.tolist(), age.tolist(), strict=True)
+        ]
+        draws = list(itertools.product(*options))
+        for r, q in enumerate(queries):
+            hits = sum({leaf_pairs[j] for j in q} <= set(d) for d in draws)
+            want[r] += members * hits / len(draws)
+    assert query_estimates(w, res, hicd, hage) == pytest.approx(want, abs=1e-12)
+
+
+def test_unchanged_release_answers_every_query_exactly(dghs):
+    hicd, hage = dghs
+    t = random_trajectories(np.random.default_rng(7), 30, hicd, hage, ["4010", "4011"], [33, 34], 8)
+    w = query_workload(t, 0.1, max_pairs=4)
+    assert set(w.sizes()) == {"1", "2", "3", "4"}
+    res = mdav(t, 1, hicd, hage)  # k = 1: every trajectory published as it is
+    assert avg_relative_error(w, res, hicd, hage) == {
+        "avg_re": 0.0, "avg_re_1": 0.0, "avg_re_2": 0.0, "avg_re_3": 0.0, "avg_re_4": 0.0,
+    }  # fmt: skip
+
+
+def test_workload_parameters_are_checked(dghs):
+    hicd, hage = dghs
+    t = random_trajectories(np.random.default_rng(1), 5, hicd, hage, ["4010"], [33], 2)
+    with pytest.raises(ConfigError) as err:
+        query_workload(t, 0.01, max_pairs=0)
+    assert str(err.value) == (
+        "config parameter 'codes/lda/max_query_pairs': expected an integer >= 1, got 0"
+    )
+    with pytest.raises(ConfigError) as err:
+        query_workload(t, 1.5)
+    assert str(err.value) == (
+        "config parameter 'codes/lda/support': expected a share in (0, 1], got 1.5"
     )

@@ -87,19 +87,32 @@ def test_gccens_shapes(data):
     assert (t["median"] <= t["mean"]).all()
 
 
-def test_lda_ags_loses_no_more_than_baseline(data):
+def test_lda_ags_loses_less_than_baseline_on_average(data):
+    """Seed Figures 9-11: A-GS loses less than Baseline at every k -- on average over samples.
+
+    Not case by case: MDAV grows a cluster one optimal pairwise alignment at a time, which
+    can end above Baseline's cluster (test_codes.py::test_ags_cluster_can_lose_more_than_baseline;
+    on this copy in 5, 0 and 3 of 48 cases at N = 100, 150 and 200, docs/codes.md).
+    """
     diag, _, sample, _ = data
     d4 = restrict_codes(diag, SEED_CODES, "category")
-    table, info = lda_table(
-        d4, sample, "subject", "category", [2, 5, 10], 0.5, 0.5, 0, [2, 4, 8, 16, 32, 64],
-        200, 0.01, 11,
-    )  # fmt: skip
-    assert info["trajectories"] == 200 and info["sampled"]
-    lm = table.pivot(index="k", columns="alignment", values="lm")
-    assert (lm["ags"] <= lm["baseline"] + 1e-12).all(), lm
-    assert (np.diff(lm["ags"].to_numpy()) >= 0).all()  # information loss grows with k
-    assert (table["smallest_group"] >= table["k"]).all()
-    assert table["avg_re"].notna().all() and (table["queries"] > 0).all()
+    runs = []
+    for seed in (1, 2, 3, 4):
+        table, info = lda_table(
+            d4, sample, "subject", "category", [2, 5, 10, 15], 0.5, 0.5, 0,
+            [2, 4, 8, 16, 32, 64], 150, 0.01, seed, max_query_pairs=4 if seed == 1 else 1,
+        )  # fmt: skip
+        assert info["trajectories"] == 150 and info["sampled"]
+        assert (table["smallest_group"] >= table["k"]).all()
+        runs.append(table.assign(seed=seed))
+        if seed == 1:  # the AvgRE workload holds combinations of several pairs
+            assert (
+                int(info["workload"]["queries"]["2"]) > 0 and info["workload"]["beyond_bound"] == 0
+            )
+            assert table["avg_re"].notna().all() and (table["queries"] > 0).all()
+    lm = pd.concat(runs).pivot_table(index="k", columns="alignment", values="lm", aggfunc="mean")
+    assert (lm["ags"] < lm["baseline"]).all(), lm
+    assert (np.diff(lm["ags"].to_numpy()) > 0).all()  # information loss grows with k
 
 
 @pytest.mark.workflow

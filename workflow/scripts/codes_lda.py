@@ -14,7 +14,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     table, info = lda_table(
         diag, cohort, cfg["unit"], cfg["level"], lda["k"], lda["w_icd"], lda["w_age"],
         lda["age_min"], lda["age_intervals"], lda["max_trajectories"], lda["support"],
-        snakemake.params.seed,
+        snakemake.params.seed, max_query_pairs=lda["max_query_pairs"],
     )  # fmt: skip
     write_csv(table, snakemake.output.table)
     write_json(info, snakemake.output.info)

@@ -6,7 +6,8 @@
 * :mod:`~mimic_deid.codes.audit` -- k-map audit and the CDF figure (seed Figure 2);
 * :mod:`~mimic_deid.codes.gccens` -- Greedy Code Censoring and CUL (Algorithm 1, Tables 1/2);
 * :mod:`~mimic_deid.codes.hierarchy` -- ICD-9 and age DGHs, loss metric;
-* :mod:`~mimic_deid.codes.lda` -- Baseline, A-GS, MDAV, ILM/ALM, AvgRE (Algorithms 2-3);
+* :mod:`~mimic_deid.codes.lda` -- Baseline, A-GS, MDAV, ILM/ALM (Algorithms 2-3);
+* :mod:`~mimic_deid.codes.workload` -- the AvgRE query workload and its estimate (§IV.4.1);
 * :mod:`~mimic_deid.codes.stage` -- the workflow stage's library calls.
 """
 
@@ -35,7 +36,6 @@ from mimic_deid.codes.lda import (
     ags,
     ags_align,
     ags_matrices,
-    avg_relative_error,
     baseline,
     baseline_align,
     check_k_anonymous,
@@ -46,8 +46,15 @@ from mimic_deid.codes.stage import (
     check_codes_config,
     gccens_table,
     lda_table,
+    lda_trajectories,
     restrict_codes,
     sample_ids,
+)
+from mimic_deid.codes.workload import (
+    QueryWorkload,
+    avg_relative_error,
+    query_estimates,
+    query_workload,
 )
 
 __all__ = [
@@ -59,6 +66,7 @@ __all__ = [
     "LdaResult",
     "MultisetIndex",
     "Multisets",
+    "QueryWorkload",
     "Records",
     "Trajectories",
     "admission_ages",
@@ -82,10 +90,13 @@ __all__ = [
     "gccens_table",
     "icd9_hierarchy",
     "lda_table",
+    "lda_trajectories",
     "mdav",
     "multisets",
     "pair_records",
     "plot_dis_cdf",
+    "query_estimates",
+    "query_workload",
     "restrict_codes",
     "risk_audit",
     "sample_ids",

@@ -188,7 +188,8 @@ def icd9_hierarchy(codes) -> tuple[Hierarchy, int]:
         Leaves are the distinct valid codes; ``leaf_of`` also maps every invalid code to the
         root.
     int
-        Number of distinct codes outside ICD-9-CM (mapped to the root; a warning is logged).
+        Number of distinct codes outside ICD-9-CM (mapped to the root; a warning naming the
+        first five is logged).
     """
     labels, parent, index = [ROOT_LABEL], [-1], {("root", ROOT_LABEL): 0}
     leaf_of: dict[str, int] = {}
@@ -219,9 +220,10 @@ def icd9_hierarchy(codes) -> tuple[Hierarchy, int]:
         tree.leaf_of[code] = 0
     if invalid:
         log.warning(
-            "%d distinct diagnosis codes are not ICD-9-CM codes; they are mapped to the root "
-            "of the ICD hierarchy (fully generalised)",
+            "table diagnoses_icd, column icd9_code: %d distinct codes are not ICD-9-CM codes "
+            "(first: %s); they are mapped to the root of the ICD hierarchy (fully generalised)",
             len(invalid),
+            invalid[:5],
         )
     return tree, len(invalid)
 

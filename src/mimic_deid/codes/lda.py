@@ -40,7 +40,6 @@ __all__ = [
     "ags",
     "ags_align",
     "ags_matrices",
-    "avg_relative_error",
     "baseline",
     "baseline_align",
     "check_k_anonymous",
@@ -464,53 +463,3 @@ def check_k_anonymous(result: LdaResult, k: int) -> int:
             f"LDA: a published trajectory is shared by {smallest} records, fewer than k = {k}"
         )
     return smallest
-
-
-def avg_relative_error(
-    traj: Trajectories, result: LdaResult, hicd: Hierarchy, hage: Hierarchy, support: float = 0.01
-) -> tuple[float, int]:
-    """AvgRE of the (ICD, age) count queries with support >= ``support`` (seed §IV.4.1).
-
-    A query counts the trajectories holding one (ICD, age) pair of the original data. Its
-    estimate on the published data sums, over trajectories, the probability that one of the
-    published pairs covering the query is it (each covering pair stands for any of its
-    leaf combinations with equal probability).
-
-    Returns
-    -------
-    float
-        Mean relative error (NaN when no pair reaches the support).
-    int
-        Number of queries in the workload.
-    """
-    N = len(traj)
-    valid = traj.icd >= 0
-    rec = np.repeat(np.arange(N), valid.sum(axis=1))
-    key = traj.icd[valid] * (hage.parent.size + 1) + traj.age[valid]
-    uniq_rec_key = np.unique(rec * (key.max() + 1 if key.size else 1) + key)
-    present_key = uniq_rec_key % (key.max() + 1 if key.size else 1)
-    qkeys, actual = np.unique(present_key, return_counts=True)
-    keep = actual >= support * N
-    qkeys, actual = qkeys[keep], actual[keep]
-    if qkeys.size == 0:
-        return float("nan"), 0
-    q_icd, q_age = qkeys // (hage.parent.size + 1), qkeys % (hage.parent.size + 1)
-    pub_i = _published_nodes(result.published, 0)
-    pub_a = _published_nodes(result.published, 1)
-    owner = np.repeat(np.arange(len(result.published)), [p[0].size for p in result.published])
-    size = np.bincount(result.cluster, minlength=len(result.published))
-    p_pair = 1.0 / (np.maximum(hicd.leaves[pub_i], 1) * np.maximum(hage.leaves[pub_a], 1))
-    cover = hicd.covers(pub_i[None, :], q_icd[:, None]) & hage.covers(
-        pub_a[None, :], q_age[:, None]
-    )
-    # P(trajectory holds the pair) = 1 - prod over its covering pairs of (1 - p)
-    log_miss = np.where(cover, np.log1p(-np.minimum(p_pair, 1 - 1e-15))[None, :], 0.0)
-    per_cluster = np.zeros((qkeys.size, len(result.published)))
-    np.add.at(per_cluster.T, owner, log_miss.T)
-    prob = 1.0 - np.exp(per_cluster)
-    full = np.isclose(p_pair, 1.0)
-    exact = np.zeros_like(per_cluster, dtype=bool)
-    np.logical_or.at(exact.T, owner, (cover & full[None, :]).T)
-    prob = np.where(exact, 1.0, prob)
-    estimate = prob @ size
-    return float(np.mean(np.abs(actual - estimate) / actual)), int(qkeys.size)

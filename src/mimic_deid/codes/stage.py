@@ -13,21 +13,28 @@ import pandas as pd
 
 from mimic_deid.codes.data import code_records, codes_at_level, pair_records, sample_rows
 from mimic_deid.codes.gccens import cap_vector, cul_statistics, gccens
-from mimic_deid.codes.hierarchy import AGE_90_PLUS, age_hierarchy, icd9_hierarchy
+from mimic_deid.codes.hierarchy import AGE_90_PLUS, Hierarchy, age_hierarchy, icd9_hierarchy
 from mimic_deid.codes.index import MultisetIndex
 from mimic_deid.codes.lda import (
     ALIGNMENTS,
     Trajectories,
-    avg_relative_error,
     check_k_anonymous,
     check_weights,
     mdav,
 )
+from mimic_deid.codes.workload import avg_relative_error, query_workload
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import get_logger
 from mimic_deid.seeding import derive_rng
 
-__all__ = ["check_codes_config", "gccens_table", "lda_table", "restrict_codes", "sample_ids"]
+__all__ = [
+    "check_codes_config",
+    "gccens_table",
+    "lda_table",
+    "lda_trajectories",
+    "restrict_codes",
+    "sample_ids",
+]
 
 log = get_logger(__name__)
 
@@ -120,36 +127,31 @@ def gccens_table(
     return pd.DataFrame(out)
 
 
-def lda_table(
+def lda_trajectories(
     diag: pd.DataFrame,
     sample: np.ndarray,
     unit: str,
     level: str,
-    ks: Sequence[int],
-    w_icd: float,
-    w_age: float,
     age_min: int,
     age_intervals: Sequence[int],
     max_trajectories: int,
-    support: float,
     seed: int,
-    alignments: Sequence[str] = ALIGNMENTS,
-) -> tuple[pd.DataFrame, dict]:
-    """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+) -> tuple[Trajectories, Hierarchy, Hierarchy, dict]:
+    """The sample's (ICD, age) trajectories that LDA clusters, and the two DGHs.
 
-    At most ``max_trajectories`` sample records are clustered (a uniform draw from
-    ``derive_rng(seed, "codes-lda")`` when the sample is larger): clustering costs
-    O(N^2 m n') alignment cells.
+    At most ``max_trajectories`` sample records (a uniform draw from
+    ``derive_rng(seed, "codes-lda")`` when the sample is larger).
 
     Returns
     -------
-    DataFrame
-        alignment, k, ilm, alm, lm (= ilm + alm), avg_re, queries, clusters, smallest_group.
+    Trajectories
+        N trajectories of DGH leaves.
+    Hierarchy, Hierarchy
+        The ICD and age DGHs.
     dict
         ``trajectories`` (N), ``sampled`` (bool), ``mean_length``, ``icd_leaves``,
         ``age_leaves``, ``codes_outside_icd9``.
     """
-    check_weights(w_icd, w_age, "codes/lda/w_icd + codes/lda/w_age")
     records = pair_records(diag, unit, level)
     rows = sample_rows(records, sample, "LDA")
     sampled = rows.size > max_trajectories
@@ -171,6 +173,64 @@ def lda_table(
     icd = np.array([hicd.leaf_of[c] for c in records.items["code"]], dtype=np.int64)[it]
     age = np.array([hage.leaf_of[int(a)] for a in records.items["age"]], dtype=np.int64)[it]
     traj = Trajectories.from_pairs(rec, icd, age, smp.n_records)
+    info = {
+        "trajectories": len(traj),
+        "sampled": bool(sampled),
+        "mean_length": float(traj.length.mean()) if len(traj) else 0.0,
+        "icd_leaves": hicd.domain,
+        "age_leaves": hage.domain,
+        "codes_outside_icd9": outside,
+    }
+    return traj, hicd, hage, info
+
+
+def lda_table(
+    diag: pd.DataFrame,
+    sample: np.ndarray,
+    unit: str,
+    level: str,
+    ks: Sequence[int],
+    w_icd: float,
+    w_age: float,
+    age_min: int,
+    age_intervals: Sequence[int],
+    max_trajectories: int,
+    support: float,
+    seed: int,
+    alignments: Sequence[str] = ALIGNMENTS,
+    max_query_pairs: int = 4,
+) -> tuple[pd.DataFrame, dict]:
+    """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+
+    The trajectories are those of :func:`lda_trajectories` (at most ``max_trajectories``):
+    clustering costs O(N^2 m n') alignment cells. AvgRE is measured on the workload of
+    :func:`~mimic_deid.codes.workload.query_workload` (combinations of up to
+    ``max_query_pairs`` pairs held by >= ``support`` of the clustered trajectories).
+
+    Returns
+    -------
+    DataFrame
+        alignment, k, ilm, alm, lm (= ilm + alm), avg_re (all queries), avg_re_1 ..
+        avg_re_<max_query_pairs> (queries of that many pairs; NaN when there are none),
+        queries, clusters, smallest_group.
+    dict
+        The information of :func:`lda_trajectories` and ``workload``: ``support``,
+        ``max_query_pairs``, ``queries`` per size, ``beyond_bound`` (frequent combinations
+        of ``max_query_pairs + 1`` pairs the bound leaves out).
+    """
+    check_weights(w_icd, w_age, "codes/lda/w_icd + codes/lda/w_age")
+    traj, hicd, hage, info = lda_trajectories(
+        diag, sample, unit, level, age_min, age_intervals, max_trajectories, seed
+    )
+    workload = query_workload(traj, support, max_query_pairs)
+    if workload.beyond_bound:
+        log.warning(
+            "AvgRE workload: %d combinations of %d pairs reach the support but exceed "
+            "codes/lda/max_query_pairs = %d and are left out",
+            workload.beyond_bound,
+            max_query_pairs + 1,
+            max_query_pairs,
+        )
     out = []
     for alignment in alignments:
         for k in ks:
@@ -181,7 +241,8 @@ def lda_table(
                 )
             res = mdav(traj, int(k), hicd, hage, w_icd, w_age, alignment)
             smallest = check_k_anonymous(res, int(k))
-            are, queries = avg_relative_error(traj, res, hicd, hage, support)
+            are = avg_relative_error(workload, res, hicd, hage)
+            by_size = {f"avg_re_{s}": are.get(f"avg_re_{s}") for s in range(1, max_query_pairs + 1)}
             out.append(
                 {
                     "alignment": alignment,
@@ -189,21 +250,26 @@ def lda_table(
                     "ilm": res.ilm,
                     "alm": res.alm,
                     "lm": res.ilm + res.alm,
-                    "avg_re": are,
-                    "queries": queries,
+                    "avg_re": are["avg_re"],
+                    **{key: float("nan") if v is None else v for key, v in by_size.items()},
+                    "queries": len(workload),
                     "clusters": len(res.published),
                     "smallest_group": smallest,
                 }
             )
             log.info(
-                "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f", alignment, k, res.ilm, res.alm, are
+                "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f (%d queries)",
+                alignment,
+                k,
+                res.ilm,
+                res.alm,
+                are["avg_re"],
+                len(workload),
             )
-    info = {
-        "trajectories": len(traj),
-        "sampled": bool(sampled),
-        "mean_length": float(traj.length.mean()) if len(traj) else 0.0,
-        "icd_leaves": hicd.domain,
-        "age_leaves": hage.domain,
-        "codes_outside_icd9": outside,
+    info["workload"] = {
+        "support": workload.support,
+        "max_query_pairs": workload.max_pairs,
+        "queries": workload.sizes(),
+        "beyond_bound": workload.beyond_bound,
     }
     return pd.DataFrame(out), info
