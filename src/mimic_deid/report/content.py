@@ -25,7 +25,7 @@ from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_t
 from mimic_deid.deid.features import feature_spec
 from mimic_deid.evaluate.disagreement import class_std
 from mimic_deid.evaluate.distances import feature_distances
-from mimic_deid.evaluate.privacy import class_curves, released_by_key
+from mimic_deid.evaluate.privacy import DTW_WINDOW, class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
@@ -239,8 +239,12 @@ def main_class_curves(
     features: Mapping[str, list[str]],
     standardise: bool = False,
     series_distance: str = "euclidean",
+    dtw_window: int | None = DTW_WINDOW,
 ) -> dict:
     """Every disagreement curve of one ``stays`` class of the release (seed Figs 3.1, 5.4).
+
+    ``standardise``, ``series_distance`` and ``dtw_window`` as in
+    :func:`~mimic_deid.evaluate.privacy.class_curves`.
 
     Returns
     -------
@@ -263,7 +267,9 @@ def main_class_curves(
     if len(original) != 1 or len(released) != 1:
         return {}
     spec = feature_spec(dict(features), dims)
-    result, F_o, F_r = class_curves(original[0], released[0], spec, standardise, series_distance)
+    result, F_o, F_r = class_curves(
+        original[0], released[0], spec, standardise, series_distance, dtw_window
+    )
     d = int(spec.dims[0])
     return {
         "result": result,
@@ -287,7 +293,8 @@ def load_report_data(
 ) -> ReportData:
     """Read the run's artefacts the report draws (input names as in ``rule report``).
 
-    ``evaluate`` holds the config's ``standardise`` and ``series_distance`` for the curves of
+    ``evaluate`` holds the config's ``standardise``, ``series_distance`` and ``dtw_window``
+    for the curves of
     the main class (drawn when the inputs ``series``, ``release_series`` and ``pseudonyms``
     are given).
     """
@@ -321,6 +328,7 @@ def load_report_data(
             features,
             bool(evaluate.get("standardise", False)),
             str(evaluate.get("series_distance", "euclidean")),
+            evaluate.get("dtw_window", DTW_WINDOW),
         )
     return ReportData(
         point=dict(point),
