@@ -20,7 +20,8 @@ needs (original vs released, original vs original) are each computed once and sh
 disagreement and by both attackers' linkage attacks on both sides; everything is computed a
 block of ``block_rows`` target series at a time (all of a target's quantities are local to its
 row), so the only ``n x n`` array held is the disagreement curves that the summary's per-column
-quantiles need. The results do not depend on ``block_rows``: series distances are centred on
+quantiles need. With ``series_distance="dtw"`` (or ``standardise``) the disagreement's
+distances are a third matrix, computed block by block in the same way. The results do not depend on ``block_rows``: series distances are centred on
 the class-wide column means whatever the block, and class totals are summed once over the
 whole class.
 """
@@ -143,7 +144,8 @@ def _check_dtw_window(window: int | None) -> int | None:
     )
     if not ok:
         raise ConfigError(
-            f"DTW window (evaluate/dtw_window) must be a non-negative integer or null, got {window!r}"
+            "DTW window (evaluate/dtw_window) must be a non-negative integer or null, "
+            f"got {window!r}"
         )
     return None if window is None else int(window)
 
