@@ -282,3 +282,30 @@ def test_html_report_works_after_the_readme_install(finished_run, tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "linkage_strong.png" in out.read_text(errors="replace")
+
+
+def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_path):
+    """``evaluate.series_distance: dtw`` (a copy of the finished run): only the disagreement
+    rules and what reads them re-run; the disagreement changes, the linkage attack (Euclidean
+    reconstruction error) does not."""
+    reference, _ = finished_run
+    workdir = tmp_path / "run"
+    shutil.copytree(reference, workdir, symlinks=True)
+    config = prepare(workdir, {"evaluate": {"series_distance": "dtw", "dtw_window": 2}})
+    jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
+    assert jobs.get("privacy_baseline") == 1 and jobs.get("privacy") == 2, jobs
+    assert not UPSTREAM & set(jobs) and "deidentify" not in jobs, jobs
+    linkage = sorted(reference.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
+    targets = [str(p.relative_to(reference)) for p in linkage]
+    targets.append("results/stays/dk10/baseline/disagreement_summary.parquet")
+    snakemake(workdir, "--cores", "2", *targets, config=config)
+    for path in linkage:
+        rel = path.relative_to(reference)
+        assert (workdir / rel).read_bytes() == path.read_bytes(), rel
+        series = rel.with_name("disagreement_series.parquet")
+        euclid = pd.read_parquet(reference / series)
+        dtw = pd.read_parquet(workdir / series)
+        assert list(dtw["pseudonym"]) == list(euclid["pseudonym"])
+        assert not dtw["auc"].equals(euclid["auc"]), series
+    base = "results/stays/dk10/baseline/disagreement_summary.parquet"
+    assert not pd.read_parquet(workdir / base).equals(pd.read_parquet(reference / base))

@@ -24,6 +24,7 @@ rule privacy_baseline:
         standardise=config["evaluate"]["standardise"],
         block_rows=config["evaluate"]["block_rows"],
         series_distance=config["evaluate"]["series_distance"],
+        dtw_window=config["evaluate"]["dtw_window"],
     script:
         "../scripts/privacy_baseline.py"
 
@@ -56,6 +57,7 @@ rule privacy:
         seed=config["seed"],
         block_rows=config["evaluate"]["block_rows"],
         series_distance=config["evaluate"]["series_distance"],
+        dtw_window=config["evaluate"]["dtw_window"],
         attacker_features=config["evaluate"]["attacker_features"],
     script:
         "../scripts/privacy.py"

@@ -26,6 +26,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         fk=int(snakemake.wildcards.fk),
         block_rows=snakemake.params.block_rows,
         series_distance=snakemake.params.series_distance,
+        dtw_window=snakemake.params.dtw_window,
         alt_features=dict(snakemake.params.attacker_features),
     )
     write_parquet(per_series, snakemake.output.per_series)

@@ -18,6 +18,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         snakemake.params.standardise,
         block_rows=snakemake.params.block_rows,
         series_distance=snakemake.params.series_distance,
+        dtw_window=snakemake.params.dtw_window,
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

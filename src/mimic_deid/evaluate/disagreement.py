@@ -19,7 +19,8 @@ Computed per duration class of ``n`` series, with these conventions:
   Δ-AUC 0). A series with no defined ``d_F`` has NaN Δ-AUC, thresholds and values.
 - ``d_S`` is the plain Euclidean distance (not divided by the number of records), in the
   series' own units unless ``standardise`` is set (the privacy driver can divide it by the
-  class length: config ``evaluate/series_distance: per_record``, seed §6.3).
+  class length, config ``evaluate/series_distance: per_record``, seed §6.3, or replace it by
+  dynamic time warping, ``dtw``, seed §4.3).
 - by inclusion count ``c = 1..n``: the value of the increment at which the cumulative number
   of included series first reaches ``>= c`` (NaN if it never does); inclusion = ``c / n``.
 

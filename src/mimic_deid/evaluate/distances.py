@@ -1,4 +1,4 @@
-"""Masked Euclidean distance matrices between feature vectors and between series.
+"""Masked distance matrices between feature vectors and between series: Euclidean and DTW.
 
 Both distances compare only the values that are non-null (not NaN) in *both* operands (the
 conventions of :mod:`mimic_deid.evaluate.disagreement`): a feature or record that is null on
@@ -21,11 +21,36 @@ the matrix products in chunks of at most :data:`ROW_CHUNK` rows counted from its
 a BLAS product's rounding can depend on the operands' shapes, so this fixed geometry is what
 makes a row block of ``X_a`` that starts at a multiple of :data:`ROW_CHUNK` give exactly the
 rows of the whole matrix (the privacy evaluation's blocks, :mod:`mimic_deid.evaluate.privacy`).
+
+Dynamic time warping (:func:`dtw_distances`, seed §4.3's alternative to the Euclidean series
+distance). DTW aligns two sequences that may differ in length, so nulls are handled by leaving
+them out rather than by masking positions: the *independent* multivariate DTW (the sum over
+dimensions of one-dimensional DTW) where, in each dimension, each series is compacted to its
+non-null records in time order. With squared differences as the local cost,
+
+    ``d(a, b)^2 = sum_k DTW_k(a_k, b_k)^2``,  ``DTW_k^2 = min over warping paths of the sum of
+    (a_k[i] - b_k[j])^2 along the path``,
+
+over the dimensions ``k`` non-null (at least one record) in both series; a dimension null
+throughout either series contributes nothing, and a pair with no such dimension has an
+undefined (NaN) distance, as for the Euclidean distance. So DTW with ``window=0`` (no warping)
+*is* the masked Euclidean distance whenever the two series have the same non-null records, and
+DTW is never larger than it then. ``window`` is a Sakoe-Chiba band in positions of the
+compacted sequences (hours for a dimension without nulls; more hours where nulls were left
+out): record ``i`` of a sequence of ``r`` records may be aligned with record ``j`` of one of
+``c`` records when ``i - max(0, r - c) - window <= j <= i + max(0, c - r) + window``, i.e.
+within ``window`` of the strip between the diagonal that aligns the two starts and the one
+that aligns the two ends (``|i - j| <= window`` for equal lengths). The distances of a pair depend on that pair only, so any block of rows equals the same rows of
+the whole matrix. Computed in C by ``dtaidistance`` (``dtw.distance_matrix_fast``), one
+dimension at a time over a whole block of pairs; the cost is O(n n2 D L w) for a band of
+``w`` (O(n n2 D L^2) without one), about ``2 w + 1`` times the Euclidean distance's
+arithmetic and without BLAS: measured figures in ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from dtaidistance import dtw
 
 from mimic_deid.errors import InputDataError
 
@@ -159,12 +184,7 @@ def series_distances(
     counts : ndarray of int64, shape (n, n2)
         Only with ``return_counts``: the number of (record, dimension) values compared.
     """
-    Xa = np.asarray(X_a, dtype=np.float64)
-    Xb = np.asarray(X_b, dtype=np.float64)
-    if Xa.ndim != 3 or Xb.ndim != 3 or Xa.shape[1:] != Xb.shape[1:]:
-        raise InputDataError(
-            f"series shapes must be (n, L, D) with equal L and D, got {Xa.shape} and {Xb.shape}"
-        )
+    Xa, Xb = _series_pair(X_a, X_b)
     n, n2 = Xa.shape[0], Xb.shape[0]
     P = Xa.shape[1] * Xa.shape[2]
     A = Xa.reshape(n, P)
@@ -291,3 +311,82 @@ def pair_series_distances(
         d[s : s + step] = np.sqrt(np.nansum(diff, axis=1))
     d[counts == 0] = np.nan
     return d, counts
+
+
+def _series_pair(X_a: np.ndarray, X_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    Xa = np.asarray(X_a, dtype=np.float64)
+    Xb = np.asarray(X_b, dtype=np.float64)
+    if Xa.ndim != 3 or Xb.ndim != 3 or Xa.shape[1:] != Xb.shape[1:]:
+        raise InputDataError(
+            f"series shapes must be (n, L, D) with equal L and D, got {Xa.shape} and {Xb.shape}"
+        )
+    return Xa, Xb
+
+
+def compact_dimension(X: np.ndarray, k: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sequences DTW compares in dimension ``k``: each series' non-null values in time order.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, L, D)
+    k : int
+
+    Returns
+    -------
+    rows : ndarray of int, shape (n_k,)
+        The series with at least one non-null record in dimension ``k``.
+    sequences : list of ndarray, shape (length_i,)
+        Their non-null values, contiguous float64, ``1 <= length_i <= L``.
+    """
+    col = X[:, :, k]
+    has = np.flatnonzero((~np.isnan(col)).any(axis=1))
+    return has, [np.ascontiguousarray(x[~np.isnan(x)]) for x in col[has]]
+
+
+def dtw_distances(X_a: np.ndarray, X_b: np.ndarray, *, window: int | None = None) -> np.ndarray:
+    """Independent multivariate DTW distances between series, nulls left out (module docstring).
+
+    Parameters
+    ----------
+    X_a, X_b : ndarray, shape (n, L, D) and (n2, L, D)
+        As in :func:`series_distances`.
+    window : int or None
+        Sakoe-Chiba band: the largest shift, in positions of a dimension's compacted
+        sequences, between aligned records (module docstring; 0: no warping between
+        sequences of equal length); None: unconstrained.
+
+    Returns
+    -------
+    ndarray, shape (n, n2)
+        ``sqrt(sum_k DTW_k^2)`` over the dimensions non-null in both series, with squared
+        differences as the local cost, in the series' own units; NaN where no dimension is
+        non-null in both. Each entry depends on its pair only; a series compared with an
+        identical one gives exactly 0.
+    """
+    Xa, Xb = _series_pair(X_a, X_b)
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0
+    ):
+        raise InputDataError(f"DTW window: expected a non-negative integer or None, got {window!r}")
+    # dtaidistance's window w allows shifts up to w - 1; its 0 means unconstrained.
+    band = 0 if window is None else int(window) + 1
+    n, n2 = Xa.shape[0], Xb.shape[0]
+    acc = np.zeros((n, n2), dtype=np.float64)
+    seen = np.zeros((n, n2), dtype=bool)
+    for k in range(Xa.shape[2]):
+        ia, sa = compact_dimension(Xa, k)
+        ib, sb = compact_dimension(Xb, k)
+        if not (ia.size and ib.size):
+            continue
+        # One call per dimension: rows sa against columns sb (all of the block lies above
+        # the diagonal of the stacked list, so it is computed in full).
+        d = dtw.distance_matrix_fast(
+            sa + sb, block=((0, ia.size), (ia.size, ia.size + ib.size)), compact=True, window=band
+        )
+        d2 = np.square(np.frombuffer(d, dtype=np.float64).reshape(ia.size, ib.size))
+        cells = np.ix_(ia, ib)
+        acc[cells] += d2
+        seen[cells] = True
+    d = np.sqrt(acc, out=acc)
+    d[~seen] = np.nan
+    return d

@@ -20,7 +20,8 @@ needs (original vs released, original vs original) are each computed once and sh
 disagreement and by both attackers' linkage attacks on both sides; everything is computed a
 block of ``block_rows`` target series at a time (all of a target's quantities are local to its
 row), so the only ``n x n`` array held is the disagreement curves that the summary's per-column
-quantiles need. The results do not depend on ``block_rows``: series distances are centred on
+quantiles need. With ``series_distance="dtw"`` (or ``standardise``) the disagreement's
+distances are a third matrix, computed block by block in the same way. The results do not depend on ``block_rows``: series distances are centred on
 the class-wide column means whatever the block, and class totals are summed once over the
 whole class.
 """
@@ -45,6 +46,7 @@ from mimic_deid.evaluate.disagreement import (
 )
 from mimic_deid.evaluate.distances import (
     ROW_CHUNK,
+    dtw_distances,
     feature_distances,
     safe_scale,
     series_centre,
@@ -62,15 +64,20 @@ from mimic_deid.seeding import derive_rng
 BLOCK_ROWS = 256
 
 #: Series distances of the disagreement (config ``evaluate/series_distance``): the plain
-#: masked Euclidean distance of seed §4.3 (default), or the same divided by the number of
-#: records (hours) of the class, as the distances of seed §6.3 are reported.
-SERIES_DISTANCES: tuple[str, ...] = ("euclidean", "per_record")
+#: masked Euclidean distance of seed §4.3 (default), the same divided by the number of
+#: records (hours) of the class, as the distances of seed §6.3 are reported, or seed §4.3's
+#: alternative, dynamic time warping (:func:`~mimic_deid.evaluate.distances.dtw_distances`).
+SERIES_DISTANCES: tuple[str, ...] = ("euclidean", "per_record", "dtw")
+
+#: Sakoe-Chiba band of the DTW series distance, in records (config ``evaluate/dtw_window``).
+DTW_WINDOW = 6
 
 #: Ranks at which the linkage attack's success is reported.
 TOP = (1, 5)
 
 __all__ = [
     "BLOCK_ROWS",
+    "DTW_WINDOW",
     "SERIES_DISTANCES",
     "baseline_disagreement",
     "class_curves",
@@ -131,6 +138,37 @@ def _check_series_distance(name: str) -> str:
     return name
 
 
+def _check_dtw_window(window: int | None) -> int | None:
+    ok = window is None or (
+        not isinstance(window, bool) and isinstance(window, (int, np.integer)) and window >= 0
+    )
+    if not ok:
+        raise ConfigError(
+            "DTW window (evaluate/dtw_window) must be a non-negative integer or null, "
+            f"got {window!r}"
+        )
+    return None if window is None else int(window)
+
+
+def _disagreement_distances(
+    X_a: np.ndarray,
+    X_b: np.ndarray,
+    series_distance: str,
+    dtw_window: int | None,
+    euclidean: np.ndarray | None = None,
+    centre: np.ndarray | None = None,
+) -> np.ndarray:
+    """The disagreement's ``d_S`` between the series of ``X_a`` and ``X_b``, shape (n, n2).
+
+    ``euclidean``: their Euclidean distances when already computed; ``centre``: as in
+    :func:`~mimic_deid.evaluate.distances.series_distances`.
+    """
+    if series_distance == "dtw":
+        return dtw_distances(X_a, X_b, window=dtw_window)
+    d = series_distances(X_a, X_b, centre=centre) if euclidean is None else euclidean
+    return d / max(X_a.shape[1], 1) if series_distance == "per_record" else d
+
+
 def evaluate_class(
     F_orig: np.ndarray,
     F_rel: np.ndarray,
@@ -142,6 +180,7 @@ def evaluate_class(
     errors: Sequence[float] = (),
     block_rows: int = BLOCK_ROWS,
     series_distance: str = "euclidean",
+    dtw_window: int | None = DTW_WINDOW,
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
     """Disagreement and linkage attacks of one duration class, a block of targets at a time.
 
@@ -165,10 +204,15 @@ def evaluate_class(
         Target series per block (config ``evaluate/block_rows``), a multiple of
         :data:`~mimic_deid.evaluate.distances.ROW_CHUNK`; peak memory is the curves
         (``n x n``) plus about a dozen ``block_rows x n`` arrays, and no result depends on it.
-    series_distance : {"euclidean", "per_record"}
-        The disagreement's ``d_S`` (:data:`SERIES_DISTANCES`); ``per_record`` divides it by
-        the class length ``L`` (records). The linkage attack's reconstruction error is
-        always the per-value RMS of :mod:`~mimic_deid.evaluate.linkage`.
+    series_distance : {"euclidean", "per_record", "dtw"}
+        The disagreement's ``d_S`` (:data:`SERIES_DISTANCES`); ``per_record`` divides the
+        Euclidean distance by the class length ``L`` (records); ``dtw`` is
+        :func:`~mimic_deid.evaluate.distances.dtw_distances`. The linkage attack's
+        reconstruction error is always the per-value RMS (Euclidean) of
+        :mod:`~mimic_deid.evaluate.linkage`.
+    dtw_window : int or None
+        The DTW band in records (config ``evaluate/dtw_window``; None: unconstrained); used
+        only with ``series_distance="dtw"``.
 
     Returns
     -------
@@ -182,7 +226,8 @@ def evaluate_class(
         :func:`~mimic_deid.evaluate.linkage.linkage_attack`.
     """
     block_rows = _check_block_rows(block_rows)
-    per_record = _check_series_distance(series_distance) == "per_record"
+    series_distance = _check_series_distance(series_distance)
+    dtw_window = _check_dtw_window(dtw_window)
     F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
     n = X_o.shape[0]
     attackers = dict(attackers or {})
@@ -210,10 +255,15 @@ def evaluate_class(
     scores = {
         name: {side: [[] for _ in errors] for side in ("baseline", "release")} for name in attackers
     }
+    # The Euclidean distance of the unscaled series is shared by the linkage attack's
+    # reconstruction error and (without standardise) the Euclidean disagreement.
+    shared = series_distance != "dtw" and not standardise
     for s in range(0, n, block_rows):
         rows = slice(s, min(n, s + block_rows))
         rms = {}
-        d_rel, c_rel = series_distances(X_o[rows], X_r, return_counts=True, centre=centre_rel)
+        d_rel = None
+        if attackers or shared:
+            d_rel, c_rel = series_distances(X_o[rows], X_r, return_counts=True, centre=centre_rel)
         if attackers:
             with np.errstate(invalid="ignore", divide="ignore"):
                 rms["release"] = d_rel / np.sqrt(c_rel)
@@ -225,12 +275,14 @@ def evaluate_class(
                     )
                     rms["baseline"] = d_b / np.sqrt(c_b)
                     del d_b, c_b
-        del c_rel
-        ds = d_rel
-        if standardise:
-            ds = series_distances(X_os[rows], X_rs, centre=centre_dis)
-        if per_record:
-            ds = ds / max(X_o.shape[1], 1)
+        ds = _disagreement_distances(
+            X_os[rows],
+            X_rs,
+            series_distance,
+            dtw_window,
+            euclidean=d_rel if shared else None,
+            centre=centre_dis,
+        )
         out = disagreement_rows(feature_distances(F_o[rows], F_r, f_scale), ds, curves[rows])
         del ds, d_rel
         for k, v in zip(keys, out[:5], strict=True):
@@ -264,6 +316,7 @@ def class_curves(
     spec: FeatureSpec,
     standardise: bool = False,
     series_distance: str = "euclidean",
+    dtw_window: int | None = DTW_WINDOW,
 ) -> tuple[DisagreementResult, np.ndarray, np.ndarray]:
     """Every disagreement curve of one class with its thresholds, for the report's figures.
 
@@ -276,7 +329,7 @@ def class_curves(
         The original and the released series of the class (same keys).
     spec : FeatureSpec
         The features the disagreement ranks by.
-    standardise, series_distance
+    standardise, series_distance, dtw_window
         As in :func:`evaluate_class`.
 
     Returns
@@ -286,7 +339,8 @@ def class_curves(
     F_orig, F_rel : ndarray, shape (n, m)
         The original and released features.
     """
-    per_record = _check_series_distance(series_distance) == "per_record"
+    series_distance = _check_series_distance(series_distance)
+    dtw_window = _check_dtw_window(dtw_window)
     F_o, F_r = compute_features(orig.X, spec), compute_features(rel.X, spec)
     _, _, X_o, X_r = check_class(F_o, F_r, orig.X, rel.X)
     scale = None
@@ -294,14 +348,17 @@ def class_curves(
         scale = class_std(F_o, axis=0)
         dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
         X_o, X_r = X_o / dim_scale, X_r / dim_scale
-    DS = series_distances(X_o, X_r)
-    if per_record:
-        DS = DS / max(X_o.shape[1], 1)
+    DS = _disagreement_distances(X_o, X_r, series_distance, dtw_window)
     return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
 
 
 def _baseline_class(
-    cls: ClassArray, spec: FeatureSpec, standardise: bool, block_rows: int, series_distance: str
+    cls: ClassArray,
+    spec: FeatureSpec,
+    standardise: bool,
+    block_rows: int,
+    series_distance: str,
+    dtw_window: int | None,
 ):
     F = compute_features(cls.X, spec)
     per_row, summary, _ = evaluate_class(
@@ -312,6 +369,7 @@ def _baseline_class(
         standardise=standardise,
         block_rows=block_rows,
         series_distance=series_distance,
+        dtw_window=dtw_window,
     )
     return _frames(per_row, summary, cls)
 
@@ -323,6 +381,7 @@ def baseline_disagreement(
     standardise: bool = False,
     block_rows: int = BLOCK_ROWS,
     series_distance: str = "euclidean",
+    dtw_window: int | None = DTW_WINDOW,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Disagreement of the original series against themselves, per duration class.
 
@@ -337,8 +396,10 @@ def baseline_disagreement(
         Standardise features and series per class before distances.
     block_rows : int
         Series per block (:func:`evaluate_class`).
-    series_distance : {"euclidean", "per_record"}
+    series_distance : {"euclidean", "per_record", "dtw"}
         The disagreement's series distance (:data:`SERIES_DISTANCES`).
+    dtw_window : int or None
+        The DTW band (:func:`evaluate_class`).
 
     Returns
     -------
@@ -357,6 +418,7 @@ def baseline_disagreement(
         [standardise] * n,
         [_check_block_rows(block_rows)] * n,
         [_check_series_distance(series_distance)] * n,
+        [_check_dtw_window(dtw_window)] * n,
         label="baseline disagreement classes",
     )
     return _concat(results)
@@ -402,6 +464,7 @@ def _release_class(
     seed: int,
     block_rows: int,
     series_distance: str,
+    dtw_window: int | None,
     alt: FeatureSpec | None = None,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
@@ -429,6 +492,7 @@ def _release_class(
         errors=errors,
         block_rows=block_rows,
         series_distance=series_distance,
+        dtw_window=dtw_window,
     )
     frames = _frames(per_row, summary, orig, pseudonyms)
     if alt is not None:
@@ -444,6 +508,7 @@ def _release_class(
             errors=errors,
             block_rows=block_rows,
             series_distance=series_distance,
+            dtw_window=dtw_window,
         )
         per_series = frames[0]
         for col in ("auc", "first_threshold", "first_disagreement"):
@@ -466,6 +531,7 @@ def evaluate_release(
     block_rows: int = BLOCK_ROWS,
     series_distance: str = "euclidean",
     alt_features: Mapping[str, list[str]] | None = None,
+    dtw_window: int | None = DTW_WINDOW,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -492,13 +558,17 @@ def evaluate_release(
         Feature k of the release, for :func:`linkage_bound`.
     block_rows : int
         Target series per block (:func:`evaluate_class`, config ``evaluate/block_rows``).
-    series_distance : {"euclidean", "per_record"}
+    series_distance : {"euclidean", "per_record", "dtw"}
         The disagreement's series distance (:data:`SERIES_DISTANCES`).
+    dtw_window : int or None
+        The DTW band (:func:`evaluate_class`).
     alt_features : mapping, optional
         Seed §6.3's attacker who knows other features than Mondrian's (config
         ``evaluate/attacker_features``); empty or None: none. Its disagreement is ranked by
         these features and its linkage attack uses the noise of
         ``derive_rng(seed, "linkage", "alternative", group, length)``.
+    dtw_window : int or None
+        The DTW band (:func:`evaluate_class`).
 
     Returns
     -------
@@ -539,6 +609,7 @@ def evaluate_release(
         [seed] * n,
         [_check_block_rows(block_rows)] * n,
         [_check_series_distance(series_distance)] * n,
+        [_check_dtw_window(dtw_window)] * n,
         [alt] * n,
         label="privacy evaluation classes",
     )

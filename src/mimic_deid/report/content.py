@@ -41,7 +41,7 @@ from mimic_deid.deid.features import feature_spec
 from mimic_deid.errors import ConfigError
 from mimic_deid.evaluate.disagreement import class_std
 from mimic_deid.evaluate.distances import feature_distances
-from mimic_deid.evaluate.privacy import class_curves, released_by_key
+from mimic_deid.evaluate.privacy import DTW_WINDOW, class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.html import write_index
@@ -274,8 +274,12 @@ def main_class_curves(
     features: Mapping[str, list[str]],
     standardise: bool = False,
     series_distance: str = "euclidean",
+    dtw_window: int | None = DTW_WINDOW,
 ) -> dict:
     """Every disagreement curve of one ``stays`` class of the release (seed Figs 3.1, 5.4).
+
+    ``standardise``, ``series_distance`` and ``dtw_window`` as in
+    :func:`~mimic_deid.evaluate.privacy.class_curves`.
 
     Returns
     -------
@@ -298,7 +302,9 @@ def main_class_curves(
     if len(original) != 1 or len(released) != 1:
         return {}
     spec = feature_spec(dict(features), dims)
-    result, F_o, F_r = class_curves(original[0], released[0], spec, standardise, series_distance)
+    result, F_o, F_r = class_curves(
+        original[0], released[0], spec, standardise, series_distance, dtw_window
+    )
     d = int(spec.dims[0])
     return {
         "result": result,
@@ -323,7 +329,8 @@ def load_report_data(
 ) -> ReportData:
     """Read the run's artefacts the report draws (input names as in ``rule report``).
 
-    ``evaluate`` holds the config's ``standardise`` and ``series_distance`` for the curves of
+    ``evaluate`` holds the config's ``standardise``, ``series_distance`` and ``dtw_window``
+    for the curves of
     the main class (drawn when the inputs ``series``, ``release_series`` and ``pseudonyms``
     are given). For the ``public`` audience the GA inputs (:data:`GA_INPUTS`) are refused
     and the main class's original series and features are dropped after its disagreement
@@ -366,6 +373,7 @@ def load_report_data(
             features,
             bool(evaluate.get("standardise", False)),
             str(evaluate.get("series_distance", "euclidean")),
+            evaluate.get("dtw_window", DTW_WINDOW),
         )
         if audience == "public":
             curves = {k: v for k, v in curves.items() if k not in ORIGINAL_KEYS}

@@ -64,7 +64,8 @@ STAT_LABELS = {
 }
 UTILITY_FIGURE_COLUMNS = ("setting", "split", "roc_auc", "pr_auc")
 NO_DATA = "no data"
-DISTANCE_UNIT = "Euclidean distance, series units"
+#: Axis unit of disagreement: the series distance of config ``evaluate/series_distance``.
+DISTANCE_UNIT = "series distance, series units"
 
 STYLE = {
     "font.size": 10,
@@ -360,7 +361,7 @@ def plot_summary_disagreement(
     series) of the disagreement curves is drawn against the inclusion percentage (share of the
     class within the feature-distance threshold, log x axis), dashed for the original data
     (``baseline``) and solid for the release (with a single statistic, also green for the
-    original and blue for the release). y is the disagreement (mean Euclidean distance
+    original and blue for the release). y is the disagreement (mean series distance
     between the original series and the included released series, in the series' units) or,
     with ``normalised``, its ratio to the value at 100 % inclusion (dotted line at 1).
 
