@@ -6,7 +6,12 @@
    each next cluster and the time between section starts from its transitions; every
    section's duration comes from the STE StartTimeFreq of its cluster.
 3. Filling: each section draws a start state, then state and time pairs from the STE
-   transitions until its end time (or the longest source section) is reached.
+   transitions until a record reaches its end time (or the longest source section is
+   reached). The section's last record is the first at or after its end, as a source
+   section's end is the time of its last record: a drawn transition is always kept, so the
+   decision to stop never depends on the transition being drawn (a stopping rule that dropped
+   the transition crossing the end would under-generate the transitions with long times).
+   Later sections of the object are shifted so that sections never overlap.
 
 At every draw the models that match the current generation point (its cluster and factor
 values) are combined with weights 1 / support normalised to one (§4, inverse-support
@@ -14,7 +19,9 @@ weighting; support = the model's released count total in that table): a model is
 that weight, then a row of it in proportion to its count, which samples the weighted mean
 of the models' distributions. A state without any released transition is repaired through
 its neighbours (§3.6): the next state is drawn in proportion to the neighbour counts. Times
-are Normal(mean, sd) draws truncated at zero. Every draw is vectorised over all objects or
+and durations are Normal(mean, sd) draws truncated at zero (conditioned on being positive, not
+clamped: clamping would put the mass of the negative half at exactly zero, i.e. zero-time
+transitions and one-record sections). Every draw is vectorised over all objects or
 sections of a step.
 """
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr, ndtri
 
 from mimic_deid.sequences.model import STE_LEVELS, Ensemble, factor_values, model_codes
 
@@ -115,6 +123,19 @@ def _normal(mean: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.nd
     return np.maximum(mean + np.nan_to_num(sd) * rng.standard_normal(len(mean)), 0.0)
 
 
+def _positive_normal(mean: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Normal(``mean``, ``sd``) truncated to (0, inf) by inverse CDF, shape (n,); ``mean``
+    (at least 0) where the sd is 0 or NaN (a statistic of one value)."""
+    mean = np.asarray(mean, dtype=np.float64)
+    sd = np.nan_to_num(np.asarray(sd, dtype=np.float64))
+    u = 1.0 - rng.random(len(mean))  # (0, 1]
+    spread = sd > 0
+    s = np.where(spread, sd, 1.0)
+    # P(X > 0) = Phi(mean / sd); X = mean - sd * Phi^-1(u * Phi(mean / sd))
+    x = mean - s * ndtri(u * ndtr(np.maximum(mean / s, -30.0)))
+    return np.where(spread, np.maximum(x, 0.0), np.maximum(mean, 0.0))
+
+
 def _neighbour_step(
     nb: pd.DataFrame, a: np.ndarray, n_states: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -133,8 +154,10 @@ def _draw(
     """Normal(``name``_mean, ``name``_sd) of each drawn row, truncated at zero; the ensemble's
     overall mean and sd where no row was drawn (-1)."""
     n = len(row)
-    own = _normal(_take(t, f"{name}_mean", row), _take(t, f"{name}_sd", row), rng)
-    overall = _normal(np.full(n, extra[f"{name}_mean"]), np.full(n, extra[f"{name}_sd"]), rng)
+    own = _positive_normal(_take(t, f"{name}_mean", row), _take(t, f"{name}_sd", row), rng)
+    overall = _positive_normal(
+        np.full(n, extra[f"{name}_mean"]), np.full(n, extra[f"{name}_sd"]), rng
+    )
     return np.where(row >= 0, own, overall)
 
 
@@ -303,16 +326,19 @@ def generate(
     vals = {f: factor_values(f, s_t, dur) for f in ste.factors}
     cand = sl.candidates(s_cl, vals)
     row = ste_start.sample(cand, np.zeros(ns, np.int64), rng)
-    live = row >= 0
-    state = np.where(live, _take(ste_start, "state", row), -1)
+    started = row >= 0
+    state = np.where(started, _take(ste_start, "state", row), -1)
     time = s_t.copy()
     out_sec, out_pos, out_state, out_time = (
-        [np.flatnonzero(live)],
-        [np.zeros(int(live.sum()), np.int64)],
-        [state[live]],
-        [time[live]],
+        [np.flatnonzero(started)],
+        [np.zeros(int(started.sum()), np.int64)],
+        [state[started]],
+        [time[started]],
     )
     max_len = int(ste.extra["max_length"])
+    # a section goes on while its last record is before its end time (a zero-length slot
+    # holds its start record only); the record that reaches the end is kept
+    live = started & (s_t < end)
     for k in range(1, max_len):
         idx = np.flatnonzero(live)
         if len(idx) == 0:
@@ -321,8 +347,8 @@ def generate(
         cand = sl.candidates(s_cl[idx], vals)
         nxt, dt = _step(ste_trans, ste, cand, state[idx], rng)
         tn = time[idx] + dt
-        go = (nxt >= 0) & (tn <= end[idx])
-        live[idx[~go]] = False
+        go = nxt >= 0
+        live[idx] = go & (tn < end[idx])
         g = idx[go]
         state[g], time[g] = nxt[go], tn[go]
         out_sec.append(g)
@@ -330,6 +356,19 @@ def generate(
         out_state.append(state[g])
         out_time.append(time[g])
     sec = np.concatenate(out_sec)
+    rec_time = np.concatenate(out_time)
+    # the last record may pass the planned end: shift later sections of the object so that
+    # each starts no earlier than the previous one's last record
+    last = np.full(ns, -np.inf)
+    np.maximum.at(last, sec, rec_time)
+    last = np.where(np.isfinite(last), last, s_t)
+    shift = np.zeros(ns)
+    for _ in range(int(s_idx.max()) + 1):
+        prev_last = np.r_[-np.inf, (last + shift)[:-1]]
+        need = np.where(same, np.maximum(prev_last - (s_t + shift), 0.0), 0.0)
+        if not need.any():
+            break
+        shift += need
     res = pd.DataFrame(
         {
             "object": s_obj[sec],
@@ -337,7 +376,7 @@ def generate(
             "position": np.concatenate(out_pos),
             "cluster": s_cl[sec],
             "state": np.concatenate(out_state),
-            "time": np.concatenate(out_time),
+            "time": rec_time + shift[sec],
         }
     )
     return res.sort_values(["object", "section", "position"], kind="stable").reset_index(drop=True)
