@@ -53,6 +53,13 @@ returned series are ``x + p`` in float64; the reported metrics are recomputed in
 Mutation positions come from geometric gaps, so their cost is proportional to the mutated
 genes. Series that stopped are dropped from the working arrays. Chunks hold ~10^6 child genes
 (cache friendly) and stay within ~1 GB of memory.
+
+Chunks are independent: :func:`plan_genetic` gives each its own generator, derived from the
+class's generator and the chunk's index (:func:`mimic_deid.seeding.spawn_rngs`), so chunks can
+run in any order and in any worker process (:func:`optimise_genetic` with ``threads``, or the
+chunks of every class of a release as one task list in
+:func:`mimic_deid.deid.methods.apply_method`) and the result depends only on the class's
+generator and the chunking.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ a sweep list per parameter; :func:`method_labels` expands them.
 Adding a method (docs/architecture.md has a worked example): write its module with a ``run``
 function of the signature above, add one :class:`ReleaseMethod` to :data:`REGISTRY`, and add
 its parameters under ``deid.methods`` in ``config/schema.yaml``. Sweeps, release, check,
-privacy, utility and report pick it up with no other change.
+privacy, utility and report pick it up with no other change. A method whose classes can be split
+into independent parts may also give a ``plan`` (:class:`ReleaseMethod`), so that one large
+class is spread over the job's threads.
 """
 
 from __future__ import annotations
