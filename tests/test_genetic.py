@@ -12,13 +12,16 @@ from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.deid.genetic import (
     GeneticParams,
     bernoulli_positions,
+    chunk_size,
     fitness_key,
     optimise_genetic,
+    plan_genetic,
     sample_distinct,
 )
 from mimic_deid.deid.methods import method_label, parse_method_label
 from mimic_deid.deid.optimise import unfeasibility
 from mimic_deid.errors import ConfigError
+from mimic_deid.seeding import spawn_rngs
 
 FAST = GeneticParams(
     fitness="NA",
@@ -273,3 +276,85 @@ def test_a_dimension_with_one_record_is_optimised_for_the_mean_only(problem):
     assert res.detail["mean_only_dims"].tolist() == [0, 0, 1, 0, 0, 0]
     mean_col = spec.names.index("heart_rate_mean")
     assert abs(res.X[2, 0, hr] - T[2, mean_col]) < abs(X[2, 0, hr] - T[2, mean_col])
+
+
+def test_chunks_give_the_same_bytes_whatever_the_thread_count(problem):
+    """Each chunk has its own generator: one process or two workers, same release."""
+    X, T, spec = problem
+    p = with_(FAST, max_iterations=40)
+    one = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_series=16, threads=1)
+    two = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_series=16, threads=2)
+    assert one.X.tobytes() == two.X.tobytes()
+    assert one.iterations.tobytes() == two.iterations.tobytes()
+    assert one.unfeasibility.tobytes() == two.unfeasibility.tobytes()
+    # the chunking is part of the result: another chunk size draws other streams
+    other = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_series=20)
+    assert other.X.tobytes() != one.X.tobytes()
+
+
+def test_a_chunk_depends_only_on_its_own_generator(problem):
+    """Chunks run in any order (reversed here) give the class's result; chunk c's generator is
+    the c-th derived from the class generator, whatever the number of chunks."""
+    X, T, spec = problem
+    p = with_(FAST, max_iterations=30)
+    plan = plan_genetic(X, T, spec, p, np.random.default_rng(9), chunk_series=16)
+    assert plan.n_chunks == 4 and [s.stop - s.start for s in plan.chunk_slices()] == [
+        16,
+        16,
+        16,
+        12,
+    ]
+    tasks = plan.tasks()
+    results = [None] * len(tasks)
+    for c in reversed(range(len(tasks))):
+        results[c] = tasks[c]()
+    assembled = plan.assemble(results)
+    direct = optimise_genetic(X, T, spec, p, np.random.default_rng(9), chunk_series=16)
+    assert assembled.X.tobytes() == direct.X.tobytes()
+    # the first 16 series are one chunk: alone, with the same derived generator, same result
+    first = spawn_rngs(np.random.default_rng(9), 1)[0]
+    alone = plan_genetic(X[:16], T[:16], spec, p, np.random.default_rng(0), chunk_series=16)
+    alone.chunk_rngs[0] = first
+    assert alone.assemble([alone.tasks()[0]()]).X.tobytes() == direct.X[:16].tobytes()
+
+
+def test_spawned_generators_depend_on_the_state_and_index_only():
+    few = [g.random(4) for g in spawn_rngs(np.random.default_rng(3), 2)]
+    many = [g.random(4) for g in spawn_rngs(np.random.default_rng(3), 5)]
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(few, many[:2], strict=True))
+    assert len({m.tobytes() for m in many}) == 5  # distinct streams per part
+    advanced = np.random.default_rng(3)
+    advanced.random()
+    assert spawn_rngs(advanced, 1)[0].random(4).tobytes() != few[0].tobytes()
+    with pytest.raises(ValueError) as info:
+        spawn_rngs(np.random.default_rng(3), -1)
+    assert str(info.value) == "spawn_rngs: n must be an integer >= 0, got -1"
+
+
+def test_default_chunking_splits_a_large_class_independently_of_threads():
+    """A 48-h class of 6,880 series (the real data's largest) is split into ~50 chunks, so two
+    workers share it; the chunk size is a function of the class alone."""
+    per = chunk_size(6880, 48 * 7, 24)
+    assert per == 129 and -(-6880 // per) == 54
+    assert chunk_size(5, 48 * 7, 24) == 5  # a small class is one chunk
+    assert chunk_size(6880, 2000 * 7, 24) == 8  # at least 8 series per chunk
+
+
+def test_bad_threads_chunks_and_callback_are_named_errors(problem):
+    X, T, spec = problem
+    rng = np.random.default_rng
+    with pytest.raises(ConfigError) as info:
+        optimise_genetic(X, T, spec, FAST, rng(1), threads=0)
+    assert str(info.value) == "threads: expected a positive integer, got 0"
+    with pytest.raises(ConfigError) as info:
+        optimise_genetic(X, T, spec, FAST, rng(1), chunk_series=0)
+    assert str(info.value) == "genetic optimiser: chunk_series must be an integer >= 1, got 0"
+    with pytest.raises(ConfigError) as info:
+        optimise_genetic(X, T, spec, FAST, rng(1), chunk_series=2.5)
+    assert str(info.value) == "genetic optimiser: chunk_series must be an integer >= 1, got 2.5"
+    with pytest.raises(ConfigError) as info:
+        optimise_genetic(X, T, spec, FAST, rng(1), threads=2, callback=lambda m, s, k: None)
+    assert str(info.value) == (
+        "genetic optimiser: a callback needs threads=1 (chunks in worker processes cannot call "
+        "back), got threads=2"
+    )

@@ -13,17 +13,21 @@ from mimic_deid.deid import (
     check_sweep_point,
     class_arrays,
     duration_classes,
+    feature_spec,
     iter_class_arrays,
     map_classes,
     mondrian_targets,
     pseudonymous_release,
+    run_method,
     tuning_grid_summary,
     tuning_table,
 )
+from mimic_deid.deid.targets import class_target_matrix
 from mimic_deid.errors import ConfigError, ReleaseCheckError
 from mimic_deid.evaluate import baseline_disagreement, evaluate_release, released_by_key
 from mimic_deid.report import sweep_table
 from mimic_deid.report.sweep import sweep_overview
+from mimic_deid.seeding import derive_rng
 
 FEATURES = {"heart_rate": ["mean", "var", "min", "max"], "glucose": ["mean"]}
 ADHOC = "adhoc-it10-ns0.01"
@@ -158,6 +162,34 @@ def test_apply_method_is_deterministic_and_independent_of_worker_count(point):
     two = apply_method(*args, label=ADHOC, seed=7, threads=2)[0]
     pd.testing.assert_frame_equal(one, two)
     pd.testing.assert_frame_equal(one, p["perturbed"])
+
+
+GENETIC = (
+    "genetic-NA-pop8-tour3-par2-msd3-mp0.2-isd1-pat10-max30-norm0-layseries_dimension-"
+    "initmean_shift"
+)
+
+
+def test_genetic_chunks_of_all_classes_give_the_same_release_whatever_threads(point):
+    """The genetic method runs (class, chunk) tasks across the workers; the release equals the
+    one-class-at-a-time result (run_method with the class's generator) for 1 and 2 threads."""
+    p = point
+    args = (p["classes"], p["dims"], p["targets"], FEATURES)
+    one, series_one, _ = apply_method(*args, label=GENETIC, seed=7, threads=1)
+    two, series_two, _ = apply_method(*args, label=GENETIC, seed=7, threads=2)
+    pd.testing.assert_frame_equal(one, two)
+    pd.testing.assert_frame_equal(series_one, series_two)
+    spec = feature_spec(FEATURES, p["dims"])
+    cls = p["classes"][0]
+    alone = run_method(
+        GENETIC,
+        cls.X,
+        class_target_matrix(p["targets"], cls, spec),
+        spec,
+        derive_rng(7, GENETIC, cls.group, cls.length),
+    )
+    rows = one[(one["group"] == cls.group) & (one["class_length"] == cls.length)]
+    assert rows[p["dims"]].to_numpy().tobytes() == alone.X.reshape(-1, len(p["dims"])).tobytes()
 
 
 def test_unknown_method_label_is_refused_before_any_work(point):

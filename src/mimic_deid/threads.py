@@ -6,13 +6,18 @@ worker processes run side by side (a competing process made the utility step 4-1
 Snakemake exports ``OMP_NUM_THREADS`` and friends for a rule's own process; worker processes
 and benchmark scripts are pinned here. Uses ``threadpoolctl`` for libraries already loaded and
 the environment variables for libraries loaded later and for child processes.
+
+:func:`map_tasks` spreads a job's independent tasks over its threads: one worker process per
+thread, each pinned to one native thread.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
 
 import pyarrow as pa
 from threadpoolctl import threadpool_limits
@@ -76,4 +81,71 @@ def limit_threads(threads: int) -> Iterator[None]:
                 os.environ[key] = value
 
 
-__all__ = ["THREAD_ENV_VARS", "limit_threads", "pin_threads", "thread_env"]
+def map_tasks(
+    tasks: Sequence[Callable[[], Any]],
+    *,
+    threads: int = 1,
+    costs: Sequence[float] | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> list[Any]:
+    """``[task() for task in tasks]``, in this process or in ``threads`` worker processes.
+
+    The tasks must be independent and draw randomness only from generators they carry (see
+    :mod:`mimic_deid.seeding`): the results are then the same whatever ``threads`` is and in
+    whatever order the tasks run.
+
+    Parameters
+    ----------
+    tasks : sequence of callables without arguments
+        Picklable when ``threads > 1`` (e.g. ``functools.partial`` of a module-level function).
+    threads : int
+        The job's threads (>= 1). With more than one (and more than one task), that many worker
+        processes run the tasks, each with its native pools pinned to one thread.
+    costs : sequence of float, optional
+        Expected cost of each task; with workers, tasks start in decreasing cost (ties: list
+        order), so that a long task does not start last. Default: list order.
+    on_done : callable, optional
+        ``on_done(i)`` in this process when task ``i`` has finished (progress).
+
+    Returns
+    -------
+    list
+        The tasks' results, in ``tasks`` order.
+    """
+    threads = _check(threads)
+    if costs is not None and len(costs) != len(tasks):
+        raise ValueError(f"map_tasks: {len(costs)} costs for {len(tasks)} tasks")
+    results: list[Any] = [None] * len(tasks)
+    if threads == 1 or len(tasks) < 2:
+        for i, task in enumerate(tasks):
+            results[i] = task()
+            if on_done is not None:
+                on_done(i)
+        return results
+    order = (
+        range(len(tasks)) if costs is None else sorted(range(len(tasks)), key=lambda i: -costs[i])
+    )
+    workers = min(threads, len(tasks))
+    with ProcessPoolExecutor(max_workers=workers, initializer=pin_threads, initargs=(1,)) as pool:
+        # Submitted lazily, a few ahead of the workers, so that the parent never holds the
+        # pickled arguments of every task at once.
+        pending: dict[Any, int] = {}
+        queue = iter(order)
+        for i in queue:
+            pending[pool.submit(tasks[i])] = i
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                i = pending.pop(future)
+                results[i] = future.result()
+                if on_done is not None:
+                    on_done(i)
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending[pool.submit(tasks[nxt])] = nxt
+    return results
+
+
+__all__ = ["THREAD_ENV_VARS", "limit_threads", "map_tasks", "pin_threads", "thread_env"]

@@ -63,7 +63,9 @@ rule deidentify:
         f"logs/benchmarks/{{release}}/{POINT}/deidentify.tsv"
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 2
+    # The genetic optimiser spreads (class, chunk) tasks over every thread it gets (one
+    # worker process each); Snakemake caps this at --cores.
+    threads: 8
     resources:
         mem_mb=6000,
     params:

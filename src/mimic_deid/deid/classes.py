@@ -8,8 +8,8 @@ last hours (the most informative for mortality) are kept.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ import pandas as pd
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import InputDataError
 from mimic_deid.logs import Progress, get_logger
-from mimic_deid.threads import pin_threads
+from mimic_deid.threads import map_tasks
 
 __all__ = [
     "KEY",
@@ -199,25 +199,17 @@ def map_classes(
             raise InputDataError(
                 f"{label}: {len(extra)} per-class arguments for {len(classes)} classes"
             )
-    args = [(cls, *(extra[i] for extra in per_class)) for i, cls in enumerate(classes)]
+    tasks = [
+        functools.partial(fn, cls, *(extra[i] for extra in per_class))
+        for i, cls in enumerate(classes)
+    ]
     sizes = [int(cls.X.shape[0]) for cls in classes]
     progress = Progress(label, sum(sizes), log, unit="series")
-    results: list[Any] = [None] * len(classes)
-    if threads > 1 and len(classes) > 1:
-        order = sorted(
-            range(len(classes)), key=lambda i: -classes[i].X.shape[0] * classes[i].X.shape[1]
-        )
-        # Each worker gets one of the rule's threads (BLAS/OpenMP pinned to 1).
-        with ProcessPoolExecutor(
-            max_workers=threads, initializer=pin_threads, initargs=(1,)
-        ) as pool:
-            futures = {i: pool.submit(fn, *args[i]) for i in order}
-            for i in order:
-                results[i] = futures[i].result()
-                progress.update(sizes[i])
-    else:
-        for i, a in enumerate(args):
-            results[i] = fn(*a)
-            progress.update(sizes[i])
+    results = map_tasks(
+        tasks,
+        threads=threads,
+        costs=[cls.X.shape[0] * cls.X.shape[1] for cls in classes],
+        on_done=lambda i: progress.update(sizes[i]),
+    )
     progress.close()
     return results

@@ -53,13 +53,21 @@ returned series are ``x + p`` in float64; the reported metrics are recomputed in
 Mutation positions come from geometric gaps, so their cost is proportional to the mutated
 genes. Series that stopped are dropped from the working arrays. Chunks hold ~10^6 child genes
 (cache friendly) and stay within ~1 GB of memory.
+
+Chunks are independent: :func:`plan_genetic` gives each its own generator, derived from the
+class's generator and the chunk's index (:func:`mimic_deid.seeding.spawn_rngs`), so chunks can
+run in any order and in any worker process (:func:`optimise_genetic` with ``threads``, or the
+chunks of every class of a release as one task list in
+:func:`mimic_deid.deid.methods.apply_method`) and the result depends only on the class's
+generator and the chunking.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -69,6 +77,8 @@ from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
+from mimic_deid.seeding import spawn_rngs
+from mimic_deid.threads import map_tasks
 
 log = get_logger(__name__)
 
@@ -576,7 +586,7 @@ def _swap(name: str) -> str:
     return "pop1" if name == "pop0" else "pop0"
 
 
-def _run_chunk(
+def run_chunk(
     X: np.ndarray,
     targets: np.ndarray,
     spec: FeatureSpec,
@@ -587,7 +597,15 @@ def _run_chunk(
     series_index: np.ndarray,
     callback: Callable[[int, np.ndarray, np.ndarray], None] | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Optimise one chunk of series; returns ``(X_out (n, L, D), iterations (n,))``."""
+    """Optimise one chunk of problems with its own generator ``rng``.
+
+    Module level, so that worker processes can run it (:meth:`GeneticPlan.tasks`).
+
+    Returns
+    -------
+    X_out : ndarray of float64, shape (n, L, D)
+    iterations : ndarray of int64, shape (n,)
+    """
     n = X.shape[0]
     prob = _Problem(X, targets, spec, weights, unit)
     G = prob.n_genes
@@ -713,6 +731,154 @@ def chunk_size(n: int, n_genes: int, population: int) -> int:
     return int(max(1, min(n, max(by_cache, 8), by_memory)))
 
 
+@dataclass
+class GeneticPlan:
+    """One duration class split into chunks of series that can be optimised independently.
+
+    Made by :func:`plan_genetic`. ``tasks()[c]`` optimises chunk ``c`` with its own generator
+    (``chunk_rngs[c]``); :meth:`assemble` puts the chunks' results together, in chunk order,
+    into the class's :class:`~mimic_deid.deid.optimise.OptimiseResult`. The result therefore
+    depends on the class's generator and on the chunking only, not on where or in which order
+    the chunks ran.
+
+    Attributes
+    ----------
+    X : ndarray of float64, shape (n, L, D)
+    targets : ndarray of float64, shape (n, m)
+    spec : FeatureSpec
+    params : GeneticParams
+    per_chunk : int
+        Series per chunk (the last chunk may hold fewer).
+    chunk_rngs : list of numpy.random.Generator
+        One per chunk (:func:`mimic_deid.seeding.spawn_rngs` of the class generator).
+    """
+
+    X: np.ndarray
+    targets: np.ndarray
+    spec: FeatureSpec
+    params: GeneticParams
+    per_chunk: int
+    chunk_rngs: list[np.random.Generator]
+    _problems: tuple[np.ndarray, np.ndarray, FeatureSpec, np.ndarray, np.ndarray | None]
+    _k: int  # problems per series
+    _mean_only: np.ndarray
+
+    @property
+    def n_chunks(self) -> int:
+        """Number of chunks."""
+        return len(self.chunk_rngs)
+
+    def chunk_slices(self) -> list[slice]:
+        """Rows of ``X`` (series) in each chunk."""
+        n = self.X.shape[0]
+        return [
+            slice(c * self.per_chunk, min((c + 1) * self.per_chunk, n))
+            for c in range(self.n_chunks)
+        ]
+
+    def chunk_costs(self) -> list[int]:
+        """Expected cost of each chunk: its series-hours times the feature dimensions."""
+        length = self.X.shape[1]
+        return [(sl.stop - sl.start) * length * max(self._k, 1) for sl in self.chunk_slices()]
+
+    def tasks(self, callback: Callable | None = None) -> list[Callable[[], Any]]:
+        """One picklable call per chunk, returning ``(X_out (problems, L, D'), iterations)``."""
+        Xp, tp, sp, wp, up = self._problems
+        k = self._k
+        out = []
+        for sl, rng in zip(self.chunk_slices(), self.chunk_rngs, strict=True):
+            ps = slice(sl.start * k, sl.stop * k)  # problems: whole series
+            out.append(
+                functools.partial(
+                    run_chunk,
+                    Xp[ps],
+                    tp[ps],
+                    sp,
+                    wp[ps],
+                    None if up is None else up[ps],
+                    self.params,
+                    rng,
+                    np.arange(ps.start, ps.stop),
+                    callback,
+                )
+            )
+        return out
+
+    def assemble(self, results: Sequence[tuple[np.ndarray, np.ndarray]]) -> OptimiseResult:
+        """The class's result from the chunks' results (in chunk order)."""
+        if len(results) != self.n_chunks:
+            raise ValueError(f"genetic plan: {len(results)} results for {self.n_chunks} chunks")
+        X, spec, k = self.X, self.spec, self._k
+        n, length, _ = X.shape
+        Xp = self._problems[0]
+        out_p = np.empty_like(Xp)
+        iters_p = np.zeros(Xp.shape[0], dtype=np.int64)
+        for sl, (xo, it) in zip(self.chunk_slices(), results, strict=True):
+            out_p[sl.start * k : sl.stop * k] = xo
+            iters_p[sl.start * k : sl.stop * k] = it
+        if self.params.layout == "series_dimension":
+            out = X.copy()
+            if k:
+                out[:, :, spec.feature_dims] = out_p.reshape(n, k, length).transpose(0, 2, 1)
+            iters = iters_p.reshape(n, k).max(axis=1) if k else np.zeros(n, dtype=np.int64)
+        else:
+            out, iters = out_p, iters_p
+        result = evaluate(X, out, self.targets, spec, iters)
+        return dataclasses.replace(result, detail={"mean_only_dims": self._mean_only})
+
+
+def plan_genetic(
+    X: np.ndarray,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    params: GeneticParams,
+    rng: np.random.Generator,
+    *,
+    chunk_series: int | None = None,
+) -> GeneticPlan:
+    """Prepare one duration class for the genetic optimiser and split it into chunks.
+
+    Parameters as :func:`optimise_genetic`. The chunking depends only on the class (``n``,
+    ``L``, feature dimensions), ``params.population`` and ``chunk_series``; the chunk
+    generators only on the state of ``rng`` (:func:`mimic_deid.seeding.spawn_rngs`).
+    """
+    if not isinstance(params, GeneticParams):
+        raise ConfigError(f"genetic optimiser: params must be GeneticParams, got {type(params)}")
+    if chunk_series is not None and (
+        isinstance(chunk_series, bool)
+        or not isinstance(chunk_series, int | np.integer)
+        or chunk_series < 1
+    ):
+        raise ConfigError(
+            f"genetic optimiser: chunk_series must be an integer >= 1, got {chunk_series!r}"
+        )
+    X, targets = check_inputs(X, targets, spec)
+    n, length, _ = X.shape
+    weights, unit = _scales(X, spec, bool(params.normalise_features))
+    search_targets, mean_only = mean_only_targets(X, targets, spec)
+    if params.layout == "series_dimension":
+        k = len(spec.feature_dims)
+        problems = _split_dimensions(X, search_targets, spec, weights, unit)
+        n_genes = length
+    else:
+        k = 1
+        problems = (X, search_targets, spec, weights, unit)
+        n_genes = len(spec.feature_dims) * length
+    per_chunk = int(chunk_series) if chunk_series else chunk_size(n, n_genes * k, params.population)
+    n_chunks = -(-n // per_chunk) if n else 0
+    return GeneticPlan(
+        X=X,
+        targets=targets,
+        spec=spec,
+        params=params,
+        per_chunk=per_chunk,
+        chunk_rngs=spawn_rngs(rng, n_chunks),
+        _problems=problems,
+        _k=k,
+        _mean_only=mean_only,
+    )
+
+
 def optimise_genetic(
     X: np.ndarray,
     targets: np.ndarray,
@@ -721,6 +887,7 @@ def optimise_genetic(
     rng: np.random.Generator,
     *,
     chunk_series: int | None = None,
+    threads: int = 1,
     callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
 ) -> OptimiseResult:
     """Perturb the feature dimensions of one duration class with the genetic algorithm.
@@ -734,16 +901,19 @@ def optimise_genetic(
     spec : FeatureSpec
     params : GeneticParams
     rng : numpy.random.Generator
-        The only source of randomness: same generator state, inputs and ``chunk_series`` give
-        the same output.
+        The only source of randomness: each chunk of series gets its own generator derived
+        from it (:func:`plan_genetic`), so the same generator state, inputs and
+        ``chunk_series`` give the same output whatever ``threads`` is.
     chunk_series : int, optional
         Series optimised together; default from :func:`chunk_size`. Changing it changes the
-        random stream (not the algorithm).
+        random streams (not the algorithm).
+    threads : int
+        Worker processes that optimise the chunks (>= 1; 1 = in this process).
     callback : callable, optional
         ``callback(m, problems, best_key)`` after every generation ``m`` with the numbers of
-        the still-running problems and their best :func:`fitness_key` (diagnostics). A
-        problem is a class row (``joint``), or class row ``i``'s ``a``-th feature dimension,
-        numbered ``i * len(spec.feature_dims) + a`` (``series_dimension``).
+        the still-running problems and their best :func:`fitness_key` (diagnostics; needs
+        ``threads=1``). A problem is a class row (``joint``), or class row ``i``'s ``a``-th
+        feature dimension, numbered ``i * len(spec.feature_dims) + a`` (``series_dimension``).
 
     Returns
     -------
@@ -751,42 +921,21 @@ def optimise_genetic(
         ``iterations`` = generations run per series (0 for a series without any gene); with
         the ``series_dimension`` layout, the most any of the series' dimensions ran.
     """
-    if not isinstance(params, GeneticParams):
-        raise ConfigError(f"genetic optimiser: params must be GeneticParams, got {type(params)}")
-    X, targets = check_inputs(X, targets, spec)
-    n, length, _ = X.shape
-    if chunk_series is not None and (isinstance(chunk_series, bool) or chunk_series < 1):
-        raise ConfigError(f"genetic optimiser: chunk_series must be >= 1, got {chunk_series!r}")
-    weights, unit = _scales(X, spec, bool(params.normalise_features))
-    search_targets, mean_only = mean_only_targets(X, targets, spec)
-    if params.layout == "series_dimension":
-        k = len(spec.feature_dims)
-        Xp, tp, sp, wp, up = _split_dimensions(X, search_targets, spec, weights, unit)
-        n_genes = length
-    else:
-        k = 1
-        Xp, tp, sp, wp, up = X, search_targets, spec, weights, unit
-        n_genes = len(spec.feature_dims) * length
-    per_chunk = int(chunk_series) if chunk_series else chunk_size(n, n_genes * k, params.population)
-    size = per_chunk * k  # problems per chunk: whole series
-    out_p = np.empty_like(Xp)
-    iters_p = np.zeros(Xp.shape[0], dtype=np.int64)
-    progress = Progress(f"genetic L={length}", n, log, unit="series")
-    for start in range(0, Xp.shape[0], size):
-        sl = slice(start, min(start + size, Xp.shape[0]))
-        idx = np.arange(sl.start, sl.stop)  # problem numbers
-        out_p[sl], iters_p[sl] = _run_chunk(
-            Xp[sl], tp[sl], sp, wp[sl], None if up is None else up[sl], params, rng, idx, callback
+    if callback is not None and threads != 1:
+        raise ConfigError(
+            "genetic optimiser: a callback needs threads=1 (chunks in worker processes cannot "
+            f"call back), got threads={threads!r}"
         )
-        progress.update((sl.stop - sl.start) // k)
+    plan = plan_genetic(X, targets, spec, params, rng, chunk_series=chunk_series)
+    n, length = plan.X.shape[:2]
+    progress = Progress(f"genetic L={length}", n, log, unit="series")
+    slices = plan.chunk_slices()
+    results = map_tasks(
+        plan.tasks(callback),
+        threads=threads,
+        costs=plan.chunk_costs(),
+        on_done=lambda c: progress.update(slices[c].stop - slices[c].start),
+    )
     if n:
         progress.close()
-    if params.layout == "series_dimension":
-        out = X.copy()
-        if k:
-            out[:, :, spec.feature_dims] = out_p.reshape(n, k, length).transpose(0, 2, 1)
-        iters = iters_p.reshape(n, k).max(axis=1) if k else np.zeros(n, dtype=np.int64)
-    else:
-        out, iters = out_p, iters_p
-    result = evaluate(X, out, targets, spec, iters)
-    return dataclasses.replace(result, detail={"mean_only_dims": mean_only})
+    return plan.assemble(results)

@@ -22,7 +22,9 @@ a sweep list per parameter; :func:`method_labels` expands them.
 Adding a method (docs/architecture.md has a worked example): write its module with a ``run``
 function of the signature above, add one :class:`ReleaseMethod` to :data:`REGISTRY`, and add
 its parameters under ``deid.methods`` in ``config/schema.yaml``. Sweeps, release, check,
-privacy, utility and report pick it up with no other change.
+privacy, utility and report pick it up with no other change. A method whose classes can be split
+into independent parts may also give a ``plan`` (:class:`ReleaseMethod`), so that one large
+class is spread over the job's threads.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.optimise import OptimiseResult
 from mimic_deid.deid.targets import class_target_matrix
 from mimic_deid.errors import ConfigError
-from mimic_deid.logs import get_logger
+from mimic_deid.logs import Progress, get_logger
 from mimic_deid.seeding import derive_rng
+from mimic_deid.threads import map_tasks
 
 __all__ = [
     "REGISTRY",
@@ -80,6 +83,12 @@ class ReleaseMethod:
     k_from_fk : bool
         The method takes the sweep point's feature k (fk) as its parameter ``k`` (the
         (k,P)-anonymity methods); :func:`run_method` adds it to ``params``.
+    plan : callable, optional
+        ``plan(X, targets, spec, params, rng)`` splitting one class into independent chunks
+        (an object with ``tasks()``, ``chunk_costs()``, ``chunk_slices()`` and
+        ``assemble(results)``, e.g. :class:`~mimic_deid.deid.genetic.GeneticPlan`), so that
+        :func:`apply_method` can spread one large class over the job's threads. Must give the
+        same result as ``run``. None: a class is one task.
     """
 
     name: str
@@ -87,6 +96,7 @@ class ReleaseMethod:
     run: Run
     choices: Mapping[str, tuple[str, ...]] | None = None
     k_from_fk: bool = False
+    plan: Callable[..., Any] | None = None
 
 
 def _run_adhoc(X, targets, spec, params, rng) -> OptimiseResult:
@@ -99,6 +109,10 @@ def _run_genetic(X, targets, spec, params, rng) -> OptimiseResult:
     return genetic.optimise_genetic(X, targets, spec, genetic.GeneticParams.from_dict(params), rng)
 
 
+def _plan_genetic(X, targets, spec, params, rng) -> genetic.GeneticPlan:
+    return genetic.plan_genetic(X, targets, spec, genetic.GeneticParams.from_dict(params), rng)
+
+
 #: Every release method, by name (label order of the config's sweep is this order).
 REGISTRY: dict[str, ReleaseMethod] = {
     m.name: m
@@ -109,6 +123,7 @@ REGISTRY: dict[str, ReleaseMethod] = {
             (("fitness", "", str), *genetic.LABEL_PARAMS),
             _run_genetic,
             choices={"fitness": genetic.FITNESS_VARIANTS},
+            plan=_plan_genetic,
         ),
         *(
             ReleaseMethod(
@@ -218,6 +233,45 @@ def _release_class(cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed
     return run_method(label, cls.X, targets, spec, rng, fk=fk)
 
 
+def _release_planned(
+    classes: Sequence[ClassArray],
+    T: Sequence[np.ndarray],
+    spec: FeatureSpec,
+    label: str,
+    seed: int,
+    threads: int,
+) -> list[OptimiseResult]:
+    """Every class through a method with a ``plan``: all chunks of all classes as one task list.
+
+    Each class's generator is the one :func:`_release_class` uses; its chunks' generators are
+    derived from it, so the results equal ``run_method``'s whatever ``threads`` is.
+    """
+    name, params = parse_method_label(label)
+    plan = REGISTRY[name].plan
+    plans = [
+        plan(cls.X, t, spec, params, derive_rng(seed, label, cls.group, cls.length))
+        for cls, t in zip(classes, T, strict=True)
+    ]
+    tasks: list[Any] = []
+    costs: list[float] = []
+    sizes: list[int] = []
+    for p in plans:
+        tasks += p.tasks()
+        costs += p.chunk_costs()
+        sizes += [sl.stop - sl.start for sl in p.chunk_slices()]
+    log.info("method %s: %d classes in %d chunks", label, len(plans), len(tasks))
+    progress = Progress(f"method {label}", sum(sizes), log, unit="series")
+    done = map_tasks(
+        tasks, threads=threads, costs=costs, on_done=lambda i: progress.update(sizes[i])
+    )
+    progress.close()
+    results, start = [], 0
+    for p in plans:
+        results.append(p.assemble(done[start : start + p.n_chunks]))
+        start += p.n_chunks
+    return results
+
+
 def _detail_columns(detail: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
     """A method's per-series detail as DataFrame columns; (n, L) arrays become lists."""
     return {
@@ -238,8 +292,12 @@ def apply_method(
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Change every released series with method ``label``, class by class.
 
-    Each class has its own generator, ``derive_rng(seed, label, group, class_length)``, so
-    running the classes in ``threads`` worker processes gives identical output.
+    Each class has its own generator, ``derive_rng(seed, label, group, class_length)``. A
+    method with a ``plan`` (the genetic optimiser) splits every class into chunks of series
+    with generators derived from the class's, and the chunks of all classes run as one list
+    of tasks over ``threads`` worker processes (largest first), so one large class uses all
+    threads; other methods run one task per class. Either way the output does not depend on
+    ``threads``.
 
     Parameters
     ----------
@@ -271,17 +329,20 @@ def apply_method(
     spec = feature_spec(dict(features), dims)
     T = [class_target_matrix(targets, cls, spec) for cls in classes]
     n = len(classes)
-    results = map_classes(
-        _release_class,
-        classes,
-        T,
-        [spec] * n,
-        [label] * n,
-        [seed] * n,
-        [fk] * n,
-        label=f"method {label}",
-        threads=threads,
-    )
+    if REGISTRY[parse_method_label(label)[0]].plan is not None:
+        results = _release_planned(classes, T, spec, label, seed, threads)
+    else:
+        results = map_classes(
+            _release_class,
+            classes,
+            T,
+            [spec] * n,
+            [label] * n,
+            [seed] * n,
+            [fk] * n,
+            label=f"method {label}",
+            threads=threads,
+        )
     perturbed, rows, per_class = [], [], []
     for cls, result in zip(classes, results, strict=True):
         perturbed.append(class_frame(cls, result.X, dims))
