@@ -9,7 +9,7 @@ one run, alternating, ``--repeats`` times (best of each):
   a child Python process reading 1 MiB blocks;
 - the chain as the workflow runs it, one child process per job, each pinned to its rule's
   threads (``mimic_deid.threads.pin_threads``) and, for extract and series, with the memory
-  pool their scripts choose (``mimic_deid.memory.use_compact_pool``): ``extract`` (2
+  pool their scripts choose (``mimic_deid.memory.COMPACT_POOL_ENV``): ``extract`` (2
   threads), ``cohort`` (1), ``series`` (1, both releases);
 - a child that only starts Python and imports the library (the start-up every job pays);
 - with ``--compare-src DIR``, the chain of another checkout (the previous code, e.g. a
@@ -139,13 +139,6 @@ def child(argv: list[str]) -> None:
             pa.set_cpu_count(n)
 
     pin_threads(threads)
-    if job in ("extract", "extract_isal", "series"):
-        try:  # as the workflow's extract and series scripts do
-            from mimic_deid.memory import use_compact_pool
-        except ImportError:  # --compare-src code without it: Arrow's default pool
-            pass
-        else:
-            use_compact_pool()
     if job in ("extract", "extract_isal"):
         _job_extract(Path(args[0]), Path(args[1]), "isal" if job == "extract_isal" else "arrow")
     elif job == "cohort":
@@ -182,6 +175,10 @@ def run_child(job: str, *args: str, src: Path | None = None) -> tuple[float, flo
     env = dict(os.environ, **thread_env(threads))
     if src is not None:
         env["PYTHONPATH"] = str(src / "src")
+    elif job in ("extract", "extract_isal", "series"):  # as the workflow's scripts set it
+        from mimic_deid.memory import COMPACT_POOL_ENV
+
+        env.update(COMPACT_POOL_ENV)
     return run(cmd, env=env)
 
 

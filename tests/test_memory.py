@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pytest
+import os
+import subprocess
+import sys
 
-from mimic_deid.memory import release_memory, use_compact_pool
-
-
-@pytest.fixture
-def restore_pool():
-    before = pa.default_memory_pool()
-    yield
-    pa.set_memory_pool(before)
+from mimic_deid.memory import COMPACT_POOL_ENV
 
 
-@pytest.mark.usefixtures("restore_pool")
-def test_the_streaming_stages_allocate_from_jemalloc_where_arrow_has_it() -> None:
-    try:
-        pa.jemalloc_memory_pool()
-        expected = "jemalloc"
-    except NotImplementedError:
-        expected = pa.default_memory_pool().backend_name
-    assert use_compact_pool() == expected
-    table = pa.table({"x": pa.array(range(100_000))})
-    assert pa.default_memory_pool().backend_name == expected
-    assert pa.default_memory_pool().bytes_allocated() >= table.nbytes
-    del table
-    release_memory()  # callable whatever the backend
+def test_a_job_started_with_the_pool_environment_allocates_from_jemalloc() -> None:
+    """Set before pandas loads Arrow, as the extract and series scripts do."""
+    code = (
+        "import os; from mimic_deid.memory import COMPACT_POOL_ENV, release_memory; "
+        "os.environ.update(COMPACT_POOL_ENV); import pandas; import pyarrow as pa; "
+        "t = pa.table({'x': list(range(1000))}); release_memory(); "
+        "print(pa.default_memory_pool().backend_name)"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in COMPACT_POOL_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "jemalloc"  # the pip wheels build it in

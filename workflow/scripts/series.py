@@ -1,12 +1,18 @@
 """Rule series: the hourly series of both releases (one pass), each with its split."""
 
+import os
+
+from mimic_deid.memory import COMPACT_POOL_ENV
+
+# Before pandas/pyarrow load: Arrow reads its memory pool from the environment once
+os.environ.update(COMPACT_POOL_ENV)
+
 from pathlib import Path
 
 import pandas as pd
 
 from mimic_deid.atomic import scratch_dir, write_json, write_parquet
 from mimic_deid.logs import run_stage
-from mimic_deid.memory import use_compact_pool
 from mimic_deid.series import build_releases
 from mimic_deid.split import add_splits
 from mimic_deid.threads import limit_threads
@@ -15,7 +21,6 @@ from mimic_deid.variables import load_variables
 # The spooled series are private: they live next to the outputs (a killed job's spool is
 # removed by the next run, as every temporary).
 spool_path = Path(snakemake.output.series[0]).parents[1] / "series-spool"
-use_compact_pool()  # bounded pieces: freed memory goes back (mimic_deid.memory)
 with (
     run_stage(snakemake.rule, snakemake.log[0]) as log,
     limit_threads(snakemake.threads),
