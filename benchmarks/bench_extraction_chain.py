@@ -8,12 +8,13 @@ one run, alternating, ``--repeats`` times (best of each):
 - the same files inflated by ISA-L (``isal.igzip``) and zlib-ng (``zlib_ng.gzip_ng``), each in
   a child Python process reading 1 MiB blocks;
 - the chain as the workflow runs it, one child process per job, each pinned to its rule's
-  threads (``mimic_deid.threads.pin_threads``): ``extract`` (2 threads), ``cohort`` (1),
-  ``series`` (1, both releases);
+  threads (``mimic_deid.threads.pin_threads``) and, for extract and series, with the memory
+  pool their scripts choose (``mimic_deid.memory.COMPACT_POOL_ENV``): ``extract`` (2
+  threads), ``cohort`` (1), ``series`` (1, both releases);
 - a child that only starts Python and imports the library (the start-up every job pays);
-- with ``--compare-src DIR``, the chain of another checkout (the previous code, whose series
-  stage ran one job per release) in the same alternation, and whether every artefact of the
-  two chains is byte-identical (sha256);
+- with ``--compare-src DIR``, the chain of another checkout (the previous code, e.g. a
+  ``git archive`` of the branch point) in the same alternation, and whether every artefact of
+  the two chains is byte-identical (sha256);
 - ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
   candidate decompressor; adopted only if it wins).
 
@@ -95,34 +96,24 @@ def _job_cohort(work: Path) -> None:
     write_parquet(stays, work / "stays.parquet")
 
 
-def _job_series(work: Path, release: str | None = None) -> None:
+def _job_series(work: Path) -> None:
     import pandas as pd
 
     from mimic_deid.atomic import write_json, write_parquet
+    from mimic_deid.series import build_releases
     from mimic_deid.split import add_splits
     from mimic_deid.variables import load_variables
 
     stays = pd.read_parquet(work / "stays.parquet")
     variables = load_variables(ROOT / "config" / "variables.yaml")
-    if release:  # the previous workflow: one job per release
-        from mimic_deid.series import build_release
-
-        releases = {release: build_release(work / "raw", stays, variables, release)}
-    else:
-        from mimic_deid.series import build_releases
-
-        spool = tempfile.mkdtemp(prefix="spool-", dir=work)
-        releases = build_releases(work / "raw", stays, variables, spool, ihm_hours=48)
+    spool = tempfile.mkdtemp(prefix="spool-", dir=work)
+    releases = build_releases(work / "raw", stays, variables, spool, ihm_hours=48)
     split = {"train": 0.7, "validation": 0.15, "test": 0.15}
     for name, (series, meta, stats) in releases.items():
-        if isinstance(series, pd.DataFrame):
-            write_parquet(series, work / name / "series.parquet")
-        else:
-            series.write(work / name / "series.parquet")
+        series.write(work / name / "series.parquet")
         write_parquet(add_splits(meta, split, 2020), work / name / "meta.parquet")
         write_json(stats, work / name / "cleaning.json")
-    if not release:
-        shutil.rmtree(spool)
+    shutil.rmtree(spool)
 
 
 def _job_inflate(kind: str, files: list[str]) -> None:
@@ -153,7 +144,7 @@ def child(argv: list[str]) -> None:
     elif job == "cohort":
         _job_cohort(Path(args[0]))
     elif job == "series":
-        _job_series(Path(args[0]), *args[1:])
+        _job_series(Path(args[0]))
     elif job == "startup":
         import mimic_deid.series  # noqa: F401  (pandas, pyarrow, numpy: what every job imports)
     else:
@@ -184,6 +175,10 @@ def run_child(job: str, *args: str, src: Path | None = None) -> tuple[float, flo
     env = dict(os.environ, **thread_env(threads))
     if src is not None:
         env["PYTHONPATH"] = str(src / "src")
+    elif job in ("extract", "extract_isal", "series"):  # as the workflow's scripts set it
+        from mimic_deid.memory import COMPACT_POOL_ENV
+
+        env.update(COMPACT_POOL_ENV)
     return run(cmd, env=env)
 
 
@@ -241,18 +236,13 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
         walls.setdefault("chain", []).append(chain)
         digests = outputs_sha256(work)
         shutil.rmtree(work)
-        if compare is not None:  # the previous code: one series job per release
+        if compare is not None:  # the previous code, the same jobs
             work = scratch / f"before-{rep}"
             chain = 0.0
-            for job, args in [
-                ("extract", (str(src), str(work))),
-                ("cohort", (str(work),)),
-                ("series", (str(work), "stays")),
-                ("series", (str(work), "ihm48")),
-            ]:
+            for job in CHAIN:
+                args = (str(src), str(work)) if job == "extract" else (str(work),)
                 wall, peak = run_child(job, *args, src=compare)
-                name = f"{job}_{args[-1]}_before" if job == "series" else f"{job}_before"
-                record(name, wall, peak)
+                record(f"{job}_before", wall, peak)
                 chain += wall
             walls.setdefault("chain_before", []).append(chain)
             same = outputs_sha256(work) == digests

@@ -17,6 +17,7 @@ Times are handled in whole seconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merg
 from mimic_deid.cohort import assign_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
+from mimic_deid.memory import release_memory
 from mimic_deid.variables import Variable, series_variables
 
 log = get_logger(__name__)
@@ -270,24 +272,79 @@ class ReleaseSeries:
             return _empty_long(self.dims)
         return pa.concat_tables(tables).to_pandas()
 
+    def _column_range(
+        self, k: int, field: int, lo: int, hi: int, stack: contextlib.ExitStack
+    ) -> list[pa.Array]:
+        """Rows ``[lo, hi)`` of column ``field`` of piece ``k`` as array chunks, zero-copy views
+        of the memory-mapped spool file (valid until ``stack`` closes; other columns unread)."""
+        source = stack.enter_context(pa.memory_map(str(self.files[k])))
+        reader = pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=[field]))
+        first_batch = lo // SPOOL_BATCH_ROWS
+        chunks = [
+            reader.get_batch(b).column(0)
+            for b in range(first_batch, (hi - 1) // SPOOL_BATCH_ROWS + 1)
+        ]
+        column = pa.chunked_array(chunks, type=self.schema.field(field).type)
+        return column.slice(lo - first_batch * SPOOL_BATCH_ROWS, hi - lo).chunks
+
+    def row_groups(self, rows: int) -> Iterator[pa.Table]:
+        """The release in (icustay_id, hour) order, as tables of ``rows`` rows (the last one
+        shorter), each a single contiguous chunk per column.
+
+        Built column by column from the spool files: memory holds the table being built plus
+        one column of its rows being gathered, whatever the size of the release.
+        """
+        ids, piece, first, length = self.stays()
+        ends = np.cumsum(length)
+        starts = ends - length
+        total = int(ends[-1]) if len(ends) else 0
+        for g0 in range(0, total, rows):
+            g1 = min(g0 + rows, total)
+            i = int(np.searchsorted(ends, g0, side="right"))
+            j = int(np.searchsorted(starts, g1, side="left"))
+            # rows [a, b) of each stay i..j-1 fall into this table (the first and last stays
+            # may be cut); in its piece they are rows [first + a, first + b)
+            a = np.maximum(g0 - starts[i:j], 0)
+            b = np.minimum(g1 - starts[i:j], length[i:j])
+            p, lo, hi = piece[i:j], first[i:j] + a, first[i:j] + b
+            # a piece's stays in an id range are contiguous in it: one row range per piece
+            spans = [(int(k), int(lo[p == k].min()), int(hi[p == k].max())) for k in np.unique(p)]
+            offset = dict.fromkeys((k for k, _, _ in spans), 0)
+            at = 0
+            for k, s_lo, s_hi in spans:
+                offset[k] = at - s_lo
+                at += s_hi - s_lo
+            # positions, in the concatenated piece ranges, of the rows in id order
+            n = b - a
+            start_in_concat = lo + np.array([offset[int(k)] for k in p], dtype=np.int64)
+            take = np.repeat(start_in_concat - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
+            take = pa.array(take)
+            columns = []
+            for field in range(len(self.schema)):
+                # one column at a time: the files are mapped only while it is gathered, so
+                # memory holds the table being built plus about one column
+                with contextlib.ExitStack() as stack:
+                    chunks = [
+                        c
+                        for k, s_lo, s_hi in spans
+                        for c in self._column_range(k, field, s_lo, s_hi, stack)
+                    ]
+                    columns.append(pa.concat_arrays(chunks).take(take))
+                    del chunks
+            yield pa.Table.from_arrays(columns, schema=self.schema)
+
     def write(self, path: str | os.PathLike) -> None:
         """Write the release to Parquet atomically, sorted by (icustay_id, hour), streamed in
-        row groups of :data:`ROW_GROUP_ROWS` (the same file as writing it whole)."""
+        row groups of :data:`ROW_GROUP_ROWS` (the same file as writing it whole); memory holds
+        about one row group (:meth:`row_groups`)."""
         with atomic.atomic_path(path, ".parquet") as tmp:
             with pq.ParquetWriter(
                 tmp, self.schema, compression=atomic.PARQUET_COMPRESSION
             ) as writer:
-                pending: list[pa.Table] = []
-                n = 0
-                for table in self.batches(SPOOL_BATCH_ROWS * 2):
-                    pending.append(table)
-                    n += table.num_rows
-                    while n >= ROW_GROUP_ROWS:
-                        whole = pa.concat_tables(pending)
-                        writer.write_table(whole.slice(0, ROW_GROUP_ROWS).combine_chunks())
-                        pending, n = [whole.slice(ROW_GROUP_ROWS)], n - ROW_GROUP_ROWS
-                if n:
-                    writer.write_table(pa.concat_tables(pending).combine_chunks())
+                for table in self.row_groups(ROW_GROUP_ROWS):
+                    writer.write_table(table)
+                    del table
+                    release_memory()
 
 
 #: The columns of an event part that the series stage reads.
@@ -456,6 +513,7 @@ def build_releases(
                     )
                 )
         progress.update()
+        release_memory()
     progress.close()
 
     out = {}

@@ -5,6 +5,13 @@ never lands in Snakemake's job metadata; a password never comes from the config 
 start-up) but from libpq: PGPASSWORD, ~/.pgpass or a service file.
 """
 
+import os
+
+from mimic_deid.memory import COMPACT_POOL_ENV
+
+# Before pandas/pyarrow load: Arrow reads its memory pool from the environment once
+os.environ.update(COMPACT_POOL_ENV)
+
 from mimic_deid.logs import run_stage
 from mimic_deid.sources import extract_raw, open_configured_source
 from mimic_deid.threads import limit_threads

@@ -1,5 +1,12 @@
 """Rule series: the hourly series of both releases (one pass), each with its split."""
 
+import os
+
+from mimic_deid.memory import COMPACT_POOL_ENV
+
+# Before pandas/pyarrow load: Arrow reads its memory pool from the environment once
+os.environ.update(COMPACT_POOL_ENV)
+
 from pathlib import Path
 
 import pandas as pd

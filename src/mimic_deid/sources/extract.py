@@ -274,38 +274,56 @@ class BucketSpool:
         return np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
 
 
-def drop_exact_duplicates(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
-    """Drop rows equal in every column to the previous row of the sorted ``tab``.
+def _duplicate_rows(tab: pa.Table, order: pa.Array | None = None) -> np.ndarray:
+    """Mask over the rows of ``tab`` taken in ``order`` (``None``: as they are): True where a
+    row equals the previous one in every column (nulls equal to nulls).
 
-    Nulls compare equal to nulls. Columns are compared in sort-key order, each only on the
-    row pairs still equal in the columns before it (few after the first keys), so the text
-    columns are compared on candidate duplicates only. Returns the table and the rows dropped
-    per event table (``table`` column value).
+    Columns are compared in sort-key order, each only on the row pairs still equal in the
+    columns before it (few after the first keys), so the text columns are compared on
+    candidate duplicates only, and only one column is taken in ``order`` at a time.
     """
     n = tab.num_rows
+    dup = np.zeros(n, dtype=bool)
     if n < 2:
-        return tab, {}
+        return dup
     keys = [c for c in tables.EVENT_SORT_KEYS if c in tab.column_names]
     names = keys + [c for c in tab.column_names if c not in keys]
     pairs = None  # indices i of the pairs (i, i + 1) still equal; None = all of them
     for name in names:
         col = tab.column(name)
         if pairs is None:
+            col = col if order is None else col.take(order)
             a, b = col.slice(1), col.slice(0, n - 1)
         else:
-            a, b = col.take(pa.array(pairs + 1)), col.take(pa.array(pairs))
+            rows = pa.array(pairs) if order is None else order.take(pa.array(pairs))
+            after = pa.array(pairs + 1) if order is None else order.take(pa.array(pairs + 1))
+            a, b = col.take(after), col.take(rows)
         eq = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
         both_null = pc.and_(pc.is_null(a), pc.is_null(b)).to_numpy(zero_copy_only=False)
         same = eq | both_null
         pairs = np.flatnonzero(same) if pairs is None else pairs[same]
         if not len(pairs):
-            return tab, {}
-    dup = np.zeros(n, dtype=bool)
+            return dup
     dup[pairs + 1] = True
-    names, counts = np.unique(
-        tab.column("table").to_numpy(zero_copy_only=False)[dup], return_counts=True
-    )
-    return tab.filter(pa.array(~dup)), dict(zip(names.tolist(), counts.tolist(), strict=True))
+    return dup
+
+
+def _count_dropped(table_column: pa.ChunkedArray | pa.Array) -> dict[str, int]:
+    names, counts = np.unique(table_column.to_numpy(zero_copy_only=False), return_counts=True)
+    return dict(zip(names.tolist(), counts.tolist(), strict=True))
+
+
+def drop_exact_duplicates(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+    """Drop rows equal in every column to the previous row of the sorted ``tab``.
+
+    Nulls compare equal to nulls (see :func:`_duplicate_rows`). Returns the table and the
+    rows dropped per event table (``table`` column value).
+    """
+    dup = _duplicate_rows(tab)
+    if not dup.any():
+        return tab, {}
+    dropped = _count_dropped(tab.column("table").filter(pa.array(dup)))
+    return tab.filter(pa.array(~dup)), dropped
 
 
 def sort_events(tab: pa.Table) -> pa.Table:
@@ -313,6 +331,24 @@ def sort_events(tab: pa.Table) -> pa.Table:
     if tab.num_rows:
         tab = tab.sort_by([(k, "ascending") for k in tables.EVENT_SORT_KEYS])
     return tab.combine_chunks()
+
+
+def sort_unique_events(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
+    """:func:`sort_events` then :func:`drop_exact_duplicates`, with one copy of the rows: the
+    sort order and the duplicates are found on the unsorted table, and only the rows kept are
+    taken, in order, into one contiguous chunk per column."""
+    if not tab.num_rows:
+        return tab.combine_chunks(), {}
+    order = pc.sort_indices(tab, sort_keys=[(k, "ascending") for k in tables.EVENT_SORT_KEYS])
+    dup = _duplicate_rows(tab, order)
+    dropped = {}
+    if dup.any():
+        dropped = _count_dropped(tab.column("table").take(order.filter(pa.array(dup))))
+        order = order.filter(pa.array(~dup))
+    # column by column: a chunked column is concatenated before it is taken, so memory holds
+    # the rows read, the rows kept and one column in passing
+    columns = [pa.concat_arrays(tab.column(i).take(order).chunks) for i in range(tab.num_columns)]
+    return pa.Table.from_arrays(columns, schema=tab.schema), dropped
 
 
 def hadm_ranges(hadm: np.ndarray, max_rows: int) -> list[tuple[int, int]]:
@@ -345,7 +381,7 @@ def write_bucket(
     """
 
     def part(hadm_range: tuple[int, int] | None) -> pa.Table:
-        tab, dropped = drop_exact_duplicates(sort_events(spool.read(b, hadm_range)))
+        tab, dropped = sort_unique_events(spool.read(b, hadm_range))
         for name, n in dropped.items():
             duplicates[name] = duplicates.get(name, 0) + n
         return tab
