@@ -109,7 +109,7 @@ def test_only_non_null_feature_records_change(problem):
     T[4] = np.nan  # no target at all: the series must not change
     T[5, spec.dims == DIMS.index("heart_rate")] = np.nan  # heart rate unconstrained
     params = with_(FAST, max_iterations=20, normalise_features=True)
-    res = optimise_genetic(X, T, spec, params, np.random.default_rng(1), chunk_series=16)
+    res = optimise_genetic(X, T, spec, params, np.random.default_rng(1), chunk_problems=16)
     np.testing.assert_array_equal(np.isnan(res.X), np.isnan(X))
     ph = DIMS.index("ph")
     assert res.X[:, :, ph].tobytes() == X[:, :, ph].tobytes()
@@ -133,7 +133,10 @@ def test_elite_never_gets_worse(problem):
     assert {i // k for i in history} == set(range(20)) and len(history) > 20
     for keys in history.values():
         assert np.all(np.diff(keys) >= 0)
-        assert keys[-1] > keys[0]  # and it does improve
+    # and the search does improve: a problem may keep its initial elite (a two-gene mean-only
+    # problem whose best start is near the optimum), most do not
+    improved = [keys[-1] > keys[0] for keys in history.values()]
+    assert np.mean(improved) > 0.9
 
 
 @pytest.mark.parametrize("fitness", ["annealed", "DF", "CI"])
@@ -193,7 +196,7 @@ def test_sampling_helpers():
 def test_more_parents_and_chunks(problem):
     X, T, spec = problem
     params = with_(FAST, parents=3, tournament=5, max_iterations=30)
-    res = optimise_genetic(X[:10], T[:10], spec, params, np.random.default_rng(4), chunk_series=3)
+    res = optimise_genetic(X[:10], T[:10], spec, params, np.random.default_rng(4), chunk_problems=3)
     assert res.X.shape == X[:10].shape
     before = unfeasibility(compute_features(X[:10], spec), T[:10])
     assert res.unfeasibility.mean() < before.mean()
@@ -282,13 +285,13 @@ def test_chunks_give_the_same_bytes_whatever_the_thread_count(problem):
     """Each chunk has its own generator: one process or two workers, same release."""
     X, T, spec = problem
     p = with_(FAST, max_iterations=40)
-    one = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_series=16, threads=1)
-    two = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_series=16, threads=2)
+    one = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_problems=16, threads=1)
+    two = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_problems=16, threads=2)
     assert one.X.tobytes() == two.X.tobytes()
     assert one.iterations.tobytes() == two.iterations.tobytes()
     assert one.unfeasibility.tobytes() == two.unfeasibility.tobytes()
     # the chunking is part of the result: another chunk size draws other streams
-    other = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_series=20)
+    other = optimise_genetic(X, T, spec, p, np.random.default_rng(6), chunk_problems=20)
     assert other.X.tobytes() != one.X.tobytes()
 
 
@@ -296,26 +299,43 @@ def test_a_chunk_depends_only_on_its_own_generator(problem):
     """Chunks run in any order (reversed here) give the class's result; chunk c's generator is
     the c-th derived from the class generator, whatever the number of chunks."""
     X, T, spec = problem
-    p = with_(FAST, max_iterations=30)
-    plan = plan_genetic(X, T, spec, p, np.random.default_rng(9), chunk_series=16)
-    assert plan.n_chunks == 4 and [s.stop - s.start for s in plan.chunk_slices()] == [
-        16,
-        16,
-        16,
-        12,
-    ]
+    p = with_(FAST, max_iterations=30, layout="joint")
+    plan = plan_genetic(X, T, spec, p, np.random.default_rng(9), chunk_problems=16)
+    assert plan.chunk_sizes() == [16, 16, 16, 12]
     tasks = plan.tasks()
     results = [None] * len(tasks)
     for c in reversed(range(len(tasks))):
         results[c] = tasks[c]()
     assembled = plan.assemble(results)
-    direct = optimise_genetic(X, T, spec, p, np.random.default_rng(9), chunk_series=16)
+    direct = optimise_genetic(X, T, spec, p, np.random.default_rng(9), chunk_problems=16)
     assert assembled.X.tobytes() == direct.X.tobytes()
     # the first 16 series are one chunk: alone, with the same derived generator, same result
     first = spawn_rngs(np.random.default_rng(9), 1)[0]
-    alone = plan_genetic(X[:16], T[:16], spec, p, np.random.default_rng(0), chunk_series=16)
+    alone = plan_genetic(X[:16], T[:16], spec, p, np.random.default_rng(0), chunk_problems=16)
     alone.chunk_rngs[0] = first
     assert alone.assemble([alone.tasks()[0]()]).X.tobytes() == direct.X[:16].tobytes()
+
+
+def test_problems_are_chunked_widest_first(problem):
+    """One problem per (series, dimension), cut into chunks in decreasing order of genes: every
+    problem in exactly one chunk, and a chunk of sparse dimensions is padded only to its own
+    widest problem (not to the hourly dimensions' length)."""
+    X, T, spec = problem
+    X = X.copy()
+    X[:, 1:, DIMS.index("glucose")] = np.nan  # one record per series
+    plan = plan_genetic(X, T, spec, FAST, np.random.default_rng(2), chunk_problems=50)
+    k = len(spec.feature_dims)
+    rows = np.concatenate(plan.chunk_rows)
+    assert np.array_equal(np.sort(rows), np.arange(X.shape[0] * k))
+    Xp, tp = plan._problems[:2]
+    widths = (~np.isnan(Xp[rows, :, 0])).sum(axis=1) * ~np.isnan(tp[rows]).all(axis=1)
+    assert np.all(np.diff(widths) <= 0)
+    starts = np.cumsum([0] + plan.chunk_sizes()[:-1])
+    assert plan.chunk_widths == [int(widths[s]) for s in starts]
+    assert plan.chunk_widths[-1] <= 1 and plan.chunk_costs()[0] == 50 * plan.chunk_widths[0]
+    # the result is that of the same chunks run in one process
+    res = optimise_genetic(X, T, spec, FAST, np.random.default_rng(2), chunk_problems=50)
+    assert plan.assemble([t() for t in plan.tasks()]).X.tobytes() == res.X.tobytes()
 
 
 def test_spawned_generators_depend_on_the_state_and_index_only():
@@ -347,11 +367,11 @@ def test_bad_threads_chunks_and_callback_are_named_errors(problem):
         optimise_genetic(X, T, spec, FAST, rng(1), threads=0)
     assert str(info.value) == "threads: expected a positive integer, got 0"
     with pytest.raises(ConfigError) as info:
-        optimise_genetic(X, T, spec, FAST, rng(1), chunk_series=0)
-    assert str(info.value) == "genetic optimiser: chunk_series must be an integer >= 1, got 0"
+        optimise_genetic(X, T, spec, FAST, rng(1), chunk_problems=0)
+    assert str(info.value) == "genetic optimiser: chunk_problems must be an integer >= 1, got 0"
     with pytest.raises(ConfigError) as info:
-        optimise_genetic(X, T, spec, FAST, rng(1), chunk_series=2.5)
-    assert str(info.value) == "genetic optimiser: chunk_series must be an integer >= 1, got 2.5"
+        optimise_genetic(X, T, spec, FAST, rng(1), chunk_problems=2.5)
+    assert str(info.value) == "genetic optimiser: chunk_problems must be an integer >= 1, got 2.5"
     with pytest.raises(ConfigError) as info:
         optimise_genetic(X, T, spec, FAST, rng(1), threads=2, callback=lambda m, s, k: None)
     assert str(info.value) == (

@@ -85,7 +85,7 @@ class ReleaseMethod:
         (k,P)-anonymity methods); :func:`run_method` adds it to ``params``.
     plan : callable, optional
         ``plan(X, targets, spec, params, rng)`` splitting one class into independent chunks
-        (an object with ``tasks()``, ``chunk_costs()``, ``chunk_slices()`` and
+        (an object with ``tasks()``, ``chunk_costs()``, ``chunk_sizes()`` and
         ``assemble(results)``, e.g. :class:`~mimic_deid.deid.genetic.GeneticPlan`), so that
         :func:`apply_method` can spread one large class over the job's threads. Must give the
         same result as ``run``. None: a class is one task.
@@ -258,9 +258,9 @@ def _release_planned(
     for p in plans:
         tasks += p.tasks()
         costs += p.chunk_costs()
-        sizes += [sl.stop - sl.start for sl in p.chunk_slices()]
+        sizes += p.chunk_sizes()
     log.info("method %s: %d classes in %d chunks", label, len(plans), len(tasks))
-    progress = Progress(f"method {label}", sum(sizes), log, unit="series")
+    progress = Progress(f"method {label}", sum(sizes), log, unit="problems")
     done = map_tasks(
         tasks, threads=threads, costs=costs, on_done=lambda i: progress.update(sizes[i])
     )
