@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mimic_deid.errors import InputDataError
+from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.report import figures, html, shaping, tables
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -281,6 +281,29 @@ def test_summary_disagreement_no_data_and_baseline_only(tmp_path, disagreement):
         "baseline disagreement summary: missing column(s) ['normalised']; expected at least "
         "['class_length', 'inclusion', 'stat', 'value', 'normalised'], got ['class_length', "
         "'inclusion', 'stat', 'value']"
+    )
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_disagreement_axes_name_the_configured_series_distance(tmp_path, disagreement):
+    base, rel, base_s, rel_s = disagreement
+    info = figures.plot_summary_disagreement(base, rel, 30, tmp_path / "d.png")
+    assert info["axes"][0]["ylabel"] == "disagreement (Euclidean series distance, series units)"
+    info = figures.plot_summary_disagreement(
+        base, rel, 30, tmp_path / "d.png", series_distance="dtw"
+    )
+    assert info["axes"][0]["ylabel"] == "disagreement (DTW series distance, series units)"
+    info = figures.plot_first_disagreement_cdf(
+        base_s, rel_s, 30, tmp_path / "c.png", series_distance="per_record"
+    )
+    assert info["axes"][0]["xlabel"] == (
+        "first disagreement (Euclidean series distance per hour of the class, series units, "
+        "log scale)"
+    )
+    with pytest.raises(ConfigError) as err:
+        figures.plot_first_disagreement_cdf(base_s, rel_s, 30, tmp_path / "x.png", "mjc")
+    assert str(err.value) == (
+        "evaluate.series_distance: expected one of ['euclidean', 'per_record', 'dtw'], got 'mjc'"
     )
     assert not (tmp_path / "x.png").exists()
 

@@ -144,6 +144,7 @@ class ReportData:
     main_class: int | None = field(init=False)
     small_class: int | None = field(init=False)
     duration_method: str = "greedy"
+    series_distance: str = "euclidean"
     main_curves: dict = field(default_factory=dict)
     sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
     sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -362,8 +363,8 @@ def load_report_data(
         )
     summary = pd.read_parquet(inputs["summary"])
     curves: dict = {}
+    evaluate = dict(evaluate or {})
     if {"series", "release_series", "pseudonyms"} <= set(inputs):
-        evaluate = dict(evaluate or {})
         curves = main_class_curves(
             pd.read_parquet(inputs["series"]),
             pd.read_parquet(inputs["classes"]),
@@ -391,6 +392,7 @@ def load_report_data(
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
         duration_method=duration_method,
+        series_distance=str(evaluate.get("series_distance", "euclidean")),
         main_curves=curves,
         codes=_load_codes(inputs),
         sequences=_concat_csv(inputs, "sequences_sweep_"),
@@ -448,6 +450,7 @@ def _summary_curves(
             out,
             stats=stats,
             normalised=normalised,
+            series_distance=data.series_distance,
         )
 
     return draw
@@ -511,6 +514,7 @@ def _example(data: ReportData, out: str, original: bool) -> None:
             "unit": unit,
             "feature_x": c["names"][0],
             "feature_y": c["names"][1] if len(c["names"]) > 1 else c["names"][0],
+            "distance": fig.distance_unit(data.series_distance),
         },
         out,
     )
@@ -684,7 +688,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Disagreement",
         "First-disagreement CDF, class of {main_class} h (seed Fig. 6.6).",
         lambda d, out: fig.plot_first_disagreement_cdf(
-            d.baseline_series, d.per_series, d.main_class, out
+            d.baseline_series, d.per_series, d.main_class, out, d.series_distance
         ),
     ),
     ReportItem(

@@ -29,7 +29,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mimic_deid.atomic import atomic_path
-from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.errors import ConfigError, InputDataError, require_columns
 from mimic_deid.report import shaping
 from mimic_deid.report.shaping import GA_STATS
 from mimic_deid.report.tables import SETTING_LABELS, SETTINGS
@@ -64,8 +64,23 @@ STAT_LABELS = {
 }
 UTILITY_FIGURE_COLUMNS = ("setting", "split", "roc_auc", "pr_auc")
 NO_DATA = "no data"
-#: Axis unit of disagreement: the series distance of config ``evaluate/series_distance``.
-DISTANCE_UNIT = "series distance, series units"
+#: Axis unit of disagreement per config ``evaluate/series_distance`` (the series distance d_S).
+DISTANCE_UNITS = {
+    "euclidean": "Euclidean series distance, series units",
+    "per_record": "Euclidean series distance per hour of the class, series units",
+    "dtw": "DTW series distance, series units",
+}
+
+
+def distance_unit(series_distance: str) -> str:
+    """The disagreement axis label of ``series_distance`` (a key of :data:`DISTANCE_UNITS`)."""
+    if series_distance not in DISTANCE_UNITS:
+        raise ConfigError(
+            f"evaluate.series_distance: expected one of {list(DISTANCE_UNITS)}, "
+            f"got {series_distance!r}"
+        )
+    return DISTANCE_UNITS[series_distance]
+
 
 STYLE = {
     "font.size": 10,
@@ -354,6 +369,7 @@ def plot_summary_disagreement(
     stats: Sequence[str] = ("min", "mean", "max"),
     normalised: bool = False,
     title: str | None = None,
+    series_distance: str = "euclidean",
 ) -> FigureInfo:
     """Summary disagreement plot (seed Fig. 5.4; before vs after as in Fig. 6.4 / 6.5).
 
@@ -388,7 +404,7 @@ def plot_summary_disagreement(
     ax.set_ylabel(
         "disagreement / disagreement at 100 % inclusion"
         if normalised
-        else f"disagreement ({DISTANCE_UNIT})"
+        else f"disagreement ({distance_unit(series_distance)})"
     )
     if base.empty and rel.empty:
         ax.set_xscale("log")
@@ -436,6 +452,7 @@ def plot_first_disagreement_cdf(
     release_series: pd.DataFrame | None,
     class_length: int | None,
     out_path: str | os.PathLike,
+    series_distance: str = "euclidean",
 ) -> FigureInfo:
     """Seed Fig. 6.6: cumulative distribution of first-disagreement values, before vs after.
 
@@ -451,7 +468,7 @@ def plot_first_disagreement_cdf(
     fig = _new_figure(8.0, 5.0)
     ax = fig.subplots()
     ax.set_title(f"First disagreement, {where}")
-    ax.set_xlabel(f"first disagreement ({DISTANCE_UNIT}, log scale)")
+    ax.set_xlabel(f"first disagreement ({distance_unit(series_distance)}, log scale)")
     ax.set_ylabel("series with first disagreement ≤ x (%)")
     ax.set_xscale("log")
     finite = np.concatenate([base[np.isfinite(base)], rel[np.isfinite(rel)]])
@@ -910,7 +927,7 @@ def plot_disagreement_example(
     ax_f.set_ylabel(labels.get("feature_y", "feature 2"))
     ax_d.set_title("disagreement step curve")
     ax_d.set_xlabel("feature-distance threshold t (feature units)")
-    ax_d.set_ylabel(f"disagreement ({labels.get('distance', DISTANCE_UNIT)})")
+    ax_d.set_ylabel(f"disagreement ({labels.get('distance', distance_unit('euclidean'))})")
     thresholds = np.asarray(thresholds, dtype=float)
     curve = np.asarray(curve, dtype=float)
     ok = np.isfinite(thresholds) & np.isfinite(curve)
