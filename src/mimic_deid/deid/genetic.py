@@ -795,6 +795,45 @@ def _chunk_rows(widths: np.ndarray, population: int, per_chunk: int | None) -> l
     return rows
 
 
+class _ChunkTask:
+    """:func:`run_chunk` on rows ``rows`` of a plan's problem arrays, indexed when called or
+    pickled (a worker receives only its chunk)."""
+
+    def __init__(
+        self,
+        problems: tuple[np.ndarray, np.ndarray, FeatureSpec, np.ndarray, np.ndarray | None],
+        rows: np.ndarray,
+        params: GeneticParams,
+        rng: np.random.Generator,
+        callback: Callable | None,
+    ) -> None:
+        self._problems, self._rows = problems, rows
+        self._params, self._rng, self._callback = params, rng, callback
+
+    def _call(self) -> functools.partial:
+        Xp, tp, sp, wp, up = self._problems
+        r = self._rows
+        return functools.partial(
+            run_chunk,
+            Xp[r],
+            tp[r],
+            sp,
+            wp[r],
+            None if up is None else up[r],
+            self._params,
+            self._rng,
+            r,
+            self._callback,
+        )
+
+    def __call__(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._call()()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        call = self._call()
+        return (functools.partial, (call.func, *call.args))
+
+
 @dataclass
 class GeneticPlan:
     """One duration class split into chunks of problems that can be optimised independently.
@@ -844,21 +883,13 @@ class GeneticPlan:
         return [len(r) * max(w, 1) for r, w in zip(self.chunk_rows, self.chunk_widths, strict=True)]
 
     def tasks(self, callback: Callable | None = None) -> list[Callable[[], Any]]:
-        """One picklable call per chunk, returning ``(X_out (problems, L, D'), iterations)``."""
-        Xp, tp, sp, wp, up = self._problems
+        """One picklable call per chunk, returning ``(X_out (problems, L, D'), iterations)``.
+
+        A task takes its chunk's rows of the problem arrays only when it is called or pickled
+        (:class:`_ChunkTask`), so the list does not hold a second copy of the class.
+        """
         return [
-            functools.partial(
-                run_chunk,
-                Xp[rows],
-                tp[rows],
-                sp,
-                wp[rows],
-                None if up is None else up[rows],
-                self.params,
-                rng,
-                rows,
-                callback,
-            )
+            _ChunkTask(self._problems, rows, self.params, rng, callback)
             for rows, rng in zip(self.chunk_rows, self.chunk_rngs, strict=True)
         ]
 
