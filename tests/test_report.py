@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.evaluate.privacy import SERIES_DISTANCES
 from mimic_deid.report import figures, html, shaping, tables
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -303,8 +304,10 @@ def test_disagreement_axes_name_the_configured_series_distance(tmp_path, disagre
     with pytest.raises(ConfigError) as err:
         figures.plot_first_disagreement_cdf(base_s, rel_s, 30, tmp_path / "x.png", "mjc")
     assert str(err.value) == (
-        "evaluate.series_distance: expected one of ['euclidean', 'per_record', 'dtw'], got 'mjc'"
+        "series distance (evaluate/series_distance) must be one of ['euclidean', 'per_record', "
+        "'dtw'], got 'mjc'"
     )
+    assert set(figures.DISTANCE_UNITS) == set(SERIES_DISTANCES)
     assert not (tmp_path / "x.png").exists()
 
 

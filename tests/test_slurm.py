@@ -82,7 +82,7 @@ def _test_profile(tmp_path: Path) -> Path:
         {
             # Poll every few seconds instead of waiting 40 s before the first status check.
             "slurm-init-seconds-before-status-checks": 2,
-            # ... and between rounds (default 10 s): the ~50 jobs of the workflow run two at a
+            # ... and between rounds (default 10 s): the ~40 jobs of the workflow run two at a
             # time, so the default interval alone adds minutes of waiting.
             "seconds-between-status-checks": 2,
             "slurm-logdir": str(tmp_path / "slurm_logs"),

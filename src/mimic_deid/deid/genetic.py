@@ -900,7 +900,7 @@ class GeneticPlan:
         X, spec, k = self.X, self.spec, self._k
         n, length, _ = X.shape
         Xp = self._problems[0]
-        out_p = Xp.copy()
+        out_p = np.empty_like(Xp)  # every problem is in exactly one chunk
         iters_p = np.zeros(Xp.shape[0], dtype=np.int64)
         for rows, (xo, it) in zip(self.chunk_rows, results, strict=True):
             out_p[rows] = xo

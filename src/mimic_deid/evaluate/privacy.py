@@ -80,6 +80,7 @@ __all__ = [
     "DTW_WINDOW",
     "SERIES_DISTANCES",
     "baseline_disagreement",
+    "check_series_distance",
     "class_curves",
     "evaluate_class",
     "evaluate_release",
@@ -129,7 +130,8 @@ def _check_block_rows(block_rows: int) -> int:
     return int(block_rows)
 
 
-def _check_series_distance(name: str) -> str:
+def check_series_distance(name: str) -> str:
+    """``name`` if it is one of :data:`SERIES_DISTANCES`, else a ConfigError naming the parameter."""
     if name not in SERIES_DISTANCES:
         raise ConfigError(
             f"series distance (evaluate/series_distance) must be one of {list(SERIES_DISTANCES)}, "
@@ -226,7 +228,7 @@ def evaluate_class(
         :func:`~mimic_deid.evaluate.linkage.linkage_attack`.
     """
     block_rows = _check_block_rows(block_rows)
-    series_distance = _check_series_distance(series_distance)
+    series_distance = check_series_distance(series_distance)
     dtw_window = _check_dtw_window(dtw_window)
     F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
     n = X_o.shape[0]
@@ -339,7 +341,7 @@ def class_curves(
     F_orig, F_rel : ndarray, shape (n, m)
         The original and released features.
     """
-    series_distance = _check_series_distance(series_distance)
+    series_distance = check_series_distance(series_distance)
     dtw_window = _check_dtw_window(dtw_window)
     F_o, F_r = compute_features(orig.X, spec), compute_features(rel.X, spec)
     _, _, X_o, X_r = check_class(F_o, F_r, orig.X, rel.X)
@@ -417,7 +419,7 @@ def baseline_disagreement(
         [spec] * n,
         [standardise] * n,
         [_check_block_rows(block_rows)] * n,
-        [_check_series_distance(series_distance)] * n,
+        [check_series_distance(series_distance)] * n,
         [_check_dtw_window(dtw_window)] * n,
         label="baseline disagreement classes",
     )
@@ -608,7 +610,7 @@ def evaluate_release(
         [tuple(linkage_errors)] * n,
         [seed] * n,
         [_check_block_rows(block_rows)] * n,
-        [_check_series_distance(series_distance)] * n,
+        [check_series_distance(series_distance)] * n,
         [_check_dtw_window(dtw_window)] * n,
         [alt] * n,
         label="privacy evaluation classes",

@@ -29,7 +29,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mimic_deid.atomic import atomic_path
-from mimic_deid.errors import ConfigError, InputDataError, require_columns
+from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
 from mimic_deid.report.shaping import GA_STATS
 from mimic_deid.report.tables import SETTING_LABELS, SETTINGS
@@ -64,7 +65,8 @@ STAT_LABELS = {
 }
 UTILITY_FIGURE_COLUMNS = ("setting", "split", "roc_auc", "pr_auc")
 NO_DATA = "no data"
-#: Axis unit of disagreement per config ``evaluate/series_distance`` (the series distance d_S).
+#: Axis unit of disagreement per config ``evaluate/series_distance`` (the series distance d_S;
+#: one entry per :data:`~mimic_deid.evaluate.privacy.SERIES_DISTANCES`).
 DISTANCE_UNITS = {
     "euclidean": "Euclidean series distance, series units",
     "per_record": "Euclidean series distance per hour of the class, series units",
@@ -73,13 +75,9 @@ DISTANCE_UNITS = {
 
 
 def distance_unit(series_distance: str) -> str:
-    """The disagreement axis label of ``series_distance`` (a key of :data:`DISTANCE_UNITS`)."""
-    if series_distance not in DISTANCE_UNITS:
-        raise ConfigError(
-            f"evaluate.series_distance: expected one of {list(DISTANCE_UNITS)}, "
-            f"got {series_distance!r}"
-        )
-    return DISTANCE_UNITS[series_distance]
+    """The disagreement axis label of ``series_distance`` (one of
+    :data:`~mimic_deid.evaluate.privacy.SERIES_DISTANCES`)."""
+    return DISTANCE_UNITS[check_series_distance(series_distance)]
 
 
 STYLE = {
