@@ -44,17 +44,20 @@ A series stops after ``patience`` consecutive generations in which no child beat
 increase), or after ``max_iterations`` generations; its best chromosome is then frozen.
 
 Implementation: all problems of a chunk and all their chromosomes are processed at once, on
-gene-major arrays ``(n_genes, population, n_problems)`` (per-chromosome sums, minima and maxima
-are then fast reductions over the leading axis). Genes are *packed*: per feature dimension,
-the non-null records of each series are moved to the front (time order kept) and padded to the
-longest in the chunk; padding genes are kept at 0. With ``series_dimension`` the problems of a
-class are cut into chunks in decreasing order of their number of genes, so a chunk of sparse
-dimensions (glucose, height, weight) is padded to its own longest problem, not to the hourly
-heart rate's. The search runs in float32 on values centred per series and dimension (the
-returned series are ``x + p`` in float64; the reported metrics are recomputed in float64).
-Mutation positions come from geometric gaps, so their cost is proportional to the mutated
-genes. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6 child genes
-(cache friendly) and stay within ~1 GB of memory.
+problem-major arrays ``(n_problems, population, n_genes)``, so the genes of a chromosome are
+contiguous. Genes are *packed*: per feature dimension, the non-null records of each series
+are moved to the front (time order kept) and padded to the longest in the chunk; padding
+genes are kept at 0. With ``series_dimension`` the problems of a class are cut into chunks in
+decreasing order of their number of genes, so a chunk of sparse dimensions (glucose, height,
+weight) is padded to its own longest problem, not to the hourly heart rate's. The search runs
+in float32 on values centred per series and dimension (the returned series are ``x + p`` in
+float64; the reported metrics are recomputed in float64). Random draws come from the chunk's
+NumPy generator; the per-gene work (crossover as copies of whole parent segments, mutation,
+the per-chromosome sums, minima and maxima, the tournament) runs in compiled loops
+(:mod:`mimic_deid.deid._genetic_kernels`, Numba), one pass each instead of one NumPy pass per
+operation. Mutation positions come from geometric gaps, so their cost is proportional to the
+mutated genes. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
+child genes (cache friendly) and stay within ~1 GB of memory.
 
 Chunks are independent: :func:`plan_genetic` gives each its own generator, derived from the
 class's generator and the chunk's index (:func:`mimic_deid.seeding.spawn_rngs`), so chunks can
@@ -75,6 +78,7 @@ from typing import Any
 
 import numpy as np
 
+from mimic_deid.deid._genetic_kernels import block_moments, breed, clashes, tournament
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
 from mimic_deid.errors import ConfigError
@@ -275,17 +279,11 @@ def _distinct_by_rejection(
     distinct (so each cell is uniform over the ordered ``k``-tuples of distinct values)."""
     m = math.prod(shape)
     draws = rng.integers(0, n, size=(k, m))  # one contiguous row per draw
-    todo = np.arange(m)
-    sub = draws
+    todo = clashes(draws)
     while todo.size:
-        clash = np.zeros(todo.size, dtype=bool)
-        for a in range(k):
-            for b in range(a + 1, k):
-                clash |= sub[a] == sub[b]
-        todo = todo[clash]
-        if todo.size:
-            sub = rng.integers(0, n, size=(k, todo.size))
-            draws[:, todo] = sub
+        sub = rng.integers(0, n, size=(k, todo.size))
+        draws[:, todo] = sub
+        todo = todo[clashes(sub)]
     return draws.T.reshape(*shape, k)
 
 
@@ -345,21 +343,20 @@ def fitness_key(
 
 
 # --------------------------------------------------------------------------------------------
-# packed, gene-major layout of a chunk of series
+# packed, problem-major layout of a chunk of problems
 #
-# Arrays are (genes, ..., series): the per-chromosome reductions (sum, min, max over genes)
-# then run over the leading axis, which numpy does as fast element-wise passes, and a block of
-# genes is a contiguous slice.
+# Arrays are (problems, ..., genes): a chromosome's genes, and within them a block of one
+# feature dimension, are contiguous, so the compiled kernels copy and reduce whole runs.
 
 
 @dataclass
 class _Block:
-    """Genes of one feature dimension: rows ``off:off+width`` of the packed layout."""
+    """Genes of one feature dimension: genes ``off:off+width`` of the packed layout."""
 
     dim: int  # series dimension
     off: int
     width: int
-    time: np.ndarray  # (width, n) time index of each gene (0 at padding)
+    time: np.ndarray  # (n, width) time index of each gene (0 at padding)
     stats: frozenset[str]
 
 
@@ -381,11 +378,11 @@ class _Workspace:
 
 
 class _Problem:
-    """Per-series constants of a chunk in the packed gene-major layout.
+    """Per-problem constants of a chunk in the packed problem-major layout.
 
     Genes of feature dimension ``d`` are the series' non-null records of ``d`` (when ``d`` has a
     non-null target), moved to the front in time order and padded to the chunk's longest.
-    ``valid`` (G, n) marks real genes; padding genes stay 0 in every chromosome. Values are
+    ``valid`` (n, G) marks real genes; padding genes stay 0 in every chromosome. Values are
     centred per series and dimension on the original mean (``base``) for accuracy in float32.
     """
 
@@ -416,36 +413,36 @@ class _Problem:
             centre = np.where(valid, packed, 0.0).sum(axis=1) / np.maximum(cnt, 1)
             base = np.where(valid, packed - centre[:, None], 0.0)
             stats = frozenset(spec.stats[j] for j in cols)
-            blocks.append(_Block(d, off, width, np.where(valid, order, 0).T.copy(), stats))
-            valid_parts.append(valid.T)
-            base_parts.append(base.T)
+            blocks.append(_Block(d, off, width, np.where(valid, order, 0), stats))
+            valid_parts.append(valid)
+            base_parts.append(base)
             if unit is not None:
-                unit_parts.append(np.where(valid, unit[:, d][:, None], 0.0).T)
+                unit_parts.append(np.where(valid, unit[:, d][:, None], 0.0))
             cnt_cols.append(cnt)
             centre_cols.append(centre)
             off += width
         self.blocks = blocks
         self.n_genes = off
+        self.offsets = np.array([b.off for b in blocks] + [off], dtype=np.int64)
         if blocks:
-            valid_all = np.concatenate(valid_parts, axis=0)
-            base_all = np.concatenate(base_parts, axis=0)
+            valid_all = np.concatenate(valid_parts, axis=1)
+            base_all = np.concatenate(base_parts, axis=1)
             centre_all = np.stack(centre_cols, axis=0)  # (n_blocks, n)
             self.cnt = np.stack(cnt_cols, axis=0).astype(np.float64)
         else:
-            valid_all = np.zeros((0, n), dtype=bool)
-            base_all = np.zeros((0, n))
+            valid_all = np.zeros((n, 0), dtype=bool)
+            base_all = np.zeros((n, 0))
             centre_all = np.zeros((0, n))
             self.cnt = np.zeros((0, n))
-        self.unit = (  # (G, n) weight of each gene's |perturbation|, or None (all 1)
-            np.concatenate(unit_parts, axis=0).astype(_DTYPE) if unit_parts else None
+        self.unit = (  # (n, G) weight of each gene's |perturbation|, or None (all 1)
+            np.concatenate(unit_parts, axis=1).astype(_DTYPE) if unit_parts else None
         )
-        self.valid = valid_all  # (G, n)
-        self.valid_f = valid_all.astype(_DTYPE)
+        self.valid = valid_all  # (n, G)
         self.base = base_all.astype(_DTYPE)
         self.base_min = np.where(valid_all, base_all, np.inf).astype(_DTYPE)
         self.base_max = np.where(valid_all, base_all, -np.inf).astype(_DTYPE)
-        self.rank = (np.cumsum(valid_all, axis=0) - 1).astype(np.int32)  # (G, n)
-        self.n_valid = valid_all.sum(axis=0)  # (n,)
+        self.rank = (np.cumsum(valid_all, axis=1) - 1).astype(np.int32)  # (n, G)
+        self.n_valid = valid_all.sum(axis=1)  # (n,)
         # feature terms j: statistic of a block, centred target and weight, each (J, n)
         block_of = {b.dim: k for k, b in enumerate(blocks)}
         self.term_cols: dict[tuple[int, str], list[int]] = {}
@@ -463,55 +460,51 @@ class _Problem:
         self.n_terms = len(tgt_rows)
         self.tgt = np.stack(tgt_rows) if tgt_rows else np.zeros((0, n))
         self.w = np.stack(w_rows) if w_rows else np.zeros((0, n))
-        # (G, n) the shift of each gene that meets its dimension's mean target (0 without one):
+        # (n, G) the shift of each gene that meets its dimension's mean target (0 without one):
         # values are centred on the original mean, so the centred target is the shift
-        self.mean_shift = np.zeros((off, n), dtype=_DTYPE)
+        self.mean_shift = np.zeros((n, off), dtype=_DTYPE)
         for k, blk in enumerate(blocks):
             rows = self.term_cols.get((k, "mean"))
             if rows:
                 shift = np.where(self.w[rows[0]] > 0, self.tgt[rows[0]], 0.0)
-                rng_rows = slice(blk.off, blk.off + blk.width)
-                self.mean_shift[rng_rows] = self.valid[rng_rows] * shift[None, :]
+                genes = slice(blk.off, blk.off + blk.width)
+                self.mean_shift[:, genes] = self.valid[:, genes] * shift[:, None]
 
     def take(self, cols: np.ndarray) -> None:
-        """Keep only the series ``cols`` (compaction after some series stopped)."""
-        names = ["valid", "valid_f", "base", "base_min", "base_max", "rank", "cnt", "tgt", "w"]
-        names += ["mean_shift"] + (["unit"] if self.unit is not None else [])
-        for name in names:
+        """Keep only the problems ``cols`` (compaction after some problems stopped)."""
+        rows = ["valid", "base", "base_min", "base_max", "rank", "mean_shift", "n_valid"]
+        rows += ["unit"] if self.unit is not None else []
+        for name in rows:  # (n, ...)
+            setattr(self, name, getattr(self, name)[cols])
+        for name in ("cnt", "tgt", "w"):  # (J, n)
             setattr(self, name, np.ascontiguousarray(getattr(self, name)[:, cols]))
-        self.n_valid = self.n_valid[cols]
 
     def evaluate(self, pop: np.ndarray, ws: _Workspace) -> tuple[np.ndarray, np.ndarray]:
-        """``(|objective|, unfeasibility)`` of chromosomes ``pop`` (G, q, n); each (q, n)."""
-        _, q, n = pop.shape
-        scratch = ws.get("eval", pop.shape, pop.dtype)
-        np.abs(pop, out=scratch)
-        if self.unit is not None:
-            scratch *= self.unit[:, None, :]
-        abs_obj = scratch.sum(axis=0, dtype=np.float64)
+        """``(|objective|, unfeasibility)`` of chromosomes ``pop`` (n, q, G); each (q, n)."""
+        n, q, _ = pop.shape
+        B = len(self.blocks)
+        abs_obj = np.empty((q, n))
+        total = ws.get("total", (B, q, n), np.float64)
+        total_sq = ws.get("total_sq", (B, q, n), np.float64)
+        low = ws.get("low", (B, q, n), _DTYPE)
+        high = ws.get("high", (B, q, n), _DTYPE)
+        unit = self.unit if self.unit is not None else np.zeros((0, 0), dtype=_DTYPE)
+        block_moments(
+            pop, self.base, self.base_min, self.base_max, unit, self.offsets,
+            abs_obj, total, total_sq, low, high,
+        )  # fmt: skip
         stats = ws.get("stats", (self.n_terms, q, n), np.float64)
         for k, blk in enumerate(self.blocks):
-            sl = slice(blk.off, blk.off + blk.width)
-            p = pop[sl]
-            v = scratch[sl]
             cnt = np.maximum(self.cnt[k], 1.0)
-            if blk.stats & {"mean", "var"}:
-                np.add(p, self.base[sl, None, :], out=v)
-                mean = v.sum(axis=0, dtype=np.float64) / cnt
-                for j in self.term_cols.get((k, "mean"), ()):
-                    stats[j] = mean
-                if "var" in blk.stats:
-                    sq = np.square(v, out=v).sum(axis=0, dtype=np.float64) / cnt
-                    for j in self.term_cols[k, "var"]:
-                        stats[j] = sq - mean * mean
-            if "min" in blk.stats:
-                lo = np.add(p, self.base_min[sl, None, :], out=v).min(axis=0)
-                for j in self.term_cols[k, "min"]:
-                    stats[j] = lo
-            if "max" in blk.stats:
-                hi = np.add(p, self.base_max[sl, None, :], out=v).max(axis=0)
-                for j in self.term_cols[k, "max"]:
-                    stats[j] = hi
+            mean = total[k] / cnt
+            for j in self.term_cols.get((k, "mean"), ()):
+                stats[j] = mean
+            for j in self.term_cols.get((k, "var"), ()):
+                stats[j] = total_sq[k] / cnt - mean * mean
+            for j in self.term_cols.get((k, "min"), ()):
+                stats[j] = low[k]
+            for j in self.term_cols.get((k, "max"), ()):
+                stats[j] = high[k]
         with np.errstate(invalid="ignore"):
             err = np.abs(stats - self.tgt[:, None, :])
             err *= self.w[:, None, :]
@@ -641,15 +634,15 @@ def run_chunk(
     P, T, K = params.population, params.tournament, params.parents
     fit = params.fitness
     ws = _Workspace()
-    best_out = np.zeros((G, n), dtype=_DTYPE)
+    best_out = np.zeros((n, G), dtype=_DTYPE)
     iters_out = np.zeros(n, dtype=np.int64)
     valid0 = prob.valid
     active = np.flatnonzero(prob.n_valid > 0)  # chunk rows still running
     prob.take(active)
     na = len(active)
 
-    pop = ws.get("pop0", (G, P, na), _DTYPE)  # gene-major population
-    pop[...] = rng.standard_normal((G, P, na), dtype=_DTYPE)
+    pop = ws.get("pop0", (na, P, G), _DTYPE)  # problem-major population
+    pop[...] = rng.standard_normal((na, P, G), dtype=_DTYPE)
     pop *= prob.valid[:, None, :]
     pop *= params.init_sd
     if params.init == "mean_shift":
@@ -667,44 +660,24 @@ def run_chunk(
 
         # tournament selection: T distinct contenders, the K fittest mate (in draw order)
         contenders = sample_distinct(rng, P, T, (P - 1, na))  # (P-1, na, T)
-        ckeys = keys[contenders, cols[None, :, None]]
-        top = np.empty((P - 1, na, K), dtype=np.int64)
-        for s in range(K):  # the K fittest contenders (ties: earlier draw first) ...
-            top[..., s] = np.argmax(ckeys, axis=-1)
-            np.put_along_axis(ckeys, top[..., s, None], -np.inf, axis=-1)
-        top.sort(axis=-1)  # ... mate in draw order
-        mates = np.take_along_axis(contenders, top, axis=-1)  # (P-1, na, K)
-        mates *= na
-        mates += cols[None, :, None]  # column index into pop.reshape(G, P * na)
+        mates = tournament(keys, contenders, K)  # (P-1, na, K)
 
-        # crossover: K-1 distinct cut points among the series' genes
-        pop2 = pop.reshape(G, P * na)
-        child = ws.get("child", (G, P - 1, na), _DTYPE)
-        # mode="wrap": the indices are valid; the default "raise" buffers ``out`` (2x slower)
-        np.take(pop2, mates[..., 0].reshape(-1), axis=1, out=child.reshape(G, -1), mode="wrap")
+        # crossover: K-1 distinct cut points among the series' genes; mutation of the valid
+        # genes: positions (flat indices into the children) and their Gaussian noise
         if K > 1:
             cuts = sample_distinct(rng, (prob.n_valid - 1)[None, :], K - 1, (P - 1, na))
             cuts = np.sort(cuts, axis=-1) + 1
             cuts = np.minimum(cuts, G + 1).astype(np.int32)
-            other = ws.get("other", (G, P - 1, na), _DTYPE)
-            take = ws.get("take", (G, P - 1, na), _DTYPE)
-            for s in range(1, K):
-                np.greater_equal(prob.rank[:, None, :], cuts[None, :, :, s - 1], out=take)
-                np.take(
-                    pop2, mates[..., s].reshape(-1), axis=1, out=other.reshape(G, -1), mode="wrap"
-                )
-                other -= child  # child += take * (other - child)
-                other *= take
-                child += other
-
-        # mutation of the valid genes
+        else:
+            cuts = np.empty((P - 1, na, 0), dtype=np.int32)
+        child = ws.get("child", (na, P - 1, G), _DTYPE)
         if params.mutation_prob > 0 and params.mutation_sd > 0:
-            flat = child.reshape(-1)
-            pos = bernoulli_positions(rng, flat.size, params.mutation_prob)
+            pos = bernoulli_positions(rng, child.size, params.mutation_prob)
             noise = rng.standard_normal(pos.size, dtype=_DTYPE)
             noise *= params.mutation_sd
-            flat[pos] += noise  # positions are distinct
-            child *= prob.valid_f[:, None, :]  # padding genes back to 0
+        else:
+            pos, noise = np.empty(0, dtype=np.int64), np.empty(0, dtype=_DTYPE)
+        breed(pop, mates, cuts, prob.rank, prob.valid, pos, noise, child)
 
         c_obj, c_inf = prob.evaluate(child, ws)
         c_keys = fitness_key(c_obj, c_inf, m, fit)
@@ -723,7 +696,7 @@ def run_chunk(
         d_col, d_slot = np.nonzero(~survives[:P].T)  # dropped parents, by series then slot
         e_col, e_child = np.nonzero(survives[P:].T)  # entering children, same order
         if d_col.size:
-            pop[:, d_slot, d_col] = child[:, e_child, e_col]
+            pop[d_col, d_slot] = child[e_col, e_child]
             abs_obj[d_slot, d_col] = c_obj[e_child, e_col]
             infeas[d_slot, d_col] = c_inf[e_child, e_col]
         since = np.where(improved, 0, since + 1)
@@ -735,12 +708,12 @@ def run_chunk(
         if done.any():
             fin = np.flatnonzero(done)
             pick = np.argmax(fitness_key(abs_obj[:, fin], infeas[:, fin], m, fit), axis=0)
-            best_out[:, active[fin]] = pop[:, pick, fin]
+            best_out[active[fin]] = pop[fin, pick]
             keep = np.flatnonzero(~done)
             active = active[keep]
             na = len(keep)
-            compact = ws.get(spare, (G, P, na), _DTYPE)
-            np.take(pop, keep, axis=2, out=compact, mode="wrap")
+            compact = ws.get(spare, (na, P, G), _DTYPE)
+            np.take(pop, keep, axis=0, out=compact, mode="wrap")
             spare = _swap(spare)
             pop = compact
             abs_obj, infeas, since = abs_obj[:, keep], infeas[:, keep], since[keep]
@@ -749,9 +722,9 @@ def run_chunk(
     # write the best perturbations back into the series (float64: x + p)
     out = X.copy()
     for blk in prob.blocks:
-        g, r = np.nonzero(valid0[blk.off : blk.off + blk.width])
-        t = blk.time[g, r]
-        out[r, t, blk.dim] = X[r, t, blk.dim] + best_out[blk.off + g, r].astype(np.float64)
+        r, g = np.nonzero(valid0[:, blk.off : blk.off + blk.width])
+        t = blk.time[r, g]
+        out[r, t, blk.dim] = X[r, t, blk.dim] + best_out[r, blk.off + g].astype(np.float64)
     return out, iters_out
 
 

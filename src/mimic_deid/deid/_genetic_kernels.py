@@ -1,0 +1,190 @@
+"""Compiled inner loops of the genetic optimiser (:mod:`mimic_deid.deid.genetic`).
+
+NumPy cannot fuse a gather with the reductions that follow it: breeding and evaluating a
+generation of children took ~15 whole-array passes (two parent gathers, the crossover mix,
+the mutation mask, then ``abs``/``sum``/``add``/``square``/``min``/``max`` per feature
+dimension). These kernels (compiled with Numba, cached on disk) breed the children in one
+pass that copies whole gene segments of the parents, and evaluate chromosomes in one pass.
+They use IEEE arithmetic without reassociation (no ``fastmath``): float32 gene values,
+float64 sums accumulated in gene order, so their results do not depend on the CPU.
+
+Layout, as in :mod:`mimic_deid.deid.genetic`: chromosomes are problem-major ``(n, q, G)``
+(problems, chromosomes, genes), so the genes of one chromosome are contiguous.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_JIT = {"cache": True, "nogil": True, "boundscheck": False}
+
+
+@numba.njit(**_JIT)
+def breed(
+    pop: np.ndarray,
+    mates: np.ndarray,
+    cuts: np.ndarray,
+    rank: np.ndarray,
+    valid: np.ndarray,
+    positions: np.ndarray,
+    noise: np.ndarray,
+    child: np.ndarray,
+) -> None:
+    """Crossover and mutation of a generation's children, written into ``child``.
+
+    Gene ``g`` of child ``c`` of problem ``i`` comes from parent ``mates[c, i, s]``, where
+    ``s`` is the number of cut points ``cuts[c, i, :]`` at or below the gene's rank among the
+    problem's valid genes (``rank[i, g]``, non-decreasing in ``g``); then ``noise[t]`` is added
+    to the gene at flat index ``positions[t]`` of ``child`` (C order) when that gene is valid.
+
+    Parameters
+    ----------
+    pop : ndarray of float32, shape (n, P, G)
+    mates : ndarray of int64, shape (C, n, K)
+        Parent slots in ``pop`` (second axis), in crossover order.
+    cuts : ndarray of int32, shape (C, n, K - 1)
+        Sorted cut points (gene ranks; a segment starts at a cut).
+    rank : ndarray of int32, shape (n, G)
+    valid : ndarray of bool, shape (n, G)
+    positions : ndarray of int64, shape (t,)
+        Sorted, distinct flat indices into ``child``.
+    noise : ndarray of float32, shape (t,)
+    child : ndarray of float32, shape (n, C, G)
+        Output.
+    """
+    n, C, G = child.shape
+    n_cuts = cuts.shape[2]
+    t, n_pos = 0, positions.shape[0]
+    flat = child.reshape(-1)
+    for i in range(n):
+        for c in range(C):
+            start = 0
+            for s in range(n_cuts + 1):
+                stop = G if s == n_cuts else np.searchsorted(rank[i], cuts[c, i, s])
+                p = mates[c, i, s]
+                for g in range(start, stop):
+                    child[i, c, g] = pop[i, p, g]
+                start = max(start, stop)
+            row = (i * C + c) * G
+            while t < n_pos and positions[t] < row + G:
+                if valid[i, positions[t] - row]:
+                    flat[positions[t]] += noise[t]
+                t += 1
+
+
+@numba.njit(**_JIT)
+def block_moments(
+    pop: np.ndarray,
+    base: np.ndarray,
+    base_min: np.ndarray,
+    base_max: np.ndarray,
+    unit: np.ndarray,
+    offsets: np.ndarray,
+    abs_obj: np.ndarray,
+    total: np.ndarray,
+    total_sq: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+) -> None:
+    """Per chromosome: the weighted ``sum |p|`` over all genes, and per block of genes the
+    sum and sum of squares of ``p + base`` and the minimum and maximum of ``p + base_min`` /
+    ``p + base_max``, written into the output arrays.
+
+    Parameters
+    ----------
+    pop : ndarray of float32, shape (n, q, G)
+    base, base_min, base_max : ndarray of float32, shape (n, G)
+        Centred values; ``base_min`` / ``base_max`` are +inf / -inf at padding genes.
+    unit : ndarray of float32, shape (n, G) or (0, 0)
+        Weight of each gene's ``|p|``; empty for weight 1.
+    offsets : ndarray of int64, shape (B + 1,)
+        Block ``b`` is genes ``offsets[b]:offsets[b + 1]``.
+    abs_obj : ndarray of float64, shape (q, n)
+    total, total_sq : ndarray of float64, shape (B, q, n)
+    low, high : ndarray of float32, shape (B, q, n)
+        Outputs.
+    """
+    n, q, _ = pop.shape
+    weighted = unit.shape[0] > 0
+    for i in range(n):
+        for c in range(q):
+            a_sum = 0.0
+            for b in range(offsets.shape[0] - 1):
+                t_sum, s_sum = 0.0, 0.0
+                lo, hi = np.float32(np.inf), np.float32(-np.inf)
+                for g in range(offsets[b], offsets[b + 1]):
+                    p = pop[i, c, g]
+                    a = abs(p)
+                    if weighted:
+                        a = a * unit[i, g]
+                    a_sum += a
+                    v = p + base[i, g]
+                    t_sum += v
+                    s_sum += v * v
+                    lo = min(lo, p + base_min[i, g])
+                    hi = max(hi, p + base_max[i, g])
+                total[b, c, i] = t_sum
+                total_sq[b, c, i] = s_sum
+                low[b, c, i] = lo
+                high[b, c, i] = hi
+            abs_obj[c, i] = a_sum
+
+
+@numba.njit(**_JIT)
+def tournament(keys: np.ndarray, contenders: np.ndarray, parents: int) -> np.ndarray:
+    """The mates of every child: the ``parents`` fittest of its contenders, in draw order.
+
+    Ties are broken in favour of the earlier draw.
+
+    Parameters
+    ----------
+    keys : ndarray of float64, shape (P, n)
+        Fitness keys of the population (higher = fitter).
+    contenders : ndarray of int64, shape (C, n, T)
+        Distinct population slots drawn for each child, in draw order.
+    parents : int
+        ``K <= T``.
+
+    Returns
+    -------
+    ndarray of int64, shape (C, n, K)
+    """
+    C, n, T = contenders.shape
+    mates = np.empty((C, n, parents), dtype=np.int64)
+    chosen = np.empty(T, dtype=np.bool_)
+    for c in range(C):
+        for i in range(n):
+            chosen[:] = False
+            for _ in range(parents):
+                best, best_key = -1, -np.inf
+                for d in range(T):
+                    if not chosen[d]:
+                        k = keys[contenders[c, i, d], i]
+                        if best < 0 or k > best_key:
+                            best, best_key = d, k
+                chosen[best] = True
+            s = 0
+            for d in range(T):
+                if chosen[d]:
+                    mates[c, i, s] = contenders[c, i, d]
+                    s += 1
+    return mates
+
+
+@numba.njit(**_JIT)
+def clashes(draws: np.ndarray) -> np.ndarray:
+    """Columns of ``draws`` (k, m) in which two rows are equal, ascending."""
+    k, m = draws.shape
+    out = np.empty(m, dtype=np.int64)
+    n_out = 0
+    for j in range(m):
+        hit = False
+        for a in range(k):
+            for b in range(a + 1, k):
+                if draws[a, j] == draws[b, j]:
+                    hit = True
+        if hit:
+            out[n_out] = j
+            n_out += 1
+    return out[:n_out]
