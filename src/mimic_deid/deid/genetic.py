@@ -494,7 +494,7 @@ class _Problem:
             abs_obj, total, total_sq, low, high,
         )  # fmt: skip
         stats = ws.get("stats", (self.n_terms, q, n), np.float64)
-        for k, blk in enumerate(self.blocks):
+        for k in range(B):
             cnt = np.maximum(self.cnt[k], 1.0)
             mean = total[k] / cnt
             for j in self.term_cols.get((k, "mean"), ()):
