@@ -14,12 +14,14 @@ one run, alternating, ``--repeats`` times (best of each):
 - a child that only starts Python and imports the library (the start-up every job pays);
 - with ``--compare-src DIR``, the chain of another checkout (the previous code, e.g. a
   ``git archive`` of the branch point) in the same alternation, and whether every artefact of
-  the two chains is byte-identical (sha256);
+  the two chains is byte-identical (sha256), or else holds the same tables (Parquet content);
 - ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
   candidate decompressor; adopted only if it wins).
 
 Peak RSS of every job is read from ``wait4`` (``ru_maxrss``); its growth from the small to the
-large scale is printed. Ratios are taken within the same run, so a loaded shared machine
+large scale is printed. On Linux a child's peak starts from its parent's RSS (``vfork``/``exec``),
+so this process only starts children: generating the data and comparing the artefacts are
+child jobs too. Ratios are taken within the same run, so a loaded shared machine
 affects both sides alike. Data are cached under ``--data`` (default
 ``$TMPDIR/mimic-deid-bench``), never in the repository; the record goes to
 ``benchmarks/results/extraction_chain.json`` and a Markdown table is printed for
@@ -145,6 +147,17 @@ def child(argv: list[str]) -> None:
         _job_cohort(Path(args[0]))
     elif job == "series":
         _job_series(Path(args[0]))
+    elif job == "compare":
+        work, before = Path(args[0]), Path(args[1])
+        verdict = {
+            "identical": outputs_sha256(work) == outputs_sha256(before),
+            "same_content": same_content(work, before),
+        }
+        Path(args[2]).write_text(json.dumps(verdict))
+    elif job == "generate":
+        from mimic_deid.synthetic.generator import generate
+
+        generate(Path(args[0]), int(args[1]), int(args[2]))
     elif job == "startup":
         import mimic_deid.series  # noqa: F401  (pandas, pyarrow, numpy: what every job imports)
     else:
@@ -187,12 +200,10 @@ def dataset(data: Path, subjects: int, seed: int) -> tuple[Path, dict]:
     folder = data / f"n{subjects}-s{seed}"
     summary = folder / "SYNTHETIC.json"
     if not summary.exists():
-        from mimic_deid.synthetic.generator import generate
-        from mimic_deid.threads import pin_threads
-
-        pin_threads(1)
+        # in a child: on Linux a child's peak RSS (wait4) starts from its parent's at fork, so
+        # a parent grown by the generator would inflate every job's figure measured after it
         print(f"generating {subjects} subjects into {folder} ...", flush=True)
-        generate(folder, subjects, seed)
+        run_child("generate", str(folder), str(subjects), str(seed))
     return folder, json.loads(summary.read_text())
 
 
@@ -200,11 +211,29 @@ def outputs_sha256(work: Path) -> dict[str, str]:
     """sha256 of every artefact of a chain run (raw parts, cohort, series, meta, cleaning)."""
     import hashlib
 
-    return {
-        str(p.relative_to(work)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(work.rglob("*"))
-        if p.is_file()
-    }
+    digests = {}
+    for p in sorted(work.rglob("*")):
+        if p.is_file():
+            with p.open("rb") as fh:
+                digests[str(p.relative_to(work))] = hashlib.file_digest(fh, "sha256").hexdigest()
+    return digests
+
+
+def same_content(work: Path, other: Path) -> bool:
+    """Whether two chain runs hold the same files with the same content: equal bytes, or for
+    Parquet files equal tables (schema and rows; the row-group layout may differ)."""
+    import pyarrow.parquet as pq
+
+    names = sorted(str(p.relative_to(work)) for p in work.rglob("*") if p.is_file())
+    if names != sorted(str(p.relative_to(other)) for p in other.rglob("*") if p.is_file()):
+        return False
+    for name in names:
+        a, b = work / name, other / name
+        if a.read_bytes() == b.read_bytes():
+            continue
+        if a.suffix != ".parquet" or not pq.read_table(a).equals(pq.read_table(b)):
+            return False
+    return True
 
 
 def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) -> dict:
@@ -214,7 +243,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
     files = [str(p) for p in table_files(src)]
     walls: dict[str, list[float]] = {}
     rss: dict[str, float] = {}
-    identical = None
+    identical = same = None
 
     def record(name: str, wall: float, peak: float) -> None:
         walls.setdefault(name, []).append(wall)
@@ -234,20 +263,22 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
             record(job, wall, peak)
             chain += wall
         walls.setdefault("chain", []).append(chain)
-        digests = outputs_sha256(work)
-        shutil.rmtree(work)
         if compare is not None:  # the previous code, the same jobs
-            work = scratch / f"before-{rep}"
+            before = scratch / f"before-{rep}"
             chain = 0.0
             for job in CHAIN:
-                args = (str(src), str(work)) if job == "extract" else (str(work),)
+                args = (str(src), str(before)) if job == "extract" else (str(before),)
                 wall, peak = run_child(job, *args, src=compare)
                 record(f"{job}_before", wall, peak)
                 chain += wall
             walls.setdefault("chain_before", []).append(chain)
-            same = outputs_sha256(work) == digests
-            identical = same if identical is None else identical and same
-            shutil.rmtree(work)
+            verdict = scratch / "compare.json"
+            run_child("compare", str(work), str(before), str(verdict))
+            result = json.loads(verdict.read_text())
+            identical = result["identical"] and identical is not False
+            same = result["same_content"] and same is not False
+            shutil.rmtree(before)
+        shutil.rmtree(work)
         work = scratch / f"isal-{rep}"
         record("extract_isal", *run_child("extract_isal", str(src), str(work)))
         shutil.rmtree(work)
@@ -260,6 +291,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
         "all_s": walls,
         "peak_rss_mb": rss,
         "outputs_identical_to_previous": identical,
+        "outputs_same_content_as_previous": same,
         "ratios": {
             "chain_vs_gzip": best["chain"] / best["gzip"],
             "chain_vs_isal": best["chain"] / best["isal"],
@@ -291,13 +323,19 @@ def markdown(record: dict) -> str:
             f" | {3 * b['startup']:.1f} s |"
         )
     if "chain_before" in record["scales"][0]["best_s"]:
-        lines += ["", "| scale | previous chain | chain / gzip | this chain | chain / gzip |"]
-        lines.append("|---|---:|---:|---:|---:|")
+        lines += [
+            "",
+            "| scale | previous chain | chain / gzip | this chain | chain / gzip "
+            "| artefacts byte-identical | same content |",
+            "|---|---:|---:|---:|---:|---|---|",
+        ]
         for scale in record["scales"]:
             b, r = scale["best_s"], scale["ratios"]
             lines.append(
                 f"| {scale['subjects']:,} subjects | {b['chain_before']:.1f} s "
-                f"| {r['chain_before_vs_gzip']:.2f}x | {b['chain']:.1f} s | {r['chain_vs_gzip']:.2f}x |"
+                f"| {r['chain_before_vs_gzip']:.2f}x | {b['chain']:.1f} s | {r['chain_vs_gzip']:.2f}x "
+                f"| {scale['outputs_identical_to_previous']} "
+                f"| {scale['outputs_same_content_as_previous']} |"
             )
     lines += ["", "| job | peak RSS small | peak RSS large | growth |", "|---|---:|---:|---:|"]
     small, large = record["scales"][0], record["scales"][-1]
