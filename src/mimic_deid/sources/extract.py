@@ -49,7 +49,7 @@ EVENT_ORDER = ("chartevents", "labevents")
 SPOOL_COMPRESSION = "lz4"
 #: Most rows sorted at once when writing a bucket (~250 bytes each while sorting): bounds the
 #: memory of the final stage whatever the size of the table. Each range re-reads (inflates)
-#: the whole bucket spool, so smaller ranges cost time: 262,144 made `extract` 1.5x slower at
+#: the whole bucket spool, so smaller ranges cost time: 262,144 made `extract` 1.7x slower at
 #: 20 M rows (benchmarks/README.md, "Extraction chain").
 SORT_ROWS = 2_000_000
 
