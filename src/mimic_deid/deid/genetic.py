@@ -78,13 +78,23 @@ from typing import Any
 
 import numpy as np
 
-from mimic_deid.deid._genetic_kernels import block_moments, breed, clashes, tournament
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.seeding import spawn_rngs
 from mimic_deid.threads import map_tasks
+
+
+@functools.cache
+def _kernels() -> Any:
+    """The compiled kernels (:mod:`mimic_deid.deid._genetic_kernels`), imported on first use:
+    importing Numba costs ~1 s, which every workflow job importing :mod:`mimic_deid.deid`
+    would otherwise pay although only the genetic optimiser's jobs use it."""
+    from mimic_deid.deid import _genetic_kernels
+
+    return _genetic_kernels
+
 
 log = get_logger(__name__)
 
@@ -279,11 +289,11 @@ def _distinct_by_rejection(
     distinct (so each cell is uniform over the ordered ``k``-tuples of distinct values)."""
     m = math.prod(shape)
     draws = rng.integers(0, n, size=(k, m))  # one contiguous row per draw
-    todo = clashes(draws)
+    todo = _kernels().clashes(draws)
     while todo.size:
         sub = rng.integers(0, n, size=(k, todo.size))
         draws[:, todo] = sub
-        todo = todo[clashes(sub)]
+        todo = todo[_kernels().clashes(sub)]
     return draws.T.reshape(*shape, k)
 
 
@@ -489,7 +499,7 @@ class _Problem:
         low = ws.get("low", (B, q, n), _DTYPE)
         high = ws.get("high", (B, q, n), _DTYPE)
         unit = self.unit if self.unit is not None else np.zeros((0, 0), dtype=_DTYPE)
-        block_moments(
+        _kernels().block_moments(
             pop, self.base, self.base_min, self.base_max, unit, self.offsets,
             abs_obj, total, total_sq, low, high,
         )  # fmt: skip
@@ -660,7 +670,7 @@ def run_chunk(
 
         # tournament selection: T distinct contenders, the K fittest mate (in draw order)
         contenders = sample_distinct(rng, P, T, (P - 1, na))  # (P-1, na, T)
-        mates = tournament(keys, contenders, K)  # (P-1, na, K)
+        mates = _kernels().tournament(keys, contenders, K)  # (P-1, na, K)
 
         # crossover: K-1 distinct cut points among the series' genes; mutation of the valid
         # genes: positions (flat indices into the children) and their Gaussian noise
@@ -677,7 +687,7 @@ def run_chunk(
             noise *= params.mutation_sd
         else:
             pos, noise = np.empty(0, dtype=np.int64), np.empty(0, dtype=_DTYPE)
-        breed(pop, mates, cuts, prob.rank, prob.valid, pos, noise, child)
+        _kernels().breed(pop, mates, cuts, prob.rank, prob.valid, pos, noise, child)
 
         c_obj, c_inf = prob.evaluate(child, ws)
         c_keys = fitness_key(c_obj, c_inf, m, fit)
