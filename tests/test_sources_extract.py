@@ -201,6 +201,41 @@ def test_large_buckets_are_sorted_in_hadm_ranges(
     assert ranges.read().equals(whole)
 
 
+def test_spool_bounds_cut_every_buckets_times_per_file_admissions() -> None:
+    hadm = np.array([7, 3, 5, 1, 9, 3, 11])  # distinct: 1 3 5 7 9 11
+    assert extract.spool_bounds(hadm, 2, 1).tolist() == [5, 9]
+    assert extract.spool_bounds(hadm, 1, 4).tolist() == [9]
+    assert extract.spool_bounds(hadm, 8, 256).tolist() == []
+
+
+def test_parts_are_the_same_whatever_the_spool_ranges_and_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = {"CHARTEVENTS": random_events(5000, seed=22)}
+    folder = write_mimic_dir(tmp_path / "m", rows=rows)
+    extract_raw(CsvSource(folder), tmp_path / "one", ITEMIDS, 2, 700)  # 4 admissions: 1 range
+    monkeypatch.setattr(extract, "SPOOL_ADMISSIONS", 1)  # 2 ranges of 1 admission per bucket
+    threads = pa.cpu_count()
+    try:
+        pa.set_cpu_count(1)
+        extract_raw(CsvSource(folder), tmp_path / "ranges-1", ITEMIDS, 2, 700)
+        pa.set_cpu_count(3)
+        extract_raw(CsvSource(folder), tmp_path / "ranges-3", ITEMIDS, 2, 700)
+    finally:
+        pa.set_cpu_count(threads)
+    for b in range(2):
+        name = f"events/part-{b:03d}.parquet"
+        ranged = pq.ParquetFile(tmp_path / "ranges-1" / name)
+        assert ranged.metadata.num_row_groups == 2  # one per spool range
+        assert ranged.read().equals(pq.read_table(tmp_path / "one" / name))
+        assert (tmp_path / "ranges-1" / name).read_bytes() == (
+            tmp_path / "ranges-3" / name
+        ).read_bytes()
+    assert read_json(tmp_path / "ranges-1" / "extract.json") == read_json(
+        tmp_path / "one" / "extract.json"
+    )
+
+
 def test_hadm_ranges_cover_every_row_within_the_limit() -> None:
     hadm = np.array([5, 1, 1, 2, 9, 9, 9, 9, 3, 2, 5])
     ranges = extract.hadm_ranges(hadm, 3)

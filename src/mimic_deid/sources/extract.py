@@ -14,11 +14,14 @@ unless it is listed as intentionally empty. Each part is sorted by
 sort makes adjacent) are dropped and counted per table (``dropped_duplicate``), so the files
 are byte-identical for the same data whatever the source or chunk size.
 
-Memory is bounded: filtered batches are spooled per bucket to temporary Arrow IPC files while
-the source streams, and only one bucket is loaded and sorted at a time at the end, in ``hadm_id``
-ranges of at most :data:`SORT_ROWS` rows when the bucket is larger. Peak memory is therefore
-about one source block plus ``max(chunk_rows, 100k)`` buffered rows plus ``SORT_ROWS`` rows being
-sorted, independent of the table size.
+Memory is bounded and flat: filtered batches are spooled to temporary Arrow IPC files while the
+source streams, one file per bucket and ``hadm_id`` range (:func:`spool_bounds`: ranges of
+about :data:`SPOOL_ADMISSIONS` admissions per bucket, cut from ADMISSIONS, which is read
+first), and each file is loaded, sorted and written at the end as one row group of its part
+(a file over :data:`SORT_ROWS` rows in ``hadm_id`` sub-ranges), on the job's threads (Arrow's
+CPU pool size), in order. Peak memory is therefore about one source block plus
+``max(chunk_rows, 100k)`` buffered rows plus a few spool files being sorted, independent of
+the table size.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ import contextlib
 import os
 import shutil
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,11 +52,15 @@ log = get_logger(__name__)
 SMALL_ORDER = ("icustays", "admissions", "patients")
 EVENT_ORDER = ("chartevents", "labevents")
 SPOOL_COMPRESSION = "lz4"
-#: Most rows sorted at once when writing a bucket (~250 bytes each while sorting): bounds the
-#: memory of the final stage whatever the size of the table. Each range re-reads (inflates)
-#: the whole bucket spool, so smaller ranges cost time: 262,144 made `extract` 1.7x slower at
-#: 20 M rows (benchmarks/README.md, "Extraction chain").
-SORT_ROWS = 2_000_000
+#: Admissions per bucket in one spool file (a ``hadm_id`` range, :func:`spool_bounds`): the
+#: unit sorted at once, ~180,000 event rows on the synthetic data, so the memory of the final
+#: stage is the same whatever the number of admissions.
+SPOOL_ADMISSIONS = 256
+#: Most rows sorted at once (~250 bytes each while sorting): a spool file larger than this (a
+#: range of unusually long admissions) is sorted in ``hadm_id`` sub-ranges, each re-reading the
+#: file (benchmarks/README.md, "Extraction chain": re-reading a whole bucket per range made
+#: ``extract`` 1.7x slower, hence ranges fixed while spooling).
+SORT_ROWS = 1_000_000
 
 
 class Reader(Protocol):
@@ -168,62 +177,98 @@ def filter_events(tab: pa.Table, table: str, itemids: pa.Array, counts: dict[str
 # --------------------------------------------------------------------------- bucket spool
 
 
-class BucketSpool:
-    """Per-bucket temporary Arrow IPC files; buffers rows and flushes them as record batches.
+def spool_bounds(hadm_id: np.ndarray, buckets: int, per_file: int) -> np.ndarray:
+    """The ``hadm_id`` values that start a new spool range: every ``buckets * per_file``-th of
+    the sorted distinct ``hadm_id`` (int64 (n,), e.g. ADMISSIONS), after the first.
 
-    Arrow IPC (LZ4-compressed buffers) rather than Parquet: the spool is written once and read
-    once, so the cheapest encoding wins (no dictionary or page encoding, no statistics).
-    Memory: at most ``flush_rows`` buffered rows in total (plus one batch per writer).
+    Buckets take ``hadm_id % buckets``, so a range holds about ``per_file`` admissions of each
+    bucket. Depends only on the admissions, so every source and chunk size gives the same
+    ranges (hence the same part files).
+    """
+    values = np.unique(np.asarray(hadm_id, dtype=np.int64))
+    return values[buckets * per_file :: buckets * per_file]
+
+
+class BucketSpool:
+    """Temporary Arrow IPC files per bucket and ``hadm_id`` range; buffers rows and flushes
+    them as record batches.
+
+    File ``(b, r)`` holds the rows with ``hadm_id % buckets == b`` and ``hadm_id`` in range
+    ``r`` (``bounds[r - 1] <= hadm_id < bounds[r]``), so a bucket's sorted rows are its files'
+    sorted rows one range after the other. Arrow IPC (LZ4-compressed buffers) rather than
+    Parquet: the spool is written once and read once, so the cheapest encoding wins (no
+    dictionary or page encoding, no statistics). Memory: at most ``flush_rows`` buffered rows in
+    total (plus one batch per writer).
+
+    Parameters
+    ----------
+    folder : the private directory of the spool files.
+    buckets : the number of buckets (part files).
+    flush_rows : rows buffered before they are written.
+    bounds : int64 (R - 1,), sorted: the ``hadm_id`` values starting ranges 1 .. R - 1
+        (:func:`spool_bounds`); empty: one range.
     """
 
-    def __init__(self, folder: Path, buckets: int, flush_rows: int) -> None:
+    def __init__(
+        self, folder: Path, buckets: int, flush_rows: int, bounds: np.ndarray | None = None
+    ) -> None:
         self.folder = folder
         self.buckets = buckets
         self.flush_rows = flush_rows
-        self.buffers: list[list[pa.Table]] = [[] for _ in range(buckets)]
+        self.bounds = np.zeros(0, dtype=np.int64) if bounds is None else np.asarray(bounds)
+        self.ranges = len(self.bounds) + 1
+        n_files = buckets * self.ranges
+        self.buffers: list[list[pa.Table]] = [[] for _ in range(n_files)]
         self.buffered = 0
-        self.rows = np.zeros(buckets, dtype=np.int64)
+        self.rows = np.zeros(n_files, dtype=np.int64)
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
         folder.mkdir(parents=True, exist_ok=True)
 
-    def path(self, b: int) -> Path:
-        return self.folder / f"spool-{b:03d}.arrow"
+    def files(self, b: int) -> range:
+        """The spool files of bucket ``b``, in ``hadm_id`` order."""
+        return range(b * self.ranges, (b + 1) * self.ranges)
+
+    def path(self, f: int) -> Path:
+        return self.folder / f"spool-{f:06d}.arrow"
 
     def add(self, tab: pa.Table) -> None:
-        """Split ``tab`` (EVENT_SCHEMA, hadm_id non-null) by bucket and buffer it."""
+        """Split ``tab`` (EVENT_SCHEMA, hadm_id non-null) by spool file and buffer it."""
         if not tab.num_rows:
             return
-        if self.buckets == 1:
+        if len(self.buffers) == 1:
             self.buffers[0].append(tab)
             self.rows[0] += tab.num_rows
             sizes = np.array([])
         else:
-            bucket = np.remainder(tab.column("hadm_id").to_numpy(), self.buckets)
-            order = np.argsort(bucket, kind="stable")
-            sizes = np.bincount(bucket, minlength=self.buckets)
+            hadm = tab.column("hadm_id").to_numpy()
+            key = np.remainder(hadm, self.buckets) * self.ranges
+            if len(self.bounds):
+                key += np.searchsorted(self.bounds, hadm, side="right")
+            order = np.argsort(key, kind="stable")
+            sizes = np.bincount(key, minlength=len(self.buffers))
             grouped = tab.take(pa.array(order))
             self.rows += sizes
         start = 0
-        for b in np.flatnonzero(sizes):
-            n = int(sizes[b])
-            self.buffers[b].append(grouped.slice(start, n))
+        for f in np.flatnonzero(sizes):
+            n = int(sizes[f])
+            self.buffers[f].append(grouped.slice(start, n))
             start += n
         self.buffered += tab.num_rows
         if self.buffered >= self.flush_rows:
             self.flush()
 
     def flush(self) -> None:
-        for b, parts in enumerate(self.buffers):
+        for f, parts in enumerate(self.buffers):
             if not parts:
                 continue
-            if b not in self.writers:
-                self.writers[b] = pa.ipc.new_file(
-                    self.path(b),
+            if f not in self.writers:
+                self.writers[f] = pa.ipc.new_file(
+                    self.path(f),
                     tables.EVENT_SCHEMA,
                     options=pa.ipc.IpcWriteOptions(compression=SPOOL_COMPRESSION),
                 )
-            self.writers[b].write_table(pa.concat_tables(parts))
-            self.buffers[b] = []
+            self.writers[f].write_table(pa.concat_tables(parts))
+            self.buffers[f] = []
         self.buffered = 0
 
     def close(self) -> None:
@@ -235,30 +280,30 @@ class BucketSpool:
 
     def discard(self) -> None:
         """Drop the buffers and close the files without writing (after a failure); idempotent."""
-        self.buffers = [[] for _ in range(self.buckets)]
+        self.buffers = [[] for _ in self.buffers]
         self.buffered = 0
         for writer in self.writers.values():
             with contextlib.suppress(Exception):  # the original error is what the user sees
                 writer.close()
         self.writers.clear()
 
-    def _batches(self, b: int, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+    def _batches(self, f: int, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
         fields = None
         if columns is not None:
             fields = [tables.EVENT_SCHEMA.get_field_index(c) for c in columns]
         options = pa.ipc.IpcReadOptions(included_fields=fields)
-        with pa.memory_map(str(self.path(b))) as source:
+        with pa.memory_map(str(self.path(f))) as source:
             reader = pa.ipc.open_file(source, options=options)
             for i in range(reader.num_record_batches):
                 yield reader.get_batch(i)
 
-    def read(self, b: int, hadm_range: tuple[int, int] | None = None) -> pa.Table:
-        """Rows spooled for bucket ``b`` (empty table if none), optionally only those with
+    def read(self, f: int, hadm_range: tuple[int, int] | None = None) -> pa.Table:
+        """Rows spooled in file ``f`` (empty table if none), optionally only those with
         ``lo <= hadm_id <= hi`` (one batch at a time, so memory holds the range only)."""
-        if not self.path(b).exists():
+        if not self.path(f).exists():
             return tables.EVENT_SCHEMA.empty_table()
         parts = []
-        for batch in self._batches(b):
+        for batch in self._batches(f):
             if hadm_range is not None:
                 hadm = batch.column("hadm_id")
                 keep = pc.and_(
@@ -268,11 +313,11 @@ class BucketSpool:
             parts.append(batch)
         return pa.Table.from_batches(parts, schema=tables.EVENT_SCHEMA)
 
-    def hadm_ids(self, b: int) -> np.ndarray:
-        """The ``hadm_id`` of every row spooled for bucket ``b`` (int64, 8 bytes per row)."""
-        if not self.path(b).exists():
+    def hadm_ids(self, f: int) -> np.ndarray:
+        """The ``hadm_id`` of every row spooled in file ``f`` (int64, 8 bytes per row)."""
+        if not self.path(f).exists():
             return np.zeros(0, dtype=np.int64)
-        cols = [batch.column(0).to_numpy() for batch in self._batches(b, ["hadm_id"])]
+        cols = [batch.column(0).to_numpy() for batch in self._batches(f, ["hadm_id"])]
         return np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
 
 
@@ -371,38 +416,65 @@ def hadm_ranges(hadm: np.ndarray, max_rows: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def write_bucket(
-    spool: BucketSpool, b: int, dest: Path, sort_rows: int, duplicates: dict[str, int]
-) -> int:
-    """Write bucket ``b`` sorted and without exact duplicates to ``dest``; returns its rows.
+def sorted_file(spool: BucketSpool, f: int, sort_rows: int) -> tuple[list[pa.Table], dict]:
+    """The rows of spool file ``f`` sorted and without exact duplicates, as tables in order
+    (one, or one per ``hadm_id`` sub-range when the file holds over ``sort_rows`` rows: the sort
+    key starts with ``hadm_id``, so duplicates never straddle two sub-ranges), and the rows
+    dropped per event table."""
+    ranges = [None] if spool.rows[f] <= sort_rows else hadm_ranges(spool.hadm_ids(f), sort_rows)
+    out, dropped = [], {}
+    for hadm_range in ranges:
+        tab, d = sort_unique_events(spool.read(f, hadm_range))
+        out.append(tab)
+        for name, n in d.items():
+            dropped[name] = dropped.get(name, 0) + n
+    return out, dropped
 
-    A bucket over ``sort_rows`` rows is sorted one ``hadm_id`` range at a time (the sort key
-    starts with ``hadm_id``, so duplicates never straddle two ranges) and written as
-    consecutive row groups, so memory is bounded by ``sort_rows`` whatever the table size.
-    Duplicates dropped are added to ``duplicates`` (per event table) in place.
+
+def write_parts(
+    spool: BucketSpool, folder: Path, sort_rows: int, workers: int = 1
+) -> tuple[list[int], dict[str, int]]:
+    """Write every bucket of the closed ``spool`` to ``folder/part-NNN.parquet``, sorted and
+    without exact duplicates, each spool file a row group (or several, :func:`sorted_file`).
+
+    ``workers`` threads sort files ahead of the writer (Arrow's kernels release the GIL); the
+    parts are written in order, one at a time, so the files are the same whatever ``workers``
+    is, and memory holds at most ``workers + 1`` sorted files. Returns the rows of each part and
+    the duplicate rows dropped per event table. Spool files are removed once written.
     """
+    counts = [0] * spool.buckets
+    duplicates: dict[str, int] = {}
+    files = (f for b in range(spool.buckets) for f in spool.files(b) if spool.rows[f])
+    with ThreadPoolExecutor(max_workers=max(workers, 1)) as pool:
+        pending: deque = deque()
 
-    def part(hadm_range: tuple[int, int] | None) -> pa.Table:
-        tab, dropped = sort_unique_events(spool.read(b, hadm_range))
-        for name, n in dropped.items():
-            duplicates[name] = duplicates.get(name, 0) + n
-        return tab
+        def submit() -> None:
+            f = next(files, None)
+            if f is not None:
+                pending.append((f, pool.submit(sorted_file, spool, f, sort_rows)))
 
-    if spool.rows[b] <= sort_rows:
-        tab = part(None)
-        atomic.write_table(tab, dest)
-        return tab.num_rows
-    ranges = hadm_ranges(spool.hadm_ids(b), sort_rows)
-    with atomic.atomic_path(dest, ".parquet") as tmp:
-        with pq.ParquetWriter(
-            tmp, tables.EVENT_SCHEMA, compression=atomic.PARQUET_COMPRESSION
-        ) as writer:
-            rows = 0
-            for lo, hi in ranges:
-                tab = part((lo, hi))
-                writer.write_table(tab)
-                rows += tab.num_rows
-    return rows
+        for _ in range(max(workers, 1) + 1):
+            submit()
+        for b in range(spool.buckets):
+            dest = folder / f"part-{b:03d}.parquet"
+            with (
+                atomic.atomic_path(dest, ".parquet") as tmp,
+                pq.ParquetWriter(
+                    tmp, tables.EVENT_SCHEMA, compression=atomic.PARQUET_COMPRESSION
+                ) as writer,
+            ):
+                while pending and pending[0][0] in spool.files(b):
+                    f, future = pending.popleft()
+                    tabs, dropped = future.result()
+                    submit()
+                    for tab in tabs:
+                        writer.write_table(tab)
+                        counts[b] += tab.num_rows
+                    for name, n in dropped.items():
+                        duplicates[name] = duplicates.get(name, 0) + n
+                    del tabs
+                    spool.path(f).unlink(missing_ok=True)
+    return counts, duplicates
 
 
 # --------------------------------------------------------------------------- driver
@@ -519,10 +591,17 @@ def extract_raw(
             table = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
             atomic.write_table(table, tmp / f"{name}.parquet")
             summary["tables"][name] = {"rows": table.num_rows}
+            if name == "admissions":
+                admissions_hadm = table.column("hadm_id").to_numpy()
             log.info(f"{name}: {table.num_rows:,} rows")
 
         spool_dir = tmp / ".spool"
-        spool = BucketSpool(spool_dir, event_buckets, flush_rows=max(chunk_rows, 100_000))
+        spool = BucketSpool(
+            spool_dir,
+            event_buckets,
+            flush_rows=max(chunk_rows, 100_000),
+            bounds=spool_bounds(admissions_hadm, event_buckets, SPOOL_ADMISSIONS),
+        )
         try:
             for name in EVENT_ORDER:
                 counts = _extract_events(reader, name, ids, chunk_rows, spool)
@@ -536,11 +615,7 @@ def extract_raw(
                 summary["tables"][name] = counts
             spool.close()
             (tmp / "events").mkdir()
-            duplicates: dict[str, int] = {}
-            for b in range(event_buckets):
-                dest = tmp / "events" / f"part-{b:03d}.parquet"
-                write_bucket(spool, b, dest, SORT_ROWS, duplicates)
-                spool.path(b).unlink(missing_ok=True)
+            _, duplicates = write_parts(spool, tmp / "events", SORT_ROWS, pa.cpu_count())
             for name in EVENT_ORDER:
                 n = duplicates.get(name, 0)
                 summary["tables"][name]["dropped_duplicate"] = n
