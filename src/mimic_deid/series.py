@@ -391,9 +391,18 @@ def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.n
 
     Parts are sorted by hadm_id (``tables.EVENT_SORT_KEYS``) and every stay's events share its
     admission, so the rows of the last admission of a batch are carried over to the next one:
-    each batch holds whole stays, and memory holds about one batch.
+    each batch holds whole stays, and memory holds about one batch. A part's row groups (one
+    spool range of the extraction, ~180,000 rows) are read one at a time.
     """
-    batches = pq.ParquetFile(path).iter_batches(batch_size=PART_BATCH_ROWS, columns=PART_COLUMNS)
+    part = pq.ParquetFile(path)
+    # row group by row group: read across row groups, the reader held ~60 MB more at 20 M rows
+    batches = (
+        batch
+        for group in range(part.num_row_groups)
+        for batch in part.iter_batches(
+            batch_size=PART_BATCH_ROWS, row_groups=[group], columns=PART_COLUMNS
+        )
+    )
     carry = None
     batch = next(batches, None)
     while batch is not None:
