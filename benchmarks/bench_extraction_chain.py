@@ -18,10 +18,11 @@ one run, alternating, ``--repeats`` times (best of each):
 - ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
   candidate decompressor; adopted only if it wins).
 
-Peak RSS of every job is read from ``wait4`` (``ru_maxrss``); its growth from the small to the
-large scale is printed. On Linux a child's peak starts from its parent's RSS (``vfork``/``exec``),
-so this process only starts children: generating the data and comparing the artefacts are
-child jobs too. Ratios are taken within the same run, so a loaded shared machine
+Peak RSS of every job is the job's own ``VmHWM`` (``/proc/self/status``, written by the child
+when it ends; ``wait4``'s ``ru_maxrss`` is not used for Python jobs, since on Linux a child's
+``ru_maxrss`` starts from its parent's peak at ``vfork``/``exec``); its growth from the small to
+the large scale is printed. This process only starts children: generating the data and
+comparing the artefacts are child jobs too. Ratios are taken within the same run, so a loaded shared machine
 affects both sides alike. Data are cached under ``--data`` (default
 ``$TMPDIR/mimic-deid-bench``), never in the repository; the record goes to
 ``benchmarks/results/extraction_chain.json`` and a Markdown table is printed for
@@ -129,9 +130,30 @@ def _job_inflate(kind: str, files: list[str]) -> None:
                 pass
 
 
+#: The environment variable naming the file where a child writes its peak RSS (kB).
+PEAK_FILE_ENV = "MIMIC_DEID_BENCH_PEAK_FILE"
+
+
+def _write_own_peak() -> None:
+    """Write this process's peak resident memory (``VmHWM``, kB) where the parent asked."""
+    target = os.environ.get(PEAK_FILE_ENV)
+    if not target:
+        return
+    with open("/proc/self/status") as status:
+        hwm = next(line.split()[1] for line in status if line.startswith("VmHWM"))
+    Path(target).write_text(hwm)
+
+
 def child(argv: list[str]) -> None:
     """Entry point of a child process: ``--child JOB THREADS ARGS...``."""
     job, threads, args = argv[0], int(argv[1]), argv[2:]
+    try:
+        _child_job(job, threads, args)
+    finally:
+        _write_own_peak()
+
+
+def _child_job(job: str, threads: int, args: list[str]) -> None:
     try:
         from mimic_deid.threads import pin_threads
     except ImportError:  # --compare-src code without it: the environment pins BLAS
@@ -168,15 +190,24 @@ def child(argv: list[str]) -> None:
 
 
 def run(cmd: list[str], stdout: int | None = None, env: dict | None = None) -> tuple[float, float]:
-    """Run ``cmd`` to completion; return (wall seconds, peak RSS in MB) of that process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"benchmark job failed ({proc.returncode}): {' '.join(cmd[:6])}")
-    return wall, usage.ru_maxrss / 1024
+    """Run ``cmd`` to completion; return (wall seconds, peak RSS in MB) of that process: the
+    ``VmHWM`` a child job reports (:func:`_write_own_peak`), else ``wait4``'s ``ru_maxrss``."""
+    env = dict(os.environ if env is None else env)
+    fd, peak_file = tempfile.mkstemp(prefix="peak-", suffix=".kb")
+    os.close(fd)
+    env[PEAK_FILE_ENV] = peak_file
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            raise SystemExit(f"benchmark job failed ({proc.returncode}): {' '.join(cmd[:6])}")
+        own = Path(peak_file).read_text().strip()
+    finally:
+        os.unlink(peak_file)
+    return wall, (int(own) if own else usage.ru_maxrss) / 1024
 
 
 def run_child(job: str, *args: str, src: Path | None = None) -> tuple[float, float]:

@@ -233,3 +233,21 @@ def test_assign_events_by_icustay_id_or_admission_window() -> None:
     assert out["icustay_id"].dtype == np.int64
     assert out["icustay_id"].tolist() == [100, 100, 100]
     assert out["valuenum"].tolist() == [80.0, 151.0, 152.0]
+
+
+def test_events_without_admission_or_time_belong_to_no_stay() -> None:
+    stays, _ = build_cohort(*make_tables())
+    # stay 100: hadm 10, [2100-01-01 10:00, 2100-01-03 10:00]
+    events = pd.DataFrame(
+        {
+            "hadm_id": pd.array([None, 10, 10, 10], dtype="Int64"),
+            "icustay_id": pd.array([100, None, None, 100], dtype="Int64"),
+            "charttime": pd.to_datetime(["2100-01-02 10:00", None, "2100-01-02 10:00", None]),
+        }
+    )
+    out = assign_events_to_stays(events, stays)
+    # no hadm_id: dropped even with the stay's own icustay_id; no charttime: a lab row is
+    # outside every window, a chart row keeps its own stay
+    assert out["hadm_id"].tolist() == [10, 10]
+    assert out["icustay_id"].tolist() == [100, 100]
+    assert out["charttime"].isna().tolist() == [False, True]

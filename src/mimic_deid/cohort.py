@@ -193,13 +193,60 @@ def build_cohort(
     return out.reset_index(drop=True), counts
 
 
+def match_events_to_stays(
+    hadm_id: np.ndarray,
+    icustay_id: np.ndarray,
+    has_icustay_id: np.ndarray,
+    charttime: np.ndarray,
+    stays: pd.DataFrame,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which events belong to a cohort stay, and its ICUSTAY_ID (the rule of
+    :func:`assign_events_to_stays`), by a sorted lookup of each event's admission.
+
+    Parameters
+    ----------
+    hadm_id : int64 (n,)
+        The events' HADM_ID (events without one are not passed, or carry a value of no stay).
+    icustay_id : int64 (n,)
+        The events' own ICUSTAY_ID where ``has_icustay_id``, anything elsewhere.
+    has_icustay_id : bool (n,)
+    charttime : datetime64 (n,)
+        NaT never lies inside a stay.
+    stays : DataFrame
+        The cohort (hadm_id distinct, icustay_id, intime, outtime).
+
+    Returns
+    -------
+    keep : bool (n,)
+    stay_icustay_id : int64 (n,), the ICUSTAY_ID of the event's stay (meaningful where ``keep``).
+    """
+    if stays["hadm_id"].duplicated().any():
+        raise InputDataError("table 'stays': more than one stay per hadm_id; expected the cohort")
+    hadm_id = np.asarray(hadm_id, dtype=np.int64)
+    keep = np.zeros(len(hadm_id), dtype=bool)
+    if not len(stays) or not len(hadm_id):
+        return keep, np.zeros(len(hadm_id), dtype=np.int64)
+    stay_hadm = stays["hadm_id"].to_numpy(dtype=np.int64)
+    order = np.argsort(stay_hadm, kind="stable")
+    at = np.minimum(np.searchsorted(stay_hadm[order], hadm_id), len(order) - 1)
+    stay = order[at]
+    found = stay_hadm[stay] == hadm_id
+    stay_id = stays["icustay_id"].to_numpy(dtype=np.int64)[stay]
+    intime = stays["intime"].to_numpy()[stay]
+    outtime = stays["outtime"].to_numpy()[stay]
+    in_window = (charttime >= intime) & (charttime <= outtime)
+    same_stay = np.asarray(icustay_id, dtype=np.int64) == stay_id
+    keep = found & np.where(has_icustay_id, same_stay, in_window)
+    return keep, stay_id
+
+
 def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
     """Keep the events of cohort stays and give each its stay's ICUSTAY_ID.
 
     An event with an ICUSTAY_ID belongs to that stay; an event without one (LABEVENTS)
     belongs to the stay of its admission when CHARTTIME is in [INTIME, OUTTIME]. Events of
     stays outside the cohort, or outside any stay, are dropped. Relies on the cohort having one
-    stay per admission (a merge on hadm_id).
+    stay per admission (:func:`match_events_to_stays`).
 
     Args:
         events: rows of ``raw/events/part-*.parquet`` (at least hadm_id, icustay_id (Int64),
@@ -211,21 +258,18 @@ def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.Data
     """
     require_table(events, "events", EVENTS_COLUMNS)
     require_table(stays, "stays", ("hadm_id", "icustay_id", "intime", "outtime"))
-    if stays["hadm_id"].duplicated().any():
-        raise InputDataError("table 'stays': more than one stay per hadm_id; expected the cohort")
-    keys = stays.loc[:, ["hadm_id", "icustay_id", "intime", "outtime"]].rename(
-        columns={"icustay_id": "_stay_icustay_id", "intime": "_intime", "outtime": "_outtime"}
-    )
-    merged = events.merge(keys, on="hadm_id", how="inner")
-    own = merged["icustay_id"]
+    hadm = events["hadm_id"]
+    has_hadm = hadm.notna().to_numpy(dtype=bool)
+    own = events["icustay_id"]
     has_id = own.notna().to_numpy(dtype=bool)
-    stay_id = merged["_stay_icustay_id"].to_numpy(dtype=np.int64)
-    same_stay = np.zeros(len(merged), dtype=bool)
-    same_stay[has_id] = own[has_id].to_numpy(dtype=np.int64) == stay_id[has_id]
-    in_window = (
-        (merged["charttime"] >= merged["_intime"]) & (merged["charttime"] <= merged["_outtime"])
-    ).to_numpy(dtype=bool)
-    keep = np.where(has_id, same_stay, in_window)
-    out = merged.loc[keep, list(events.columns)]
+    keep, stay_id = match_events_to_stays(
+        pd.to_numeric(hadm.where(has_hadm, -1)).to_numpy(dtype=np.int64),
+        pd.to_numeric(own.where(has_id, -1)).to_numpy(dtype=np.int64),
+        has_id,
+        events["charttime"].to_numpy(),
+        stays,
+    )
+    keep &= has_hadm
+    out = events.loc[keep, list(events.columns)]
     out["icustay_id"] = stay_id[keep]
     return out.reset_index(drop=True)

@@ -25,11 +25,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mimic_deid import atomic
 from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
-from mimic_deid.cohort import assign_events_to_stays, require_table
+from mimic_deid.cohort import match_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.memory import release_memory
@@ -363,22 +364,19 @@ def _ihm_window(
 
 
 def _assign(table: pa.Table, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
-    """The events of ``table`` assigned to cohort stays (same row order) and their ICUSTAY_ID.
-
-    Only the key columns go through :func:`assign_events_to_stays`; the text columns stay in
-    Arrow and are taken once for the assigned rows.
-    """
-    keys = pd.DataFrame(
-        {
-            "hadm_id": table.column("hadm_id").to_numpy(),
-            "icustay_id": table.column("icustay_id").to_pandas(),
-            "charttime": table.column("charttime").to_pandas(),
-            "_row": np.arange(table.num_rows, dtype=np.int64),
-        }
+    """The events of ``table`` assigned to cohort stays (same row order) and their ICUSTAY_ID
+    (:func:`mimic_deid.cohort.match_events_to_stays` on the key columns; the other columns are
+    taken once for the assigned rows)."""
+    icustay = table.column("icustay_id")
+    keep, stay_id = match_events_to_stays(
+        table.column("hadm_id").to_numpy(),
+        pc.fill_null(icustay, -1).to_numpy(),
+        icustay.is_valid().to_numpy(zero_copy_only=False),
+        table.column("charttime").to_numpy(),
+        stays,
     )
-    assigned = assign_events_to_stays(keys, stays)
-    rows = assigned["_row"].to_numpy(dtype=np.int64)
-    return table.take(pa.array(rows)), assigned["icustay_id"].to_numpy(dtype=np.int64)
+    rows = np.flatnonzero(keep)
+    return table.take(pa.array(rows)), stay_id[rows]
 
 
 #: Event rows read from a part at a time: bounds the stage's memory whatever the part size.
