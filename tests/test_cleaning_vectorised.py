@@ -196,3 +196,23 @@ def test_stats_of_a_subset_equal_cleaning_the_subset() -> None:
     _, want_all = clean_events(frame, VARIABLES)
     assert clean_stats(rows, VARIABLES) == want_all
     assert sum(s["rows"] for s in want.values()) > 0
+
+
+def test_rules_remembered_across_batches_equal_the_per_row_rules() -> None:
+    """A string's result is remembered per rule (text map, unit pattern), across batches:
+    batches that repeat, add and drop strings, and two maps sharing strings, still give the
+    per-row result."""
+    maps = [{"brisk": 1.0, "delayed": 2.0}, {"brisk": 5.0, "normal <3 secs": 0.0}]
+    batches = [TRICKY[:20] + [None], ["BRISK", "delayed", None, " 80 "], TRICKY[15:] + ["brisk"]]
+    for strings in batches:
+        value, valuenum = columns(strings)
+        for text_map in maps:
+            assert_same(
+                parse_text_map(value, valuenum, text_map),
+                text_map_per_row(value, valuenum, text_map),
+            )
+        uoms = pd.Series(strings, dtype="str")
+        zeros = np.zeros(len(strings))
+        for units in [("lb",), ("delayed", "?F")]:
+            got = conversion_mask(Conversion(uom=units), zeros, zeros.astype(np.int64), uoms)
+            np.testing.assert_array_equal(got, uom_per_row(uoms, units))

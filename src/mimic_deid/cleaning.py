@@ -81,19 +81,38 @@ def _pandas_text(values: pa.Array) -> pd.Series:
     return _as_text(pd.Series(values.to_pandas(), copy=False))
 
 
-def _per_distinct(values: pa.Array, rule: Callable[[pd.Series], np.ndarray]) -> np.ndarray:
+#: Results of the string rules per distinct string, kept across calls (event batches) per rule:
+#: ``{rule key: {string or None: result}}``; each memo stops growing at :data:`MEMO_SIZE`.
+_MEMOS: dict[tuple, dict] = {}
+MEMO_SIZE = 1 << 16
+_ABSENT = object()
+
+
+def _per_distinct(
+    values: pa.Array, rule: Callable[[pd.Series], np.ndarray], key: tuple | None = None
+) -> np.ndarray:
     """Apply a row-local string ``rule`` once per distinct value and broadcast it to the rows.
 
     ``rule`` maps a pandas string Series to a NumPy array of the same length; it must depend on
-    each element alone. Nulls get ``rule`` of a null. Returns ``(len(values),)``.
+    each element alone. Nulls get ``rule`` of a null. With a ``key`` (naming the rule and its
+    parameters), results are remembered across calls, so a string seen in an earlier batch is
+    not evaluated again. Returns ``(len(values),)``.
     """
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    distinct = rule(_pandas_text(encoded.dictionary))
-    null_result = rule(_as_text(pd.Series([None], dtype=object)))
-    table = np.concatenate([distinct, null_result])
-    index = pc.fill_null(encoded.indices, len(distinct)).to_numpy(zero_copy_only=False)
+    strings = [*encoded.dictionary.to_pylist(), None]  # the last entry stands for nulls
+    memo = {} if key is None else _MEMOS.setdefault(key, {})
+    results = [memo.get(text, _ABSENT) for text in strings]
+    todo = [i for i, r in enumerate(results) if r is _ABSENT]
+    if todo:
+        computed = rule(_as_text(pd.Series([strings[i] for i in todo], dtype=object)))
+        for i, r in zip(todo, computed.tolist(), strict=True):
+            results[i] = r
+            if len(memo) < MEMO_SIZE:
+                memo[strings[i]] = r
+    table = np.array(results)
+    index = pc.fill_null(encoded.indices, len(strings) - 1).to_numpy(zero_copy_only=False)
     return table[index]
 
 
@@ -146,7 +165,7 @@ def _text_map(value: pa.Array, valuenum: np.ndarray, text_map: dict[str, float])
         mapped = text.str.strip().str.lower().map(text_map)
         return pd.to_numeric(mapped, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
-    out = _per_distinct(value, rule)
+    out = _per_distinct(value, rule, ("text_map", *sorted(text_map.items())))
     missing = np.flatnonzero(np.isnan(out))
     if len(missing):
         out[missing] = _numeric(value.take(pa.array(missing)), valuenum[missing])
@@ -191,7 +210,7 @@ def _uom_mask(conversion: Conversion, uom: pa.Array) -> np.ndarray:
         hit = text.str.contains(pattern, case=False, regex=True, na=False)
         return hit.to_numpy(dtype=bool, na_value=False)
 
-    return _per_distinct(uom, rule)
+    return _per_distinct(uom, rule, ("uom", pattern))
 
 
 def conversion_mask(
