@@ -18,10 +18,12 @@ one run, alternating, ``--repeats`` times (best of each):
 - ``extract`` again with the CSV.gz streams inflated by ISA-L instead of Arrow's zlib (the
   candidate decompressor; adopted only if it wins).
 
-Peak RSS of every job is the job's own ``VmHWM`` (``/proc/self/status``, written by the child
-when it ends; ``wait4``'s ``ru_maxrss`` is not used for Python jobs, since on Linux a child's
-``ru_maxrss`` starts from its parent's peak at ``vfork``/``exec``); its growth from the small to
-the large scale is printed. This process only starts children: generating the data and
+Peak memory of every job is the larger of its own ``VmHWM`` (``/proc/self/status``) and the
+proportional set size of its process tree sampled every 100 ms (the series job's worker
+processes), measured in one extra pass of the chain per scale (sampling costs CPU, so the timed
+repeats do not sample), written by the child when it ends; ``wait4``'s ``ru_maxrss`` is not used for Python
+jobs, since on Linux a child's ``ru_maxrss`` starts from its parent's peak at
+``vfork``/``exec``. Its growth from the small to the large scale is printed. This process only starts children: generating the data and
 comparing the artefacts are child jobs too. Ratios are taken within the same run, so a loaded shared machine
 affects both sides alike. Data are cached under ``--data`` (default
 ``$TMPDIR/mimic-deid-bench``), never in the repository; the record goes to
@@ -51,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "extraction_chain.json"
 
 #: The rules' threads (workflow/rules/source.smk, cohort.smk, series.smk).
-JOB_THREADS = {"extract": 2, "extract_isal": 2, "cohort": 1, "series": 1}
+JOB_THREADS = {"extract": 2, "extract_isal": 2, "cohort": 1, "series": 2}
 CHAIN = ("extract", "cohort", "series")
 INFLATE_BLOCK = 1 << 20
 
@@ -110,7 +112,12 @@ def _job_series(work: Path) -> None:
     stays = pd.read_parquet(work / "stays.parquet")
     variables = load_variables(ROOT / "config" / "variables.yaml")
     spool = tempfile.mkdtemp(prefix="spool-", dir=work)
-    releases = build_releases(work / "raw", stays, variables, spool, ihm_hours=48)
+    try:
+        releases = build_releases(
+            work / "raw", stays, variables, spool, ihm_hours=48, threads=JOB_THREADS["series"]
+        )
+    except TypeError:  # --compare-src code without threads: one process
+        releases = build_releases(work / "raw", stays, variables, spool, ihm_hours=48)
     split = {"train": 0.7, "validation": 0.15, "test": 0.15}
     for name, (series, meta, stats) in releases.items():
         series.write(work / name / "series.parquet")
@@ -132,25 +139,66 @@ def _job_inflate(kind: str, files: list[str]) -> None:
 
 #: The environment variable naming the file where a child writes its peak RSS (kB).
 PEAK_FILE_ENV = "MIMIC_DEID_BENCH_PEAK_FILE"
+#: Set to 1 for the memory pass: the child samples its process tree's memory (which costs
+#: CPU, hence not in the timed repeats).
+SAMPLE_ENV = "MIMIC_DEID_BENCH_SAMPLE"
 
 
-def _write_own_peak() -> None:
-    """Write this process's peak resident memory (``VmHWM``, kB) where the parent asked."""
+def _tree_pss_kb(pid: int) -> int:
+    """Proportional set size (kB) of ``pid`` and its descendants (shared pages split between
+    the processes sharing them, so a forked worker's copy-on-write pages count once)."""
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            total += next(int(line.split()[1]) for line in rollup if line.startswith("Pss:"))
+        with open(f"/proc/{pid}/task/{pid}/children") as children:
+            kids = [int(c) for c in children.read().split()]
+    except (OSError, StopIteration):  # the process ended meanwhile
+        return total
+    return total + sum(_tree_pss_kb(kid) for kid in kids)
+
+
+class _PeakSampler:
+    """The largest :func:`_tree_pss_kb` of this process seen every 100 ms (the memory of a job
+    with worker processes; a single process's own peak is its ``VmHWM``)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak_kb = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            self.peak_kb = max(self.peak_kb, _tree_pss_kb(os.getpid()))
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kb
+
+
+def _write_own_peak(tree_kb: int = 0) -> None:
+    """Write this job's peak memory (kB) where the parent asked: the larger of this process's
+    ``VmHWM`` and the sampled peak of its process tree (``tree_kb``)."""
     target = os.environ.get(PEAK_FILE_ENV)
     if not target:
         return
     with open("/proc/self/status") as status:
-        hwm = next(line.split()[1] for line in status if line.startswith("VmHWM"))
-    Path(target).write_text(hwm)
+        hwm = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+    Path(target).write_text(str(max(hwm, tree_kb)))
 
 
 def child(argv: list[str]) -> None:
     """Entry point of a child process: ``--child JOB THREADS ARGS...``."""
     job, threads, args = argv[0], int(argv[1]), argv[2:]
+    sampler = _PeakSampler() if os.environ.get(SAMPLE_ENV) == "1" else None
     try:
         _child_job(job, threads, args)
     finally:
-        _write_own_peak()
+        _write_own_peak(sampler.stop() if sampler is not None else 0)
 
 
 def _child_job(job: str, threads: int, args: list[str]) -> None:
@@ -210,18 +258,21 @@ def run(cmd: list[str], stdout: int | None = None, env: dict | None = None) -> t
     return wall, (int(own) if own else usage.ru_maxrss) / 1024
 
 
-def run_child(job: str, *args: str, src: Path | None = None) -> tuple[float, float]:
-    """Run a child job; ``src``: a checkout of other code to run it with (PYTHONPATH)."""
+def run_child(
+    job: str, *args: str, src: Path | None = None, sample: bool = False
+) -> tuple[float, float]:
+    """Run a child job; ``src``: a checkout of other code to run it with (PYTHONPATH);
+    ``sample``: the memory pass (see :class:`_PeakSampler`)."""
+    from mimic_deid.memory import COMPACT_POOL_ENV
     from mimic_deid.threads import thread_env
 
     threads = JOB_THREADS.get(job, 1)
     cmd = [sys.executable, __file__, "--child", job, str(threads), *args]
     env = dict(os.environ, **thread_env(threads))
+    env[SAMPLE_ENV] = "1" if sample else "0"
     if src is not None:
         env["PYTHONPATH"] = str(src / "src")
-    elif job in ("extract", "extract_isal", "series"):  # as the workflow's scripts set it
-        from mimic_deid.memory import COMPACT_POOL_ENV
-
+    if job in ("extract", "extract_isal", "series"):  # as the workflow's scripts set it
         env.update(COMPACT_POOL_ENV)
     return run(cmd, env=env)
 
@@ -272,13 +323,27 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
     from mimic_deid.sources.csv_source import table_files
 
     files = [str(p) for p in table_files(src)]
+    src_data = src
     walls: dict[str, list[float]] = {}
-    rss: dict[str, float] = {}
+    rss: dict[str, float] = {}  # the memory pass: peak of each job's process tree
+    own: dict[str, float] = {}  # the timed repeats: peak of each job's own process
     identical = same = None
 
     def record(name: str, wall: float, peak: float) -> None:
         walls.setdefault(name, []).append(wall)
-        rss[name] = max(rss.get(name, 0.0), peak)
+        own[name] = max(own.get(name, 0.0), peak)
+
+    def chain(folder: Path, src: Path | None = None, suffix: str = "", sample: bool = False):
+        total = 0.0
+        for job in CHAIN:
+            args = (str(src_data), str(folder)) if job == "extract" else (str(folder),)
+            wall, peak = run_child(job, *args, src=src, sample=sample)
+            if sample:
+                rss[job + suffix] = peak
+            else:
+                record(job + suffix, wall, peak)
+            total += wall
+        return total
 
     for rep in range(repeats):
         with open(os.devnull, "wb") as null:
@@ -287,22 +352,10 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
         record("isal", *run_child("isal", *files))
         record("zlib_ng", *run_child("zlib_ng", *files))
         work = scratch / f"chain-{rep}"
-        chain = 0.0
-        for job in CHAIN:
-            args = (str(src), str(work)) if job == "extract" else (str(work),)
-            wall, peak = run_child(job, *args)
-            record(job, wall, peak)
-            chain += wall
-        walls.setdefault("chain", []).append(chain)
+        walls.setdefault("chain", []).append(chain(work))
         if compare is not None:  # the previous code, the same jobs
             before = scratch / f"before-{rep}"
-            chain = 0.0
-            for job in CHAIN:
-                args = (str(src), str(before)) if job == "extract" else (str(before),)
-                wall, peak = run_child(job, *args, src=compare)
-                record(f"{job}_before", wall, peak)
-                chain += wall
-            walls.setdefault("chain_before", []).append(chain)
+            walls.setdefault("chain_before", []).append(chain(before, compare, "_before"))
             verdict = scratch / "compare.json"
             run_child("compare", str(work), str(before), str(verdict))
             result = json.loads(verdict.read_text())
@@ -311,9 +364,15 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
             shutil.rmtree(before)
         shutil.rmtree(work)
         work = scratch / f"isal-{rep}"
-        record("extract_isal", *run_child("extract_isal", str(src), str(work)))
+        record("extract_isal", *run_child("extract_isal", str(src_data), str(work)))
         shutil.rmtree(work)
         print(f"  repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.1f}s" for k, v in walls.items()))
+    # the memory pass: each job once more, its process tree sampled
+    chain(scratch / "memory", sample=True)
+    shutil.rmtree(scratch / "memory")
+    if compare is not None:
+        chain(scratch / "memory-before", compare, "_before", sample=True)
+        shutil.rmtree(scratch / "memory-before")
     best = {k: min(v) for k, v in walls.items()}
     ratios = {"chain_before_vs_gzip": best["chain_before"] / best["gzip"]} if compare else {}
     return {
@@ -321,6 +380,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
         "best_s": best,
         "all_s": walls,
         "peak_rss_mb": rss,
+        "own_process_peak_rss_mb": own,
         "outputs_identical_to_previous": identical,
         "outputs_same_content_as_previous": same,
         "ratios": {

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.series import build_release, resample_hourly
+from mimic_deid.series import build_release, build_releases, resample_hourly
 from mimic_deid.variables import load_variables, series_variables
 
 VARIABLES = load_variables(Path(__file__).resolve().parents[1] / "config" / "variables.yaml")
@@ -363,3 +363,24 @@ def test_parts_read_batch_by_batch_give_the_same_releases(
         f"{part}: events are not sorted by hadm_id; expected a part written by the extract "
         "step (re-run it)"
     )
+
+
+def test_parts_on_worker_processes_give_byte_identical_releases(
+    raw_dir: Path, tmp_path: Path
+) -> None:
+    """The parts spread over two worker processes give the files of one process."""
+    written = {}
+    for threads in (1, 2):
+        spool = tmp_path / f"spool-{threads}"
+        spool.mkdir()
+        releases = build_releases(raw_dir, cohort(), VARIABLES, spool, threads=threads)
+        for release, (series, meta, stats) in releases.items():
+            path = tmp_path / f"{release}-{threads}.parquet"
+            series.write(path)
+            written[release, threads] = (path.read_bytes(), meta, stats)
+    for release in ("stays", "ihm48"):
+        one, two = written[release, 1], written[release, 2]
+        assert one[0] == two[0]
+        pd.testing.assert_frame_equal(one[1], two[1])
+        assert one[2] == two[2]
+    assert len(pd.read_parquet(tmp_path / "stays-2.parquet")["icustay_id"].unique()) == 3

@@ -310,7 +310,11 @@ def clean_rows(
     n_rules = max((len(v.conversions) for v in variables), default=0)
     pieces: list[tuple[np.ndarray, ...]] = []
     for k, variable in enumerate(variables):
-        mask = np.isin(itemid, np.asarray(variable.all_itemids, dtype=np.int64))
+        ids = np.asarray(variable.all_itemids, dtype=np.int64)
+        # a lookup table over the ids' span (MIMIC-III item ids < 10^6): one look-up per row
+        # instead of one comparison pass per item id
+        kind = "table" if len(ids) and int(ids.max() - ids.min()) < 1 << 24 else None
+        mask = np.isin(itemid, ids, kind=kind)
         rows = np.flatnonzero(mask)
         if not len(rows):
             continue

@@ -18,8 +18,10 @@ Times are handled in whole seconds.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,7 @@ from mimic_deid.cohort import match_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.memory import release_memory
+from mimic_deid.threads import map_tasks
 from mimic_deid.variables import Variable, series_variables
 
 log = get_logger(__name__)
@@ -55,7 +58,7 @@ def _interpolate(
 ) -> np.ndarray:
     """Linear interpolation of observations at grid points, per stay, without extrapolation.
 
-    Keys are ``stay_index * big + seconds_from_stay_start``; ``obs_key`` is sorted. Duplicate
+    Keys are ``stay_index * big + seconds_from_stay_start`` (``obs_key`` in any order). Duplicate
     observation keys are averaged. Returns float64 ``(len(grid_key),)``, NaN where a grid point
     is not bracketed by two observations of its own stay (or hit exactly by one).
     """
@@ -147,9 +150,18 @@ def _resample(
     obs_key = stay_idx * big + ((times - first[stay_idx]) // HOUR_S) * HOUR_S
 
     out = {"icustay_id": stay_ids[grid_stay], "hour": hours.astype(np.int32)}
-    for code, dim in enumerate(dims):
-        mine = codes == code
-        out[dim] = _interpolate(obs_key[mine], values[mine], grid_key, big)
+    span = n_stays * big  # keys of one dimension lie in [0, span)
+    if len(dims) * span < 2**62:
+        # every dimension at once: dimension d's keys are shifted by d * span, so each
+        # (dimension, stay) is its own "stay" of _interpolate (same sums, in the same order)
+        grid = np.arange(len(dims), dtype=np.int64)[:, None] * span + grid_key[None, :]
+        series = _interpolate(codes * span + obs_key, values, grid.ravel(), big)
+        for code, dim in enumerate(dims):
+            out[dim] = series[code * len(grid_key) : (code + 1) * len(grid_key)]
+    else:
+        for code, dim in enumerate(dims):
+            mine = codes == code
+            out[dim] = _interpolate(obs_key[mine], values[mine], grid_key, big)
     return pd.DataFrame(out)
 
 
@@ -227,6 +239,13 @@ class ReleaseSeries:
         )
         self._index.append((ids, np.full(len(ids), len(self.files)), first, length))
         self.files.append(path)
+
+    def extend(self, other: ReleaseSeries) -> None:
+        """Append the pieces of ``other`` (spooled in the same folder, e.g. by a worker process
+        for one event part), after this release's own."""
+        for ids, piece, first, length in other._index:
+            self._index.append((ids, piece + len(self.files), first, length))
+        self.files.extend(other.files)
 
     def stays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(icustay_id sorted, piece, first row in the piece, length) of every series."""
@@ -422,6 +441,71 @@ def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.n
         batch = following
 
 
+@dataclass
+class _PartSeries:
+    """What one event part gives each release: its spooled series, cleaning counts, and the
+    ihm48 events dropped at the window's end."""
+
+    series: dict[str, ReleaseSeries]
+    stats: dict[str, dict]
+    dropped_at_end: int
+
+
+def _part_series(
+    path: Path,
+    name: str,
+    stays: pd.DataFrame,
+    variables: list[Variable],
+    releases: tuple[str, ...],
+    ihm_hours: int,
+    spool_dir: Path,
+) -> _PartSeries:
+    """The series of every release from one event part (see :func:`build_releases`), spooled
+    to ``spool_dir`` under file names starting with ``{release}-{name}``."""
+    dims = [v.name for v in series_variables(variables)]
+    dim_of = np.array([dims.index(v.name) if v.in_series else -1 for v in variables])
+    by_stay = stays.set_index("icustay_id")
+    intime_of, long_of = by_stay["intime"], by_stay["los_hours"] >= ihm_hours
+    stats = {r: empty_stats(variables) for r in releases}
+    pieces = {r: ReleaseSeries(spool_dir, f"{r}-{name}", dims) for r in releases}
+    dropped_at_end = 0
+    for events, icustay_id in _read_part(path, stays):
+        charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
+        rows = clean_rows(
+            events.column("itemid").to_numpy(),
+            events.column("value").combine_chunks(),
+            events.column("valuenum").to_numpy(),
+            events.column("valueuom").combine_chunks(),
+            variables,
+        )
+        windows = {"stays": None}
+        if "ihm48" in releases:
+            windows["ihm48"], at_end = _ihm_window(
+                charttime,
+                intime_of.reindex(icustay_id).to_numpy().astype("datetime64[s]"),
+                long_of.reindex(icustay_id).to_numpy(dtype=bool),
+                ihm_hours,
+            )
+            dropped_at_end += at_end
+        kept = rows.status == KEPT
+        for release in releases:
+            window = windows[release]
+            stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
+            use = kept if window is None else kept & window[rows.row]
+            take = rows.row[use]
+            pieces[release].add(
+                _resample(
+                    icustay_id[take],
+                    charttime[take],
+                    dim_of[rows.variable[use]],
+                    rows.value[use],
+                    dims,
+                )
+            )
+    release_memory()
+    return _PartSeries(pieces, stats, dropped_at_end)
+
+
 def build_releases(
     raw_dir: str | os.PathLike,
     stays: pd.DataFrame,
@@ -429,6 +513,7 @@ def build_releases(
     spool_dir: str | os.PathLike,
     ihm_hours: int = 48,
     releases: tuple[str, ...] = RELEASES,
+    threads: int = 1,
 ) -> dict[str, tuple[ReleaseSeries, pd.DataFrame, dict]]:
     """Build the hourly series of both releases from the bucketed raw events, in one pass.
 
@@ -449,6 +534,9 @@ def build_releases(
             writing them).
         ihm_hours: the in-hospital-mortality observation window, hours.
         releases: the releases to build (a subset of :data:`RELEASES`).
+        threads: worker processes over which the parts are spread (1: this process); the
+            releases are the same whatever the number, since the parts' series are assembled
+            in part order.
 
     Returns:
         ``{release: (series, meta, stats)}``: the :class:`ReleaseSeries` (the long table of
@@ -478,51 +566,29 @@ def build_releases(
     for release in releases:
         log.info("%s: %d cohort stays eligible", release, len(cohorts[release]))
     dims = [v.name for v in series_variables(variables)]
-    dim_of = np.array([dims.index(v.name) if v.in_series else -1 for v in variables])
-    by_stay = stays.set_index("icustay_id")
-    intime_of, long_of = by_stay["intime"], by_stay["los_hours"] >= ihm_hours
 
+    progress = Progress("event parts", len(parts), log, every_s=5.0, unit="parts")
+    tasks = [
+        functools.partial(
+            _part_series, path, f"p{k:05d}", stays, variables, releases, ihm_hours, Path(spool_dir)
+        )
+        for k, path in enumerate(parts)
+    ]
+    done = map_tasks(
+        tasks,
+        threads=threads,
+        costs=[path.stat().st_size for path in parts],
+        on_done=lambda _: progress.update(),
+    )
+    progress.close()
     stats = {r: empty_stats(variables) for r in releases}
     pieces = {r: ReleaseSeries(Path(spool_dir), r, dims) for r in releases}
     dropped_at_end = 0
-    progress = Progress("event parts", len(parts), log, every_s=5.0, unit="parts")
-    for path in parts:
-        for events, icustay_id in _read_part(path, stays):
-            charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
-            rows = clean_rows(
-                events.column("itemid").to_numpy(),
-                events.column("value").combine_chunks(),
-                events.column("valuenum").to_numpy(),
-                events.column("valueuom").combine_chunks(),
-                variables,
-            )
-            windows = {"stays": None}
-            if "ihm48" in releases:
-                windows["ihm48"], at_end = _ihm_window(
-                    charttime,
-                    intime_of.reindex(icustay_id).to_numpy().astype("datetime64[s]"),
-                    long_of.reindex(icustay_id).to_numpy(dtype=bool),
-                    ihm_hours,
-                )
-                dropped_at_end += at_end
-            kept = rows.status == KEPT
-            for release in releases:
-                window = windows[release]
-                stats[release] = merge_stats(stats[release], clean_stats(rows, variables, window))
-                use = kept if window is None else kept & window[rows.row]
-                take = rows.row[use]
-                pieces[release].add(
-                    _resample(
-                        icustay_id[take],
-                        charttime[take],
-                        dim_of[rows.variable[use]],
-                        rows.value[use],
-                        dims,
-                    )
-                )
-        progress.update()
-        release_memory()
-    progress.close()
+    for part in done:  # in part order, whatever order the workers finished in
+        for release in releases:
+            pieces[release].extend(part.series[release])
+            stats[release] = merge_stats(stats[release], part.stats[release])
+        dropped_at_end += part.dropped_at_end
 
     out = {}
     for release in releases:

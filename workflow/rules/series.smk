@@ -16,7 +16,7 @@ rule series:
         "logs/benchmarks/series.tsv"
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    threads: 2
     resources:
         mem_mb=6000,
     params:

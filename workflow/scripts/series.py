@@ -33,6 +33,7 @@ with (
         spool,
         ihm_hours=snakemake.params.ihm_hours,
         releases=tuple(snakemake.params.releases),
+        threads=snakemake.threads,
     )
     for i, release in enumerate(snakemake.params.releases):
         series, meta, stats = releases.pop(release)

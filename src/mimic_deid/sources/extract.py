@@ -55,7 +55,7 @@ SPOOL_COMPRESSION = "lz4"
 #: Admissions per bucket in one spool file (a ``hadm_id`` range, :func:`spool_bounds`): the
 #: unit sorted at once, ~180,000 event rows on the synthetic data, so the memory of the final
 #: stage is the same whatever the number of admissions.
-SPOOL_ADMISSIONS = 256
+SPOOL_ADMISSIONS = 128
 #: Most rows sorted at once (~250 bytes each while sorting): a spool file larger than this (a
 #: range of unusually long admissions) is sorted in ``hadm_id`` sub-ranges, each re-reading the
 #: file (benchmarks/README.md, "Extraction chain": re-reading a whole bucket per range made
