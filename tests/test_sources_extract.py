@@ -372,3 +372,18 @@ def test_unknown_empty_table_is_refused(tmp_path: Path) -> None:
         "config parameter 'source/empty_tables': unknown event table(s) ['noteevents']; "
         "expected some of ['chartevents', 'labevents']"
     )
+
+
+def test_too_many_spool_files_for_the_open_file_limit_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import resource
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (64, 300))
+    with pytest.raises(ConfigError) as info:
+        extract.BucketSpool(tmp_path / "spool", 8, 1000, bounds=np.arange(10))
+    assert str(info.value) == (
+        "the extraction spools events to 88 files at once (config parameter "
+        "'source/event_buckets' x hadm_id ranges of 128 admissions each), but this process may "
+        "open at most 300 files; lower source/event_buckets or raise the limit (ulimit -n)"
+    )

@@ -189,6 +189,26 @@ def spool_bounds(hadm_id: np.ndarray, buckets: int, per_file: int) -> np.ndarray
     return values[buckets * per_file :: buckets * per_file]
 
 
+def allow_open_files(n: int) -> None:
+    """Let this process keep ``n`` spool files open at once (plus a margin of 256): raise its
+    soft limit on open files up to the hard limit, or stop with a :class:`ConfigError` when
+    even that is too low."""
+    import resource
+
+    want = n + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    if hard != resource.RLIM_INFINITY and hard < want:
+        raise ConfigError(
+            f"the extraction spools events to {n} files at once (config parameter "
+            f"'source/event_buckets' x hadm_id ranges of {SPOOL_ADMISSIONS} admissions each), "
+            f"but this process may open at most {hard} files; lower source/event_buckets or "
+            "raise the limit (ulimit -n)"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
 class BucketSpool:
     """Temporary Arrow IPC files per bucket and ``hadm_id`` range; buffers rows and flushes
     them as record batches.
@@ -218,6 +238,7 @@ class BucketSpool:
         self.bounds = np.zeros(0, dtype=np.int64) if bounds is None else np.asarray(bounds)
         self.ranges = len(self.bounds) + 1
         n_files = buckets * self.ranges
+        allow_open_files(n_files)
         self.buffers: list[list[pa.Table]] = [[] for _ in range(n_files)]
         self.buffered = 0
         self.rows = np.zeros(n_files, dtype=np.int64)
