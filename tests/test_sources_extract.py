@@ -146,12 +146,20 @@ def test_progress_is_logged_with_rates(tmp_path: Path, caplog: pytest.LogCapture
     old = logger.level
     logger.setLevel(logging.INFO)
     try:
-        extract_raw(CsvSource(write_mimic_dir(tmp_path / "m")), tmp_path / "raw", ITEMIDS, 2, 1000)
+        summary = extract_raw(
+            CsvSource(write_mimic_dir(tmp_path / "m")), tmp_path / "raw", ITEMIDS, 2, 1000
+        )
     finally:
         logger.removeHandler(caplog.handler)
         logger.setLevel(old)
     text = caplog.text
     assert re.search(r"chartevents: 28 rows in \d\d:\d\d, [\d.]+ rows/s$", text, re.M), text
+    spooled = sum(
+        t["kept"] + t["dropped_duplicate"] for t in summary["tables"].values() if "kept" in t
+    )
+    assert re.search(
+        rf"sorting parts: {spooled}/{spooled} rows \(100%\) in \d\d:\d\d, [\d.]+ rows/s", text
+    ), text
 
 
 @pytest.mark.parametrize(

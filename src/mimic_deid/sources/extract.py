@@ -466,6 +466,7 @@ def write_parts(
     counts = [0] * spool.buckets
     duplicates: dict[str, int] = {}
     files = (f for b in range(spool.buckets) for f in spool.files(b) if spool.rows[f])
+    progress = Progress("sorting parts", int(spool.rows.sum()), log, every_s=5.0, unit="rows")
     with ThreadPoolExecutor(max_workers=max(workers, 1)) as pool:
         pending: deque = deque()
 
@@ -491,10 +492,12 @@ def write_parts(
                     for tab in tabs:
                         writer.write_table(tab)
                         counts[b] += tab.num_rows
+                    progress.update(int(spool.rows[f]))
                     for name, n in dropped.items():
                         duplicates[name] = duplicates.get(name, 0) + n
                     del tabs
                     spool.path(f).unlink(missing_ok=True)
+    progress.close()
     return counts, duplicates
 
 
