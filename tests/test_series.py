@@ -319,8 +319,17 @@ def test_spooled_release_writes_the_same_file_as_writing_it_whole(
         ]
         pieces.append(pd.concat(frames, ignore_index=True))
     spooled = ReleaseSeries(tmp_path, "stays", DIMS)
-    for piece in pieces:
+    for piece in pieces[:3]:  # one spool file, pieces across its batches
         spooled.add(piece)
+    other = ReleaseSeries(tmp_path, "stays-p1", DIMS)  # e.g. another event part's
+    for piece in pieces[3:]:
+        other.add(piece)
+    with pytest.raises(ValueError) as err:
+        spooled.extend(other)
+    assert str(err.value) == "ReleaseSeries.extend: close the other release's spool first"
+    other.close()
+    spooled.extend(other)
+    assert len(spooled.files) == 2
     whole = pd.concat(pieces, ignore_index=True).sort_values(["icustay_id", "hour"])
     whole = whole.reset_index(drop=True)
     assert len(whole) > 3 * 1000  # several row groups

@@ -206,17 +206,20 @@ SPOOL_BATCH_ROWS = 65_536
 
 
 class ReleaseSeries:
-    """The hourly series of one release, spooled piece by piece to Arrow IPC files.
+    """The hourly series of one release, spooled piece by piece to an Arrow IPC file.
 
-    Each piece (the series of one event part's stays, sorted by (icustay_id, hour)) is written
-    to ``folder`` when added; only an index of (icustay_id, piece, first row, length) per stay
-    stays in memory. :meth:`write` streams the release to Parquet sorted by (icustay_id, hour)
-    holding about one row group, so memory does not grow with the release.
+    Each piece (the series of some stays, sorted by (icustay_id, hour)) is appended to the
+    object's spool file in ``folder`` when added, as record batches of at most
+    :data:`SPOOL_BATCH_ROWS` rows; only an index of (icustay_id, file, first row, length) per
+    stay and the first row of every batch stay in memory. :meth:`close` ends the file;
+    :meth:`extend` takes over the closed files of another object (e.g. one event part's,
+    spooled by a worker process). :meth:`write` streams the release to Parquet sorted by
+    (icustay_id, hour) holding about one row group, so memory does not grow with the release.
 
     Parameters
     ----------
     folder : a private directory for the spool files (removed by the caller).
-    name : the release, used in the spool file names.
+    name : the spool file names' prefix (unique per object in ``folder``).
     dims : the series dimensions, in column order.
     """
 
@@ -225,88 +228,91 @@ class ReleaseSeries:
         self.schema = pa.Schema.from_pandas(_empty_long(self.dims), preserve_index=False)
         self.files: list[Path] = []
         self._index: list[tuple[np.ndarray, ...]] = []
+        #: per file: the first row of each record batch, then the file's number of rows
+        self._batch_starts: list[np.ndarray] = []
+        self._sink: pa.NativeFile | None = None
+        self._writer: pa.ipc.RecordBatchFileWriter | None = None
+        self._starts: list[int] = [0]  # of the open file
 
     def add(self, piece: pd.DataFrame) -> None:
         """Spool one piece (the :func:`resample_hourly` table of some stays)."""
         if piece.empty:
             return
-        path = self.folder / f"{self.name}-{len(self.files):05d}.arrow"
-        table = pa.Table.from_pandas(piece, schema=self.schema, preserve_index=False)
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, self.schema) as writer:
-            writer.write_table(table, max_chunksize=SPOOL_BATCH_ROWS)
+        if self._writer is None:
+            path = self.folder / f"{self.name}-{len(self.files):05d}.arrow"
+            self._sink = pa.OSFile(str(path), "wb")
+            self._writer = pa.ipc.new_file(self._sink, self.schema)
+            self.files.append(path)
+            self._starts = [0]
         ids, first, length = np.unique(
             piece["icustay_id"].to_numpy(dtype=np.int64), return_index=True, return_counts=True
         )
-        self._index.append((ids, np.full(len(ids), len(self.files)), first, length))
-        self.files.append(path)
+        file = np.full(len(ids), len(self.files) - 1)
+        self._index.append((ids, file, first + self._starts[-1], length))
+        table = pa.Table.from_pandas(piece, schema=self.schema, preserve_index=False)
+        for batch in table.to_batches(max_chunksize=SPOOL_BATCH_ROWS):
+            self._writer.write_batch(batch)
+            self._starts.append(self._starts[-1] + batch.num_rows)
+
+    def close(self) -> None:
+        """Close the spool file being written (idempotent)."""
+        if self._writer is None:
+            return
+        self._writer.close()
+        self._sink.close()
+        self._writer = self._sink = None
+        self._batch_starts.append(np.asarray(self._starts, dtype=np.int64))
 
     def extend(self, other: ReleaseSeries) -> None:
-        """Append the pieces of ``other`` (spooled in the same folder, e.g. by a worker process
-        for one event part), after this release's own."""
-        for ids, piece, first, length in other._index:
-            self._index.append((ids, piece + len(self.files), first, length))
+        """Take over the spool files of ``other`` (closed; in the same folder) after this
+        release's own."""
+        if other._writer is not None:
+            raise ValueError("ReleaseSeries.extend: close the other release's spool first")
+        self.close()
+        for ids, file, first, length in other._index:
+            self._index.append((ids, file + len(self.files), first, length))
         self.files.extend(other.files)
+        self._batch_starts.extend(other._batch_starts)
 
     def stays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(icustay_id sorted, piece, first row in the piece, length) of every series."""
+        """(icustay_id sorted, spool file, first row in the file, length) of every series."""
         if not self._index:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty, empty
-        ids, piece, first, length = (np.concatenate(c) for c in zip(*self._index, strict=True))
+        ids, file, first, length = (np.concatenate(c) for c in zip(*self._index, strict=True))
         order = np.argsort(ids, kind="stable")
-        return ids[order], piece[order], first[order], length[order]
+        return ids[order], file[order], first[order], length[order]
 
     @property
     def rows(self) -> int:
         return int(sum(int(i[3].sum()) for i in self._index))
 
-    def _slice(self, reader: pa.ipc.RecordBatchFileReader, lo: int, hi: int) -> pa.Table:
-        batches = [
-            reader.get_batch(b)
-            for b in range(lo // SPOOL_BATCH_ROWS, (hi - 1) // SPOOL_BATCH_ROWS + 1)
-        ]
-        start = lo - (lo // SPOOL_BATCH_ROWS) * SPOOL_BATCH_ROWS
-        return pa.Table.from_batches(batches, schema=self.schema).slice(start, hi - lo)
-
-    def batches(self, rows: int) -> Iterator[pa.Table]:
-        """Tables of consecutive series in (icustay_id, hour) order, about ``rows`` rows each."""
-        ids, piece, first, length = self.stays()
-        ends = np.cumsum(length)
-        readers = [pa.ipc.open_file(pa.OSFile(str(f), "rb")) for f in self.files]
-        i = 0
-        while i < len(ids):
-            j = max(int(np.searchsorted(ends, ends[i] - length[i] + rows, side="right")), i + 1)
-            p, lo, hi = piece[i:j], first[i:j], first[i:j] + length[i:j]
-            parts = []
-            for k in np.unique(p):  # a piece's stays in an id range are contiguous in it
-                mine = p == k
-                parts.append(self._slice(readers[k], int(lo[mine].min()), int(hi[mine].max())))
-            table = pa.concat_tables(parts)
-            order = np.argsort(table.column("icustay_id").to_numpy(), kind="stable")
-            yield table.take(pa.array(order))
-            i = j
-
     def frame(self) -> pd.DataFrame:
         """The whole release as one DataFrame sorted by (icustay_id, hour) (small releases)."""
-        tables = list(self.batches(ROW_GROUP_ROWS))
+        tables = list(self.row_groups(ROW_GROUP_ROWS))
         if not tables:
             return _empty_long(self.dims)
         return pa.concat_tables(tables).to_pandas()
 
-    def _column_range(
-        self, k: int, field: int, lo: int, hi: int, stack: contextlib.ExitStack
+    def _column_runs(
+        self, k: int, field: int, runs: list[tuple[int, int]], stack: contextlib.ExitStack
     ) -> list[pa.Array]:
-        """Rows ``[lo, hi)`` of column ``field`` of piece ``k`` as array chunks, zero-copy views
-        of the memory-mapped spool file (valid until ``stack`` closes; other columns unread)."""
+        """Rows ``[lo, hi)`` of column ``field`` of spool file ``k``, for each run in ``runs``,
+        as array chunks: zero-copy views of the memory-mapped file (valid until ``stack``
+        closes; other columns unread)."""
         source = stack.enter_context(pa.memory_map(str(self.files[k])))
         reader = pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=[field]))
-        first_batch = lo // SPOOL_BATCH_ROWS
-        chunks = [
-            reader.get_batch(b).column(0)
-            for b in range(first_batch, (hi - 1) // SPOOL_BATCH_ROWS + 1)
-        ]
-        column = pa.chunked_array(chunks, type=self.schema.field(field).type)
-        return column.slice(lo - first_batch * SPOOL_BATCH_ROWS, hi - lo).chunks
+        starts = self._batch_starts[k]
+        chunks: list[pa.Array] = []
+        for lo, hi in runs:
+            b0 = int(np.searchsorted(starts, lo, side="right")) - 1
+            b1 = int(np.searchsorted(starts, hi - 1, side="right")) - 1
+            column = pa.chunked_array(
+                [reader.get_batch(b).column(0) for b in range(b0, b1 + 1)],
+                type=self.schema.field(field).type,
+            )
+            chunks.extend(column.slice(lo - int(starts[b0]), hi - lo).chunks)
+        return chunks
 
     def row_groups(self, rows: int) -> Iterator[pa.Table]:
         """The release in (icustay_id, hour) order, as tables of ``rows`` rows (the last one
@@ -315,7 +321,8 @@ class ReleaseSeries:
         Built column by column from the spool files: memory holds the table being built plus
         one column of its rows being gathered, whatever the size of the release.
         """
-        ids, piece, first, length = self.stays()
+        self.close()
+        ids, file, first, length = self.stays()
         ends = np.cumsum(length)
         starts = ends - length
         total = int(ends[-1]) if len(ends) else 0
@@ -324,31 +331,39 @@ class ReleaseSeries:
             i = int(np.searchsorted(ends, g0, side="right"))
             j = int(np.searchsorted(starts, g1, side="left"))
             # rows [a, b) of each stay i..j-1 fall into this table (the first and last stays
-            # may be cut); in its piece they are rows [first + a, first + b)
+            # may be cut); in its file they are rows [lo, hi) = [first + a, first + b)
             a = np.maximum(g0 - starts[i:j], 0)
             b = np.minimum(g1 - starts[i:j], length[i:j])
-            p, lo, hi = piece[i:j], first[i:j] + a, first[i:j] + b
-            # a piece's stays in an id range are contiguous in it: one row range per piece
-            spans = [(int(k), int(lo[p == k].min()), int(hi[p == k].max())) for k in np.unique(p)]
-            offset = dict.fromkeys((k for k, _, _ in spans), 0)
-            at = 0
-            for k, s_lo, s_hi in spans:
-                offset[k] = at - s_lo
-                at += s_hi - s_lo
-            # positions, in the concatenated piece ranges, of the rows in id order
+            f, lo, hi = file[i:j], first[i:j] + a, first[i:j] + b
+            # runs: the stays' row ranges in file order, adjacent ranges of a file merged (a
+            # piece's stays of an id range are adjacent in it)
+            order = np.lexsort((lo, f))
+            f_s, lo_s, hi_s = f[order], lo[order], hi[order]
+            new_run = np.ones(len(order), dtype=bool)
+            new_run[1:] = (f_s[1:] != f_s[:-1]) | (lo_s[1:] != hi_s[:-1])
+            run_of = np.cumsum(new_run) - 1
+            heads = np.flatnonzero(new_run)
+            run_file, run_lo = f_s[heads], lo_s[heads]
+            run_hi = np.maximum.reduceat(hi_s, heads)
+            run_size = run_hi - run_lo
+            run_at = np.cumsum(run_size) - run_size  # where each run starts once concatenated
+            # positions, in the concatenated runs, of the rows in id order
+            at = np.empty(len(order), dtype=np.int64)
+            at[order] = run_at[run_of] + (lo_s - run_lo[run_of])
             n = b - a
-            start_in_concat = lo + np.array([offset[int(k)] for k in p], dtype=np.int64)
-            take = np.repeat(start_in_concat - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))
-            take = pa.array(take)
+            take = pa.array(np.repeat(at - (np.cumsum(n) - n), n) + np.arange(int(n.sum())))
+            by_file = [
+                (int(k), [(int(x), int(y)) for x, y in zip(run_lo[m], run_hi[m], strict=True)])
+                for k in np.unique(run_file)
+                for m in [run_file == k]
+            ]
             columns = []
             for field in range(len(self.schema)):
                 # one column at a time: the files are mapped only while it is gathered, so
                 # memory holds the table being built plus about one column
                 with contextlib.ExitStack() as stack:
                     chunks = [
-                        c
-                        for k, s_lo, s_hi in spans
-                        for c in self._column_range(k, field, s_lo, s_hi, stack)
+                        c for k, runs in by_file for c in self._column_runs(k, field, runs, stack)
                     ]
                     columns.append(pa.concat_arrays(chunks).take(take))
                     del chunks
@@ -502,6 +517,8 @@ def _part_series(
                     dims,
                 )
             )
+    for series in pieces.values():
+        series.close()
     release_memory()
     return _PartSeries(pieces, stats, dropped_at_end)
 
