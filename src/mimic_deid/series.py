@@ -21,6 +21,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -371,16 +372,21 @@ class ReleaseSeries:
 
     def write(self, path: str | os.PathLike) -> None:
         """Write the release to Parquet atomically, sorted by (icustay_id, hour), streamed in
-        row groups of :data:`ROW_GROUP_ROWS`; memory holds about one row group
-        (:meth:`row_groups`)."""
-        with atomic.atomic_path(path, ".parquet") as tmp:
-            with pq.ParquetWriter(
-                tmp, self.schema, compression=atomic.PARQUET_COMPRESSION
-            ) as writer:
-                for table in self.row_groups(ROW_GROUP_ROWS):
-                    writer.write_table(table)
-                    del table
-                    release_memory()
+        row groups of :data:`ROW_GROUP_ROWS`: the next row group is gathered
+        (:meth:`row_groups`) in a second thread while one is encoded and compressed, so memory
+        holds about two row groups."""
+        groups = self.row_groups(ROW_GROUP_ROWS)
+        with (
+            atomic.atomic_path(path, ".parquet") as tmp,
+            pq.ParquetWriter(tmp, self.schema, compression=atomic.PARQUET_COMPRESSION) as writer,
+            ThreadPoolExecutor(max_workers=1) as gatherer,
+        ):
+            ahead = gatherer.submit(next, groups, None)
+            while (table := ahead.result()) is not None:
+                ahead = gatherer.submit(next, groups, None)
+                writer.write_table(table)
+                del table
+                release_memory()
 
 
 #: The columns of an event part that the series stage reads.
