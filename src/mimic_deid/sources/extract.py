@@ -265,7 +265,9 @@ class BucketSpool:
             key = np.remainder(hadm, self.buckets) * self.ranges
             if len(self.bounds):
                 key += np.searchsorted(self.bounds, hadm, side="right")
-            order = np.argsort(key, kind="stable")
+            # as uint16 NumPy's stable sort is a radix sort (6x faster than on int64)
+            small = len(self.buffers) <= 1 << 16
+            order = np.argsort(key.astype(np.uint16) if small else key, kind="stable")
             sizes = np.bincount(key, minlength=len(self.buffers))
             grouped = tab.take(pa.array(order))
             self.rows += sizes
