@@ -537,6 +537,17 @@ def _check_empty_tables(empty_tables: Iterable[str]) -> frozenset[str]:
     return names
 
 
+def read_ahead(batches: Iterator[Any]) -> Iterator[Any]:
+    """``batches``, with the next one read in a second thread while the caller processes the
+    current one (the CSV and PostgreSQL readers release the GIL while they read): memory holds
+    one batch more. An error of the reader is raised where the batch would have been."""
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        ahead = reader.submit(next, batches, None)
+        while (batch := ahead.result()) is not None:
+            ahead = reader.submit(next, batches, None)
+            yield batch
+
+
 def _extract_events(
     reader: Reader,
     name: str,
@@ -552,7 +563,7 @@ def _extract_events(
     received = 0
     progress = Progress(f"{name}", None, log, every_s=5.0, unit="rows")
     source = repr(reader)
-    for batch in reader.iter_events(name, ids.to_pylist(), chunk_rows, stats=stats):
+    for batch in read_ahead(reader.iter_events(name, ids.to_pylist(), chunk_rows, stats=stats)):
         tab = normalise_batch(batch, source, name)
         received += tab.num_rows
         spool.add(filter_events(tab, name, ids, counts))
