@@ -19,9 +19,9 @@ source streams, one file per bucket and ``hadm_id`` range (:func:`spool_bounds`:
 about :data:`SPOOL_ADMISSIONS` admissions per bucket, cut from ADMISSIONS, which is read
 first), and each file is loaded, sorted and written at the end as one row group of its part
 (a file over :data:`SORT_ROWS` rows in ``hadm_id`` sub-ranges), on the job's threads (Arrow's
-CPU pool size), in order. Peak memory is therefore about one source block plus
-``max(chunk_rows, 100k)`` buffered rows plus a few spool files being sorted, independent of
-the table size.
+CPU pool size), in order. Peak memory is therefore about two source blocks (one is read ahead,
+:func:`read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows plus a few spool files being
+sorted, independent of the table size.
 """
 
 from __future__ import annotations
