@@ -395,17 +395,3 @@ def test_too_many_spool_files_for_the_open_file_limit_is_one_line(
         "'source/event_buckets' x hadm_id ranges of 128 admissions each), but this process may "
         "open at most 300 files; lower source/event_buckets or raise the limit (ulimit -n)"
     )
-
-
-def test_read_ahead_keeps_the_order_and_raises_where_the_reader_failed() -> None:
-    def batches():
-        yield "first"
-        yield "second"
-        raise InputDataError("CHARTEVENTS.csv.gz: cannot read the CSV data: bad block")
-
-    got = []
-    with pytest.raises(InputDataError) as info:
-        for batch in extract.read_ahead(batches()):
-            got.append(batch)
-    assert got == ["first", "second"]
-    assert str(info.value) == "CHARTEVENTS.csv.gz: cannot read the CSV data: bad block"

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 from threadpoolctl import threadpool_info
 
-from mimic_deid.errors import ConfigError
-from mimic_deid.threads import THREAD_ENV_VARS, limit_threads, thread_env
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.threads import THREAD_ENV_VARS, limit_threads, read_ahead, thread_env
 
 
 def blas_threads() -> list[int]:
@@ -54,3 +54,17 @@ def test_thread_env_and_bad_counts() -> None:
         with pytest.raises(ConfigError) as err:
             thread_env(bad)
         assert str(err.value) == f"threads: expected a positive integer, got {bad!r}"
+
+
+def test_read_ahead_keeps_the_order_and_raises_where_the_reader_failed() -> None:
+    def batches():
+        yield "first"
+        yield "second"
+        raise InputDataError("CHARTEVENTS.csv.gz: cannot read the CSV data: bad block")
+
+    got = []
+    with pytest.raises(InputDataError) as info:
+        for batch in read_ahead(batches()):
+            got.append(batch)
+    assert got == ["first", "second"]
+    assert str(info.value) == "CHARTEVENTS.csv.gz: cannot read the CSV data: bad block"

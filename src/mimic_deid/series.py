@@ -21,7 +21,6 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +36,7 @@ from mimic_deid.cohort import match_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.memory import release_memory
-from mimic_deid.threads import map_tasks
+from mimic_deid.threads import map_tasks, read_ahead
 from mimic_deid.variables import Variable, series_variables
 
 log = get_logger(__name__)
@@ -375,15 +374,11 @@ class ReleaseSeries:
         row groups of :data:`ROW_GROUP_ROWS`: the next row group is gathered
         (:meth:`row_groups`) in a second thread while one is encoded and compressed, so memory
         holds about two row groups."""
-        groups = self.row_groups(ROW_GROUP_ROWS)
         with (
             atomic.atomic_path(path, ".parquet") as tmp,
             pq.ParquetWriter(tmp, self.schema, compression=atomic.PARQUET_COMPRESSION) as writer,
-            ThreadPoolExecutor(max_workers=1) as gatherer,
         ):
-            ahead = gatherer.submit(next, groups, None)
-            while (table := ahead.result()) is not None:
-                ahead = gatherer.submit(next, groups, None)
+            for table in read_ahead(self.row_groups(ROW_GROUP_ROWS)):
                 writer.write_table(table)
                 del table
                 release_memory()

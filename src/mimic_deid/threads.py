@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from typing import Any
 
 import pyarrow as pa
@@ -148,4 +148,23 @@ def map_tasks(
     return results
 
 
-__all__ = ["THREAD_ENV_VARS", "limit_threads", "map_tasks", "pin_threads", "thread_env"]
+def read_ahead(items: Iterator[Any]) -> Iterator[Any]:
+    """``items``, with the next one produced in a second thread while the caller works on the
+    current one (for producers that release the GIL: Arrow's readers, NumPy gathers): memory
+    holds one item more. An error of the producer is raised where its item would have been.
+    ``items`` must not yield ``None``."""
+    with ThreadPoolExecutor(max_workers=1) as producer:
+        ahead = producer.submit(next, items, None)
+        while (item := ahead.result()) is not None:
+            ahead = producer.submit(next, items, None)
+            yield item
+
+
+__all__ = [
+    "THREAD_ENV_VARS",
+    "limit_threads",
+    "map_tasks",
+    "pin_threads",
+    "read_ahead",
+    "thread_env",
+]

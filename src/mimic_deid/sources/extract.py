@@ -20,7 +20,7 @@ about :data:`SPOOL_ADMISSIONS` admissions per bucket, cut from ADMISSIONS, which
 first), and each file is loaded, sorted and written at the end as one row group of its part
 (a file over :data:`SORT_ROWS` rows in ``hadm_id`` sub-ranges), on the job's threads (Arrow's
 CPU pool size), in order. Peak memory is therefore about two source blocks (one is read ahead,
-:func:`read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows plus a few spool files being
+:func:`mimic_deid.threads.read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows plus a few spool files being
 sorted, independent of the table size.
 """
 
@@ -46,6 +46,7 @@ from mimic_deid import atomic
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.sources import tables
+from mimic_deid.threads import read_ahead
 
 log = get_logger(__name__)
 
@@ -535,17 +536,6 @@ def _check_empty_tables(empty_tables: Iterable[str]) -> frozenset[str]:
             f"expected some of {list(EVENT_ORDER)}"
         )
     return names
-
-
-def read_ahead(batches: Iterator[Any]) -> Iterator[Any]:
-    """``batches``, with the next one read in a second thread while the caller processes the
-    current one (the CSV and PostgreSQL readers release the GIL while they read): memory holds
-    one batch more. An error of the reader is raised where the batch would have been."""
-    with ThreadPoolExecutor(max_workers=1) as reader:
-        ahead = reader.submit(next, batches, None)
-        while (batch := ahead.result()) is not None:
-            ahead = reader.submit(next, batches, None)
-            yield batch
 
 
 def _extract_events(
