@@ -32,7 +32,7 @@ import shutil
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -219,7 +219,7 @@ class BucketSpool:
     sorted rows one range after the other. Arrow IPC (LZ4-compressed buffers) rather than
     Parquet: the spool is written once and read once, so the cheapest encoding wins (no
     dictionary or page encoding, no statistics). Memory: at most ``flush_rows`` buffered rows in
-    total (plus one batch per writer).
+    total, plus as many being written by the writing thread (plus one batch per writer).
 
     Parameters
     ----------
@@ -244,6 +244,9 @@ class BucketSpool:
         self.buffered = 0
         self.rows = np.zeros(n_files, dtype=np.int64)
         self.writers: dict[int, pa.ipc.RecordBatchFileWriter] = {}
+        # the buffered rows are written in a second thread while the next ones are buffered
+        self._flusher = ThreadPoolExecutor(max_workers=1)
+        self._flushing: Future | None = None
         folder.mkdir(parents=True, exist_ok=True)
 
     def files(self, b: int) -> range:
@@ -282,9 +285,17 @@ class BucketSpool:
             self.flush()
 
     def flush(self) -> None:
-        for f, parts in enumerate(self.buffers):
-            if not parts:
-                continue
+        """Hand the buffered rows to the writing thread (after the previous flush is written,
+        so memory holds at most two flushes' rows) and start buffering anew."""
+        work = [(f, parts) for f, parts in enumerate(self.buffers) if parts]
+        self.buffers = [[] for _ in self.buffers]
+        self.buffered = 0
+        self._wait()
+        if work:
+            self._flushing = self._flusher.submit(self._write, work)
+
+    def _write(self, work: list[tuple[int, list[pa.Table]]]) -> None:
+        for f, parts in work:
             if f not in self.writers:
                 self.writers[f] = pa.ipc.new_file(
                     self.path(f),
@@ -292,22 +303,31 @@ class BucketSpool:
                     options=pa.ipc.IpcWriteOptions(compression=SPOOL_COMPRESSION),
                 )
             self.writers[f].write_table(pa.concat_tables(parts))
-            self.buffers[f] = []
-        self.buffered = 0
+
+    def _wait(self) -> None:
+        """Wait for the flush being written; its error, if any, is raised here."""
+        flushing, self._flushing = self._flushing, None
+        if flushing is not None:
+            flushing.result()
 
     def close(self) -> None:
         """Flush the buffers and close the spool files (they stay readable)."""
         self.flush()
+        self._wait()
         for writer in self.writers.values():
             writer.close()
         self.writers.clear()
+        self._flusher.shutdown()
 
     def discard(self) -> None:
         """Drop the buffers and close the files without writing (after a failure); idempotent."""
         self.buffers = [[] for _ in self.buffers]
         self.buffered = 0
+        with contextlib.suppress(Exception):  # the original error is what the user sees
+            self._wait()
+        self._flusher.shutdown()
         for writer in self.writers.values():
-            with contextlib.suppress(Exception):  # the original error is what the user sees
+            with contextlib.suppress(Exception):
                 writer.close()
         self.writers.clear()
 
