@@ -251,3 +251,18 @@ def test_events_without_admission_or_time_belong_to_no_stay() -> None:
     assert out["hadm_id"].tolist() == [10, 10]
     assert out["icustay_id"].tolist() == [100, 100]
     assert out["charttime"].isna().tolist() == [False, True]
+
+
+def test_two_stays_of_one_admission_are_named_before_any_event_is_matched() -> None:
+    stays, _ = build_cohort(*make_tables())
+    twice = pd.concat([stays, stays.iloc[:1]], ignore_index=True)
+    events = pd.DataFrame(
+        {
+            "hadm_id": pd.array([10], dtype="Int64"),
+            "icustay_id": pd.array([100], dtype="Int64"),
+            "charttime": pd.to_datetime(["2100-01-02 10:00"]),
+        }
+    )
+    with pytest.raises(InputDataError) as info:
+        assign_events_to_stays(events, twice)
+    assert str(info.value) == "table 'stays': more than one stay per hadm_id; expected the cohort"

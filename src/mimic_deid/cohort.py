@@ -20,6 +20,8 @@ admission counts and a death after discharge does not.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -193,12 +195,44 @@ def build_cohort(
     return out.reset_index(drop=True), counts
 
 
+@dataclass(frozen=True)
+class StayLookup:
+    """The cohort's stays sorted by HADM_ID, for :func:`match_events_to_stays`: built (and the
+    one-stay-per-admission rule checked) once, then used for every batch of events.
+
+    Attributes: ``hadm_id``, ``icustay_id`` int64 (s,), ``intime``, ``outtime`` datetime64 (s,),
+    in ascending ``hadm_id``.
+    """
+
+    hadm_id: np.ndarray
+    icustay_id: np.ndarray
+    intime: np.ndarray
+    outtime: np.ndarray
+
+    @classmethod
+    def of(cls, stays: pd.DataFrame) -> StayLookup:
+        """The lookup of ``stays`` (the cohort: hadm_id distinct, icustay_id, intime, outtime)."""
+        require_table(stays, "stays", ("hadm_id", "icustay_id", "intime", "outtime"))
+        if stays["hadm_id"].duplicated().any():
+            raise InputDataError(
+                "table 'stays': more than one stay per hadm_id; expected the cohort"
+            )
+        hadm_id = stays["hadm_id"].to_numpy(dtype=np.int64)
+        order = np.argsort(hadm_id, kind="stable")
+        return cls(
+            hadm_id[order],
+            stays["icustay_id"].to_numpy(dtype=np.int64)[order],
+            stays["intime"].to_numpy()[order],
+            stays["outtime"].to_numpy()[order],
+        )
+
+
 def match_events_to_stays(
     hadm_id: np.ndarray,
     icustay_id: np.ndarray,
     has_icustay_id: np.ndarray,
     charttime: np.ndarray,
-    stays: pd.DataFrame,
+    stays: StayLookup,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which events belong to a cohort stay, and its ICUSTAY_ID (the rule of
     :func:`assign_events_to_stays`), by a sorted lookup of each event's admission.
@@ -212,29 +246,21 @@ def match_events_to_stays(
     has_icustay_id : bool (n,)
     charttime : datetime64 (n,)
         NaT never lies inside a stay.
-    stays : DataFrame
-        The cohort (hadm_id distinct, icustay_id, intime, outtime).
+    stays : StayLookup
+        The cohort (:meth:`StayLookup.of`).
 
     Returns
     -------
     keep : bool (n,)
     stay_icustay_id : int64 (n,), the ICUSTAY_ID of the event's stay (meaningful where ``keep``).
     """
-    if stays["hadm_id"].duplicated().any():
-        raise InputDataError("table 'stays': more than one stay per hadm_id; expected the cohort")
     hadm_id = np.asarray(hadm_id, dtype=np.int64)
-    keep = np.zeros(len(hadm_id), dtype=bool)
-    if not len(stays) or not len(hadm_id):
-        return keep, np.zeros(len(hadm_id), dtype=np.int64)
-    stay_hadm = stays["hadm_id"].to_numpy(dtype=np.int64)
-    order = np.argsort(stay_hadm, kind="stable")
-    at = np.minimum(np.searchsorted(stay_hadm[order], hadm_id), len(order) - 1)
-    stay = order[at]
-    found = stay_hadm[stay] == hadm_id
-    stay_id = stays["icustay_id"].to_numpy(dtype=np.int64)[stay]
-    intime = stays["intime"].to_numpy()[stay]
-    outtime = stays["outtime"].to_numpy()[stay]
-    in_window = (charttime >= intime) & (charttime <= outtime)
+    if not len(stays.hadm_id) or not len(hadm_id):
+        return np.zeros(len(hadm_id), dtype=bool), np.zeros(len(hadm_id), dtype=np.int64)
+    stay = np.minimum(np.searchsorted(stays.hadm_id, hadm_id), len(stays.hadm_id) - 1)
+    found = stays.hadm_id[stay] == hadm_id
+    stay_id = stays.icustay_id[stay]
+    in_window = (charttime >= stays.intime[stay]) & (charttime <= stays.outtime[stay])
     same_stay = np.asarray(icustay_id, dtype=np.int64) == stay_id
     keep = found & np.where(has_icustay_id, same_stay, in_window)
     return keep, stay_id
@@ -257,7 +283,7 @@ def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.Data
         The kept events, same columns and row order as ``events``, with icustay_id as int64.
     """
     require_table(events, "events", EVENTS_COLUMNS)
-    require_table(stays, "stays", ("hadm_id", "icustay_id", "intime", "outtime"))
+    lookup = StayLookup.of(stays)
     hadm = events["hadm_id"]
     has_hadm = hadm.notna().to_numpy(dtype=bool)
     own = events["icustay_id"]
@@ -267,7 +293,7 @@ def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.Data
         pd.to_numeric(own.where(has_id, -1)).to_numpy(dtype=np.int64),
         has_id,
         events["charttime"].to_numpy(),
-        stays,
+        lookup,
     )
     keep &= has_hadm
     out = events.loc[keep, list(events.columns)]

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from mimic_deid import atomic
 from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
-from mimic_deid.cohort import match_events_to_stays, require_table
+from mimic_deid.cohort import StayLookup, match_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.memory import release_memory
@@ -398,7 +398,7 @@ def _ihm_window(
     return inside, int((eligible & (charttime == end)).sum())
 
 
-def _assign(table: pa.Table, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]:
+def _assign(table: pa.Table, stays: StayLookup) -> tuple[pa.Table, np.ndarray]:
     """The events of ``table`` assigned to cohort stays (same row order) and their ICUSTAY_ID
     (:func:`mimic_deid.cohort.match_events_to_stays` on the key columns; the other columns are
     taken once for the assigned rows)."""
@@ -418,7 +418,7 @@ def _assign(table: pa.Table, stays: pd.DataFrame) -> tuple[pa.Table, np.ndarray]
 PART_BATCH_ROWS = 262_144
 
 
-def _read_part(path: Path, stays: pd.DataFrame) -> Iterator[tuple[pa.Table, np.ndarray]]:
+def _read_part(path: Path, stays: StayLookup) -> Iterator[tuple[pa.Table, np.ndarray]]:
     """The assigned events of one part (see :func:`_assign`), :data:`PART_BATCH_ROWS` rows at
     a time.
 
@@ -485,7 +485,7 @@ def _part_series(
     stats = {r: empty_stats(variables) for r in releases}
     pieces = {r: ReleaseSeries(spool_dir, f"{r}-{name}", dims) for r in releases}
     dropped_at_end = 0
-    for events, icustay_id in _read_part(path, stays):
+    for events, icustay_id in _read_part(path, StayLookup.of(stays)):
         charttime = events.column("charttime").to_numpy().astype("datetime64[s]")
         rows = clean_rows(
             events.column("itemid").to_numpy(),
