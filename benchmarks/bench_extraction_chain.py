@@ -21,12 +21,12 @@ one run, alternating, ``--repeats`` times (best of each):
 Peak memory of every job is the larger of its own ``VmHWM`` (``/proc/self/status``) and the
 proportional set size of its process tree sampled every 100 ms (the series job's worker
 processes), measured in one extra pass of the chain per scale (sampling costs CPU, so the timed
-repeats do not sample), written by the child when it ends; ``wait4``'s ``ru_maxrss`` is not used for Python
-jobs, since on Linux a child's ``ru_maxrss`` starts from its parent's peak at
-``vfork``/``exec``. Its growth from the small to the large scale is printed. This process only starts children: generating the data and
-comparing the artefacts are child jobs too. Ratios are taken within the same run, so a loaded shared machine
-affects both sides alike. Data are cached under ``--data`` (default
-``$TMPDIR/mimic-deid-bench``), never in the repository; the record goes to
+repeats do not sample), written by the child when it ends; ``wait4``'s ``ru_maxrss`` is not used
+for Python jobs, since on Linux a child's ``ru_maxrss`` starts from its parent's peak at
+``vfork``/``exec``. Its growth from the small to the large scale is printed. This process only
+starts children: generating the data and comparing the artefacts are child jobs too. Ratios are
+taken within the same run, so a loaded shared machine affects both sides alike. Data are cached
+under ``--data`` (default ``$TMPDIR/mimic-deid-bench``), never in the repository; the record goes to
 ``benchmarks/results/extraction_chain.json`` and a Markdown table is printed for
 ``benchmarks/README.md``.
 
@@ -323,7 +323,6 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
     from mimic_deid.sources.csv_source import table_files
 
     files = [str(p) for p in table_files(src)]
-    src_data = src
     walls: dict[str, list[float]] = {}
     rss: dict[str, float] = {}  # the memory pass: peak of each job's process tree
     own: dict[str, float] = {}  # the timed repeats: peak of each job's own process
@@ -333,11 +332,12 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
         walls.setdefault(name, []).append(wall)
         own[name] = max(own.get(name, 0.0), peak)
 
-    def chain(folder: Path, src: Path | None = None, suffix: str = "", sample: bool = False):
+    def chain(folder: Path, code: Path | None = None, suffix: str = "", sample: bool = False):
+        """One run of the chain into ``folder``, with ``code`` (None: this checkout)."""
         total = 0.0
         for job in CHAIN:
-            args = (str(src_data), str(folder)) if job == "extract" else (str(folder),)
-            wall, peak = run_child(job, *args, src=src, sample=sample)
+            args = (str(src), str(folder)) if job == "extract" else (str(folder),)
+            wall, peak = run_child(job, *args, src=code, sample=sample)
             if sample:
                 rss[job + suffix] = peak
             else:
@@ -364,7 +364,7 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
             shutil.rmtree(before)
         shutil.rmtree(work)
         work = scratch / f"isal-{rep}"
-        record("extract_isal", *run_child("extract_isal", str(src_data), str(work)))
+        record("extract_isal", *run_child("extract_isal", str(src), str(work)))
         shutil.rmtree(work)
         print(f"  repeat {rep + 1}: " + ", ".join(f"{k} {v[-1]:.1f}s" for k, v in walls.items()))
     # the memory pass: each job once more, its process tree sampled

@@ -19,8 +19,9 @@ source streams, one file per bucket and ``hadm_id`` range (:func:`spool_bounds`:
 about :data:`SPOOL_ADMISSIONS` admissions per bucket, cut from ADMISSIONS, which is read
 first), and each file is loaded, sorted and written at the end as one row group of its part
 (a file over :data:`SORT_ROWS` rows in ``hadm_id`` sub-ranges), on the job's threads (Arrow's
-CPU pool size), in order. Peak memory is therefore about two source blocks (one is read ahead,
-:func:`mimic_deid.threads.read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows plus a few spool files being
+CPU pool size), in order. Peak memory is therefore about two source blocks (one is read
+ahead, :func:`mimic_deid.threads.read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows
+(twice: one flush is being written while the next is buffered) plus a few spool files being
 sorted, independent of the table size.
 """
 
@@ -477,16 +478,15 @@ def sorted_file(spool: BucketSpool, f: int, sort_rows: int) -> tuple[list[pa.Tab
 
 def write_parts(
     spool: BucketSpool, folder: Path, sort_rows: int, workers: int = 1
-) -> tuple[list[int], dict[str, int]]:
+) -> dict[str, int]:
     """Write every bucket of the closed ``spool`` to ``folder/part-NNN.parquet``, sorted and
     without exact duplicates, each spool file a row group (or several, :func:`sorted_file`).
 
     ``workers`` threads sort files ahead of the writer (Arrow's kernels release the GIL); the
     parts are written in order, one at a time, so the files are the same whatever ``workers``
-    is, and memory holds at most ``workers + 1`` sorted files. Returns the rows of each part and
-    the duplicate rows dropped per event table. Spool files are removed once written.
+    is, and memory holds at most ``workers + 1`` sorted files. Returns the duplicate rows
+    dropped per event table. Spool files are removed once written.
     """
-    counts = [0] * spool.buckets
     duplicates: dict[str, int] = {}
     files = (f for b in range(spool.buckets) for f in spool.files(b) if spool.rows[f])
     progress = Progress("sorting parts", int(spool.rows.sum()), log, every_s=5.0, unit="rows")
@@ -514,14 +514,13 @@ def write_parts(
                     submit()
                     for tab in tabs:
                         writer.write_table(tab)
-                        counts[b] += tab.num_rows
                     progress.update(int(spool.rows[f]))
                     for name, n in dropped.items():
                         duplicates[name] = duplicates.get(name, 0) + n
                     del tabs
                     spool.path(f).unlink(missing_ok=True)
     progress.close()
-    return counts, duplicates
+    return duplicates
 
 
 # --------------------------------------------------------------------------- driver
@@ -662,7 +661,7 @@ def extract_raw(
                 summary["tables"][name] = counts
             spool.close()
             (tmp / "events").mkdir()
-            _, duplicates = write_parts(spool, tmp / "events", SORT_ROWS, pa.cpu_count())
+            duplicates = write_parts(spool, tmp / "events", SORT_ROWS, pa.cpu_count())
             for name in EVENT_ORDER:
                 n = duplicates.get(name, 0)
                 summary["tables"][name]["dropped_duplicate"] = n
