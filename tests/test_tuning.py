@@ -229,3 +229,41 @@ def test_tuning_labels_table_every_fitness_variant_of_each_genetic_point():
     assert got == ["adhoc-it50-ns0.01"] + [
         genetic.replace("-NA-", f"-{f}-") for f in ("annealed", "DF", "CI", "NA")
     ]
+
+
+def test_fitness_comparison_one_row_per_genetic_variant_with_the_seed_figures():
+    from mimic_deid.deid.tuning import fitness_comparison, tuning_tables_summary
+
+    def table(unf, dist, iters):
+        return pd.DataFrame(
+            {
+                "duration": ["5", "All classes"],
+                "series": [20, 100],
+                "unfeasibility": [9.0, unf],
+                "distortion": [9.0, dist],
+                "iterations": [9.0, iters],
+            }
+        )
+
+    genetic = (
+        "genetic-{}-pop24-tour5-par2-msd3-mp0.2-isd1-pat300-max10000-norm0-layjoint-initgaussian"
+    )
+    labels = ["adhoc-it50-ns0.01"] + [genetic.format(f) for f in ("annealed", "DF", "CI", "NA")]
+    tables = [table(0.1, 8.5, 50.0), table(5.0, 5.0, 400.0), table(0.4, 8.0, 450.0)]
+    tables += [table(0.39, 8.1, 460.0), table(0.87, 7.0, 1900.0)]
+    got = fitness_comparison(tuning_tables_summary(labels, tables))
+
+    assert got["fitness"].tolist() == ["annealed", "DF", "CI", "NA"]
+    assert got["method"].tolist() == labels[1:]
+    # measured "All classes" figures, never a class row
+    assert got["unfeasibility"].tolist() == [5.0, 0.4, 0.39, 0.87]
+    assert got["iterations"].tolist() == [400.0, 450.0, 460.0, 1900.0]
+    na = got.set_index("fitness").loc["NA"]
+    assert (na["seed_unfeasibility"], na["seed_distortion"], na["seed_iterations"]) == (
+        2.13,
+        9.41,
+        1728.39,
+    )
+    df = got.set_index("fitness").loc["DF"]
+    assert np.isnan(df["seed_unfeasibility"]) and df["seed_iterations_below"] == 500.0
+    assert got.set_index("fitness").loc["annealed", "seed_note"].startswith("overflow")

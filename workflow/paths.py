@@ -36,6 +36,7 @@ PATHS = {
     "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
     "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
     "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",
+    "tuning_fitness": "results/stays/dk{dk}/tuning/fitness.csv",
     # evaluation
     "baseline_series": "results/{release}/dk{dk}/baseline/disagreement_series.parquet",
     "baseline_summary": "results/{release}/dk{dk}/baseline/disagreement_summary.parquet",

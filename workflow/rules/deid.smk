@@ -155,11 +155,12 @@ rule tuning_table:
 
 
 rule tuning_tables:
-    """Seed Tables 6.1/6.2 for every ad-hoc and genetic point, each fitness variant."""
+    """Seed Tables 6.1/6.2 for every ad-hoc and genetic point, each fitness variant; §6.2's fitness comparison."""
     input:
         tables=[path("tuning_table", dk=DEID["dk"][0], method=m) for m in TUNING_TABLES],
     output:
         tables=path("tuning_tables", dk=DEID["dk"][0]),
+        fitness=path("tuning_fitness", dk=DEID["dk"][0]),
     log:
         "logs/stays/tuning_tables.log",
     benchmark:

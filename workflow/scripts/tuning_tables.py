@@ -1,9 +1,10 @@
-"""Rule tuning_tables: seed Tables 6.1/6.2 of every ad-hoc and genetic point in one table."""
+"""Rule tuning_tables: seed Tables 6.1/6.2 of every ad-hoc and genetic point in one table,
+and seed §6.2's comparison of the fitness variants beside the seed's figures."""
 
 import pandas as pd
 
 from mimic_deid.atomic import write_csv
-from mimic_deid.deid import tuning_tables_summary
+from mimic_deid.deid import fitness_comparison, tuning_tables_summary
 from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
@@ -11,3 +12,4 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         list(snakemake.params.labels), [pd.read_csv(p) for p in snakemake.input.tables]
     )
     write_csv(summary, snakemake.output.tables)
+    write_csv(fitness_comparison(summary), snakemake.output.fitness)

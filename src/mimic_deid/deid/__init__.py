@@ -46,6 +46,7 @@ from mimic_deid.deid.methods import (
 from mimic_deid.deid.release import assemble_release, make_pseudonyms, pseudonymous_release
 from mimic_deid.deid.targets import mondrian_targets
 from mimic_deid.deid.tuning import (
+    fitness_comparison,
     tuning_grid_summary,
     tuning_labels,
     tuning_table,
@@ -77,6 +78,7 @@ __all__ = [
     "duration_classes",
     "duration_uniqueness",
     "feature_spec",
+    "fitness_comparison",
     "iter_class_arrays",
     "kp_anonymise",
     "kp_summary",

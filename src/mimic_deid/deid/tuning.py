@@ -413,6 +413,75 @@ def tuning_tables_summary(labels: Sequence[str], tables: Sequence[pd.DataFrame])
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
+#: Seed §6.2's comparison of the fitness variants, as far as the seed gives figures: only NA
+#: has a table (Table 6.2, "All classes"); DF and CI are said to converge in fewer than 500
+#: iterations on average, and the annealed fitness to overflow in most runs.
+SEED_FITNESS = {
+    "annealed": {"note": "overflow in most runs (every fitness infinite)"},
+    "DF": {"iterations_below": 500.0, "note": "converged in fewer than 500 iterations"},
+    "CI": {"iterations_below": 500.0, "note": "converged in fewer than 500 iterations"},
+    "NA": {
+        "unfeasibility": 2.13,
+        "distortion": 9.41,
+        "iterations": 1728.39,
+        "note": "least unfeasible; slowest (Table 6.2)",
+    },
+}
+
+
+def fitness_comparison(summary: pd.DataFrame) -> pd.DataFrame:
+    """Seed §6.2's fitness comparison: one row per genetic point and fitness variant.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        :func:`tuning_tables_summary` of the ``tuning_tables`` target.
+
+    Returns
+    -------
+    DataFrame
+        ``method`` (label), ``fitness``, the "All classes" ``unfeasibility``, ``distortion``
+        and ``iterations`` measured here, then the seed's figures beside them
+        (:data:`SEED_FITNESS`): ``seed_unfeasibility``, ``seed_distortion``,
+        ``seed_iterations`` (NaN where the seed gives none), ``seed_iterations_below`` (an
+        upper bound the seed states instead) and ``seed_note``; rows in the order of
+        ``summary``.
+    """
+    overall = summary[
+        (summary["name"] == "genetic") & (summary["duration"].astype(str) == ALL_CLASSES)
+    ]
+    rows = []
+    for _, row in overall.iterrows():
+        seed = SEED_FITNESS.get(row["fitness"], {})
+        rows.append(
+            {
+                "method": row["method"],
+                "fitness": row["fitness"],
+                "unfeasibility": float(row["unfeasibility"]),
+                "distortion": float(row["distortion"]),
+                "iterations": float(row["iterations"]),
+                "seed_unfeasibility": seed.get("unfeasibility", np.nan),
+                "seed_distortion": seed.get("distortion", np.nan),
+                "seed_iterations": seed.get("iterations", np.nan),
+                "seed_iterations_below": seed.get("iterations_below", np.nan),
+                "seed_note": seed.get("note", ""),
+            }
+        )
+    columns = [
+        "method",
+        "fitness",
+        "unfeasibility",
+        "distortion",
+        "iterations",
+        "seed_unfeasibility",
+        "seed_distortion",
+        "seed_iterations",
+        "seed_iterations_below",
+        "seed_note",
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def tuning_grid_summary(labels: Sequence[str], tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """One row per genetic tuning-grid point: its parameters and "All classes" results.
 
