@@ -36,6 +36,7 @@ onstart:
     # so the subdirectories Snakemake creates for jobs (umask modes) are not reachable by
     # others either.
     make_private_dir(PRIVATE)
+    protect_run_metadata()
 
 
 onsuccess:

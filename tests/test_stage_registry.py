@@ -305,6 +305,30 @@ def test_real_source_dry_run_draws_a_secret_seed_once_and_never_prints_it(tmp_pa
     assert not (tmp_path / "synth" / PATHS["master_seed"]).exists()
 
 
+@pytest.mark.workflow
+def test_real_source_run_keeps_the_seed_owner_only(tmp_path):
+    """A job with the seed as a rule parameter: Snakemake records it under .snakemake/, which a
+    real source's run makes owner-only, like results/private."""
+    from mimic_deid.synthetic import generate
+
+    generate(tmp_path / "mimic", 40, 3)
+    run = tmp_path / "run"
+    cfg = prepare(run, {"source": {"kind": "csv", "csv": {"path": str(tmp_path / "mimic")}}})
+    proc = snakemake(
+        run, "--cores", "1", PATHS["seq_summary"].format(table="transfers"), config=cfg
+    )
+    seed = (run / PATHS["master_seed"]).read_text().strip()
+    assert seed not in proc.stdout + proc.stderr
+    assert stat.S_IMODE((run / PATHS["master_seed"]).stat().st_mode) == 0o600
+    for folder in (run / ".snakemake", run / "results" / "private"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    # the seed is written nowhere outside these two owner-only directories
+    for path in run.rglob("*"):
+        if path.is_file() and not path.is_relative_to(run / ".snakemake"):
+            if seed in path.read_bytes().decode("utf-8", "replace"):
+                assert path.is_relative_to(run / "results" / "private"), path
+
+
 # --------------------------------------------------------------------------- a real subset run
 
 

@@ -45,6 +45,15 @@ except MimicDeidError as exc:
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
 
+
+def protect_run_metadata():
+    """With a real source the master seed is secret, and Snakemake records rule params (the
+    seed among them) and job scripts under .snakemake/: make that directory owner-only.
+    """
+    if config["source"]["kind"] != "synthetic":
+        make_private_dir(".snakemake")
+
+
 # The stages `rule all` builds (config `stages`; mimic_deid.stages.STAGES).
 SELECTED_STAGES = selected_stages(config)
 SELECTED = {stage.name for stage in SELECTED_STAGES}
