@@ -243,6 +243,13 @@ def test_master_seed_rules(tmp_path):
     seed_file = tmp_path / "results" / "private" / "master_seed.txt"
     assert master_seed(None, "synthetic", seed_file) == (PUBLIC_SEED, None)
     assert master_seed(5, "csv", seed_file) == (5, None)  # explicit: always as given
+    assert master_seed(PUBLIC_SEED, "synthetic", seed_file) == (PUBLIC_SEED, None)
+    assert master_seed(PUBLIC_SEED, "postgres", seed_file) == (
+        PUBLIC_SEED,
+        "mimic-deid: seed: warning: the postgres source runs under the public seed 2020 given in "
+        "config parameter 'seed': anyone holding the original data can recompute the pseudonyms; "
+        "set 'seed: null' to draw a secret seed",
+    )
     assert not seed_file.exists()
     seed, note = master_seed(None, "csv", seed_file)
     assert note == (

@@ -57,7 +57,8 @@ def master_seed(
     seed : int
     note : str or None
         For a real source without a configured seed: one line saying that a secret seed is
-        used and where it is kept (never the seed itself).
+        used and where it is kept (never the seed itself); for a real source given the public
+        seed: one line warning that the pseudonyms can be recomputed.
 
     Raises
     ------
@@ -65,6 +66,12 @@ def master_seed(
         ``seed_file`` exists but does not hold one non-negative integer.
     """
     if seed is not None:
+        if int(seed) == PUBLIC_SEED and source_kind != "synthetic":
+            return int(seed), (
+                f"mimic-deid: seed: warning: the {source_kind} source runs under the public seed "
+                f"{PUBLIC_SEED} given in config parameter 'seed': anyone holding the original data "
+                "can recompute the pseudonyms; set 'seed: null' to draw a secret seed"
+            )
         return int(seed), None
     if source_kind == "synthetic":
         return PUBLIC_SEED, None
