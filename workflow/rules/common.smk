@@ -105,7 +105,7 @@ def stage_outputs(name):
 
 
 def all_targets():
-    """What `rule all` builds: the selected stages' targets, and those needing two of them."""
+    """The input of `rule all`, the selected stages' targets and those needing two of them."""
     out = []
     for stage in SELECTED_STAGES:
         out += stage_paths(stage.targets(config))
