@@ -27,13 +27,8 @@ include: "workflow/rules/tabular.smk"
 rule all:
     default_target: True
     input:
-        PATHS["report_index"],
-        PATHS["private_report_index"],
-        PATHS["sweep_csv"],
-        rules.codes.input,
-        sequence_outputs(),
-        TABULAR_OUTPUTS,
-        PATHS["tabular_joint_risk"],
+        # the stages config `stages` selects (mimic_deid.stages.STAGES)
+        all_targets(),
 
 
 onstart:
@@ -41,6 +36,7 @@ onstart:
     # so the subdirectories Snakemake creates for jobs (umask modes) are not reachable by
     # others either.
     make_private_dir(PRIVATE)
+    protect_run_metadata()
 
 
 onsuccess:

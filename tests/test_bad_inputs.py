@@ -25,6 +25,8 @@ from mimic_deid.synthetic import generate
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
 RAW = "results/private/raw"
+#: Written at start-up for a CSV source without a configured seed (seeding.master_seed).
+MASTER_SEED = "results/private/master_seed.txt"
 COHORT = "results/private/cohort/stays.parquet"
 
 
@@ -56,13 +58,15 @@ def run(workdir: Path, source: Path, target: str):
 
 
 def leftovers(workdir: Path) -> list[str]:
-    """Files under results/ (partial outputs of a failed run would show here)."""
+    """Files under results/ (partial outputs of a failed run would show here), but the secret
+    master seed the run drew at start-up."""
     top = workdir / "results"
-    return (
+    files = (
         sorted(str(p.relative_to(workdir)) for p in top.rglob("*") if p.is_file())
         if top.exists()
         else []
     )
+    return [f for f in files if f != MASTER_SEED]
 
 
 def last_error(proc) -> str:

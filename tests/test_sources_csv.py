@@ -117,7 +117,8 @@ def test_missing_directory(tmp_path: Path) -> None:
         CsvSource(tmp_path / "nowhere").read_table("patients")
     assert str(err.value) == (
         f"CSV source directory {tmp_path / 'nowhere'} does not exist or is not a directory "
-        "(expected the MIMIC-III v1.4 files, e.g. PATIENTS.csv.gz)"
+        "(config parameter 'source/csv/path'; expected the MIMIC-III v1.4 files, e.g. "
+        "PATIENTS.csv.gz)"
     )
 
 

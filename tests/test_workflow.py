@@ -223,18 +223,25 @@ def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run
 
 
 def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
+    """An empty source directory: every table the default stages need is named at start-up,
+    before any job (tests/test_stage_registry.py has the partial cases)."""
     source = tmp_path / "mimic"
     source.mkdir()
     config = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": str(source)}}})
     proc = snakemake(tmp_path / "run", "--cores", "1", config=config, check=False)
     assert proc.returncode != 0
     output = proc.stdout + proc.stderr
-    errors = [line for line in output.splitlines() if line.startswith("mimic-deid error")]
+    errors = [line for line in output.splitlines() if line.startswith("mimic-deid")]
     assert errors == [
-        f"mimic-deid error in rule 'extract': {source}: MIMIC-III table file not found: looked "
-        "for ICUSTAYS.csv.gz or ICUSTAYS.csv in this directory (file name case ignored)"
+        f"mimic-deid: source: CSV source {source}: missing MIMIC-III tables for the selected "
+        "stages: ADMISSIONS (stages series, tabular, codes), CHARTEVENTS (stages series, codes), "
+        "CPTEVENTS (stage sequences), DIAGNOSES_ICD (stage codes), D_ICD_DIAGNOSES (stage "
+        "codes), ICUSTAYS (stages series, codes), LABEVENTS (stages series, codes), PATIENTS "
+        "(stages series, tabular, codes), PROCEDURES_ICD (stage tabular), TRANSFERS (stage "
+        "sequences); found: none of them. Add the missing tables, or leave their stages out of "
+        "config parameter 'stages'"
     ], output
-    assert not (tmp_path / "run" / "results" / "private" / "raw").exists()
+    assert not (tmp_path / "run" / "results").exists()
 
 
 def test_tuning_sweep_has_a_row_per_grid_point(finished_run):

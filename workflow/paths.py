@@ -15,6 +15,8 @@ PATHS = {
     "synthetic": "resources/synthetic/n{subjects}-s{seed}",
     "raw": f"{PRIVATE}/raw",
     "source_fingerprint": f"{PRIVATE}/source_fingerprint.txt",
+    # a real source's secret master seed when config `seed` is null (seeding.master_seed)
+    "master_seed": f"{PRIVATE}/master_seed.txt",
     # cohort and series (private)
     "cohort_stays": f"{PRIVATE}/cohort/stays.parquet",
     "cohort_counts": f"{PRIVATE}/cohort/cohort.json",

@@ -13,10 +13,7 @@ CODES = config["codes"]
 
 rule codes:
     input:
-        PATHS["codes_audit"],
-        PATHS["codes_cdf"],
-        PATHS["codes_gccens"],
-        PATHS["codes_lda"],
+        stage_outputs("codes"),
 
 
 rule codes_extract:

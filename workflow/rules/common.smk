@@ -20,7 +20,8 @@ from mimic_deid.sources import open_source
 from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
-from mimic_deid.report.tabular import TABULAR_INPUTS
+from mimic_deid.seeding import master_seed
+from mimic_deid.stages import check_source_tables, get_stage, selected_stages
 from mimic_deid.variables import load_variables, series_variables
 
 try:
@@ -30,6 +31,32 @@ except ConfigError as exc:
     # One line naming the parameter, no traceback, before any job runs.
     print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
     sys.exit(1)
+
+try:
+    # Before any job, also on a dry run: every source table the selected stages need, in one
+    # message; then the master seed (a real source never runs under the public one).
+    check_source_tables(config)
+    config["seed"], SEED_NOTE = master_seed(
+        config["seed"], config["source"]["kind"], PATHS["master_seed"]
+    )
+except MimicDeidError as exc:
+    print(f"mimic-deid: source: {exc}", file=sys.stderr)
+    sys.exit(1)
+if SEED_NOTE:
+    print(SEED_NOTE, file=sys.stderr)
+
+
+def protect_run_metadata():
+    """With a real source the master seed is secret, and Snakemake records rule params (the
+    seed among them) and job scripts under .snakemake/: make that directory owner-only.
+    """
+    if config["source"]["kind"] != "synthetic":
+        make_private_dir(".snakemake")
+
+
+# The stages `rule all` builds (config `stages`; mimic_deid.stages.STAGES).
+SELECTED_STAGES = selected_stages(config)
+SELECTED = {stage.name for stage in SELECTED_STAGES}
 
 RELEASES = list(GROUP_BY_SPLIT)
 DEID = config["deid"]
@@ -65,6 +92,27 @@ def sweep_points():
         for h in DEID["heuristic"]
         for m in METHODS
     ]
+
+
+def stage_paths(targets):
+    """The paths of a stage's targets ((artefact key, wildcards) pairs)."""
+    return [path(key, **wildcards) for key, wildcards in targets]
+
+
+def stage_outputs(name):
+    """Every artefact stage ``name`` contributes to `rule all` (its named target)."""
+    return stage_paths(get_stage(name).targets(config))
+
+
+def all_targets():
+    """The input of `rule all`, the selected stages' targets and those needing two of them."""
+    out = []
+    for stage in SELECTED_STAGES:
+        out += stage_paths(stage.targets(config))
+        for other, targets in stage.with_stages.items():
+            if other in SELECTED:
+                out += stage_paths(targets)
+    return out
 
 
 def point_paths(name, **extra):
@@ -169,19 +217,15 @@ def report_input(wildcards):
         "series": path("series", release="stays"),
         "release_series": path("release_series", **p),
         "pseudonyms": path("pseudonyms", **p),
-        # the tabular stage's public outputs (report items tabular_*)
-        **{key: PATHS[key] for key in TABULAR_INPUTS},
     }
-    for table in config["sequences"]["tables"]:
-        inputs[f"sequences_sweep_{table}"] = path("seq_sweep", table=table)
-        inputs[f"sequences_friedman_{table}"] = path("seq_friedman", table=table)
-        inputs[f"sequences_attack_{table}"] = path("seq_attack", table=table)
+    # the selected comparators' public outputs (a deselected one is absent from the report)
+    for stage in SELECTED_STAGES:
+        for name, (key, wildcards) in stage.report_inputs(config).items():
+            inputs[name] = path(key, **wildcards)
     for name in ("adhoc", "genetic"):
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
-    for name in ("codes_audit", "codes_gccens", "codes_lda"):
-        inputs[name] = PATHS[name]
     return inputs
 
 

@@ -25,17 +25,7 @@ def sequence_table_files(table):
 
 def sequence_outputs():
     """Every artefact of the stage (target `sequences`, part of `rule all`)."""
-    return [
-        path(key, table=t)
-        for t in SEQ_TABLES
-        for key in (
-            "seq_release",
-            "seq_summary",
-            "seq_check",
-            "seq_sweep",
-            "seq_friedman",
-        )
-    ]
+    return stage_outputs("sequences")
 
 
 def sequence_settings():

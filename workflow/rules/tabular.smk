@@ -199,20 +199,8 @@ rule tabular_joint_risk:
 
 
 # The joint risk needs the series pipeline (duration classes of `stays`): it is part of
-# `rule all` and the report, not of the light `tabular` target.
-TABULAR_OUTPUTS = [
-    PATHS[key]
-    for key in (
-        "tabular_uniqueness",
-        "tabular_ola",
-        "tabular_inverse",
-        "tabular_concealing",
-        "tabular_dps_grid",
-        "tabular_dps",
-        "tabular_epsilon_la",
-        "tabular_release_summary",
-    )
-]
+# `rule all` (with stage series) and the report, not of the light `tabular` target.
+TABULAR_OUTPUTS = stage_outputs("tabular")
 
 
 rule tabular:

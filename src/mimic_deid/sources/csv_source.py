@@ -49,12 +49,7 @@ def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
     Raises ``InputDataError`` naming the names looked for and the directory.
     """
     folder = Path(directory)
-    if not folder.is_dir():
-        raise InputDataError(
-            f"CSV source directory {folder} does not exist or is not a directory "
-            f"(expected the MIMIC-III v1.4 files, e.g. {stem}.csv.gz)"
-        )
-    entries = {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
+    entries = _entries(folder, stem)
     wanted = [f"{stem}.csv.gz", f"{stem}.csv"]
     for name in wanted:
         if name.lower() in entries:
@@ -63,6 +58,33 @@ def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
         f"{folder}: MIMIC-III table file not found: looked for {' or '.join(wanted)} "
         "in this directory (file name case ignored)"
     )
+
+
+def _entries(folder: Path, stem: str) -> dict[str, Path]:
+    """The files of ``folder`` by lower-case name; ``InputDataError`` if it is no directory."""
+    if not folder.is_dir():
+        raise InputDataError(
+            f"CSV source directory {folder} does not exist or is not a directory "
+            f"(config parameter 'source/csv/path'; expected the MIMIC-III v1.4 files, e.g. "
+            f"{stem}.csv.gz)"
+        )
+    return {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
+
+
+def missing_table_files(directory: str | os.PathLike, stems: Iterable[str]) -> list[str]:
+    """The table file stems of ``stems`` that have no file in ``directory``.
+
+    A table is present when :func:`find_table_file` would find it (``STEM.csv.gz`` or
+    ``STEM.csv``, name case ignored). Raises ``InputDataError`` naming ``directory`` when it
+    is not a directory.
+    """
+    stems = list(stems)
+    entries = _entries(Path(directory), stems[0] if stems else "ADMISSIONS")
+    return [
+        s
+        for s in stems
+        if f"{s}.csv.gz".lower() not in entries and f"{s}.csv".lower() not in entries
+    ]
 
 
 def table_files(
@@ -345,6 +367,15 @@ class CsvSource:
 
     def __repr__(self) -> str:
         return f"CsvSource({str(self.path)!r})"
+
+    def describe(self) -> str:
+        """The source as messages name it: ``CSV source <directory>``."""
+        return f"CSV source {self.path}"
+
+    def missing_tables(self, stems: Iterable[str]) -> list[str]:
+        """The table file stems (``"TRANSFERS"``) among ``stems`` without a file here
+        (:func:`missing_table_files`)."""
+        return missing_table_files(self.path, stems)
 
     def _open(self, spec: tables.TableSpec, chunk_rows: int | None) -> Iterator[pa.RecordBatch]:
         path = find_table_file(self.path, spec.file_stem)

@@ -66,9 +66,15 @@ SORT_ROWS = 1_000_000
 
 
 class Reader(Protocol):
-    """What ``extract_raw`` needs from a source (``CsvSource``, ``PostgresSource``)."""
+    """What ``extract_raw`` needs from a source (``CsvSource``, ``PostgresSource``); the
+    start-up table check (``mimic_deid.stages.check_source_tables``) uses ``describe`` and
+    ``missing_tables``."""
 
     def read_table(self, name: str) -> pd.DataFrame: ...
+
+    def describe(self) -> str: ...
+
+    def missing_tables(self, stems: Iterable[str]) -> list[str]: ...
 
     def iter_events(
         self, table: str, itemids: Iterable[int], chunk_rows: int, stats: dict | None = None

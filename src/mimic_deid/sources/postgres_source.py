@@ -164,6 +164,37 @@ class PostgresSource:
     def __repr__(self) -> str:
         return f"PostgresSource({_target_text(self.dsn)} schema={self.schema})"
 
+    def describe(self) -> str:
+        """The source as messages name it: ``PostgreSQL schema <schema> (host=... user=...)``."""
+        return f"PostgreSQL schema {self.schema} ({_target_text(self.dsn)})"
+
+    def missing_tables(self, stems: Iterable[str]) -> list[str]:
+        """The table names (``"TRANSFERS"``) among ``stems`` that the schema does not hold.
+
+        Looked up as the reader looks a table up (:meth:`_table_columns`): a table,
+        partitioned table, view, materialised view or foreign table whose lower-case name is
+        the stem's. Raises ``InputDataError`` when the schema does not exist and
+        ``SourceConnectionError`` when the server cannot be reached.
+        """
+        stems = list(stems)
+        with contextlib.closing(connect(self.dsn)) as conn, conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
+            if cur.fetchone() is None:
+                raise InputDataError(
+                    f"{self.describe()}: the schema does not exist "
+                    "(check config parameter 'source/postgres/schema')"
+                )
+            cur.execute(
+                """
+                SELECT DISTINCT lower(c.relname)
+                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+                """,
+                (self.schema,),
+            )
+            present = {row[0] for row in cur.fetchall()}
+        return [s for s in stems if s.lower() not in present]
+
     def check_connection(self) -> None:
         """Connect once (raises ``SourceConnectionError`` when the server is unreachable)."""
         connect(self.dsn).close()

@@ -1,0 +1,267 @@
+"""The registry of workflow stages: what each one reads from the source and what it builds.
+
+A stage is one selectable part of the workflow (config ``stages``): the series pipeline
+(``series``: extraction, cohort, hourly series, de-identification, evaluation and the report of
+the sweep) and the comparators ``tabular`` (seed 003), ``codes`` (seed 002) and ``sequences``
+(seed 004). :data:`STAGES` is the one list that ``rule all``, the report's inputs and the
+start-up table check loop over (the first piece of the ``Stage`` contract of issue 29).
+
+Targets are ``(artefact key, wildcards)`` pairs: the keys are those of ``workflow/paths.py``,
+which alone spells the paths, so this module never knows a path under ``results/``.
+
+:func:`check_source_tables` runs when the workflow starts, before any job (also on a dry run):
+it lists, in one message, every MIMIC-III table the selected stages need that the source lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.report.tabular import TABULAR_INPUTS
+from mimic_deid.sources.extract import EVENT_ORDER, SMALL_ORDER
+from mimic_deid.sources.tables import CODE_TABLES, PROCEDURES_ICD, SEQUENCE_TABLES
+
+__all__ = [
+    "EXTRACTION_TABLES",
+    "STAGES",
+    "Stage",
+    "Target",
+    "check_source_tables",
+    "get_stage",
+    "missing_tables_message",
+    "required_tables",
+    "selected_stages",
+    "stage_names",
+]
+
+#: An artefact of a stage: its key in ``workflow/paths.py`` and the wildcards to fill in.
+Target = tuple[str, Mapping[str, Any]]
+
+#: The tables the raw extraction reads (``sources.extract_raw``): every stage that needs the
+#: cohort or the hourly series needs them.
+EXTRACTION_TABLES: tuple[str, ...] = tuple(t.upper() for t in (*SMALL_ORDER, *EVENT_ORDER))
+
+
+def _none(config: Mapping[str, Any]) -> dict[str, Target]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One selectable stage of the workflow.
+
+    Attributes
+    ----------
+    name : str
+        The name in config ``stages``.
+    config_section : str
+        The top-level config section (``config/schema.yaml``) holding the stage's parameters.
+    tables : callable
+        ``tables(config) -> tuple of str``: the MIMIC-III tables (file stems, e.g.
+        ``"TRANSFERS"``) the stage reads from the source under ``config``, including those of
+        the raw extraction when it needs the cohort or the series.
+    targets : callable
+        ``targets(config) -> tuple of Target``: what the stage contributes to ``rule all``
+        (and its named target).
+    report_inputs : callable
+        ``report_inputs(config) -> {report-rule input name: Target}``: the stage's artefacts
+        the report of the sweep draws (absent from the report when the stage is not selected).
+    with_stages : mapping
+        Other stage name -> targets built by ``rule all`` only when that stage is selected too
+        (they read both stages' artefacts).
+    """
+
+    name: str
+    config_section: str
+    tables: Callable[[Mapping[str, Any]], tuple[str, ...]]
+    targets: Callable[[Mapping[str, Any]], tuple[Target, ...]]
+    report_inputs: Callable[[Mapping[str, Any]], dict[str, Target]] = _none
+    with_stages: Mapping[str, tuple[Target, ...]] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- the stages
+
+
+def _series_tables(config: Mapping[str, Any]) -> tuple[str, ...]:
+    return EXTRACTION_TABLES
+
+
+def _series_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
+    return (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
+
+
+CODES_TARGETS = ("codes_audit", "codes_cdf", "codes_gccens", "codes_lda")
+
+
+def _codes_tables(config: Mapping[str, Any]) -> tuple[str, ...]:
+    # the audit reads the cohort (raw extraction) and the diagnosis tables
+    return EXTRACTION_TABLES + tuple(t.upper() for t in CODE_TABLES)
+
+
+def _codes_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
+    return tuple((key, {}) for key in CODES_TARGETS)
+
+
+def _codes_report(config: Mapping[str, Any]) -> dict[str, Target]:
+    return {key: (key, {}) for key in ("codes_audit", "codes_gccens", "codes_lda")}
+
+
+SEQUENCE_TARGETS = ("seq_release", "seq_summary", "seq_check", "seq_sweep", "seq_friedman")
+
+
+def _sequences_tables(config: Mapping[str, Any]) -> tuple[str, ...]:
+    chosen = config["sequences"]["tables"]
+    own = tuple(t.upper() for t in chosen if t in SEQUENCE_TABLES)
+    # the `vitals` table is made of the stays series (the series pipeline's extraction)
+    return own + (EXTRACTION_TABLES if "vitals" in chosen else ())
+
+
+def _sequences_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
+    return tuple(
+        (key, {"table": t}) for t in config["sequences"]["tables"] for key in SEQUENCE_TARGETS
+    )
+
+
+def _sequences_report(config: Mapping[str, Any]) -> dict[str, Target]:
+    inputs = {}
+    for t in config["sequences"]["tables"]:
+        for name, key in (("sweep", "seq_sweep"), ("friedman", "seq_friedman")):
+            inputs[f"sequences_{name}_{t}"] = (key, {"table": t})
+        inputs[f"sequences_attack_{t}"] = ("seq_attack", {"table": t})
+    return inputs
+
+
+#: The tabular stage's own artefacts (the light `tabular` target); the joint risk with the
+#: stays' duration classes is built only with the series pipeline (``with_stages``).
+TABULAR_TARGETS = (
+    "tabular_uniqueness",
+    "tabular_ola",
+    "tabular_inverse",
+    "tabular_concealing",
+    "tabular_dps_grid",
+    "tabular_dps",
+    "tabular_epsilon_la",
+    "tabular_release_summary",
+)
+
+
+def _tabular_tables(config: Mapping[str, Any]) -> tuple[str, ...]:
+    # PROCEDURES_ICD is read only when procedures are joined to the demographics
+    procedures = (PROCEDURES_ICD.file_stem,) if config["tabular"]["procedures"] > 0 else ()
+    return ("PATIENTS", "ADMISSIONS", *procedures)
+
+
+def _tabular_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
+    return tuple((key, {}) for key in TABULAR_TARGETS)
+
+
+def _tabular_report(config: Mapping[str, Any]) -> dict[str, Target]:
+    return {key: (key, {}) for key in TABULAR_INPUTS}
+
+
+#: Every stage, in the order of the report's sections and of config ``stages``' default.
+STAGES: tuple[Stage, ...] = (
+    Stage("series", "deid", _series_tables, _series_targets),
+    Stage("tabular", "tabular", _tabular_tables, _tabular_targets, _tabular_report,
+          {"series": (("tabular_joint_risk", {}),)}),
+    Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report),
+    Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report),
+)  # fmt: skip
+
+
+def stage_names() -> tuple[str, ...]:
+    """The names of :data:`STAGES` (the values config ``stages`` accepts)."""
+    return tuple(s.name for s in STAGES)
+
+
+def get_stage(name: str) -> Stage:
+    """The registered stage ``name``; ``ConfigError`` naming the known ones otherwise."""
+    for stage in STAGES:
+        if stage.name == name:
+            return stage
+    raise ConfigError(f"config parameter 'stages': unknown stage {name!r}; expected one of "
+                      f"{list(stage_names())}")  # fmt: skip
+
+
+def selected_stages(config: Mapping[str, Any]) -> tuple[Stage, ...]:
+    """The stages config ``stages`` selects, in registry order (all when it is absent)."""
+    chosen = config.get("stages")
+    if chosen is None:
+        return STAGES
+    for name in chosen:
+        get_stage(name)
+    return tuple(s for s in STAGES if s.name in chosen)
+
+
+def required_tables(config: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Every source table the selected stages read -> the stages that read it.
+
+    Returns
+    -------
+    dict of str to tuple of str
+        Table file stem (``"TRANSFERS"``) -> stage names, tables in first-need order.
+    """
+    needs: dict[str, list[str]] = {}
+    for stage in selected_stages(config):
+        for table in stage.tables(config):
+            names = needs.setdefault(table, [])
+            if stage.name not in names:
+                names.append(stage.name)
+    return {table: tuple(names) for table, names in needs.items()}
+
+
+def missing_tables_message(
+    where: str, needs: Mapping[str, tuple[str, ...]], missing: set[str] | frozenset[str]
+) -> str:
+    """The one-line message listing every missing table with the stages that need it.
+
+    Parameters
+    ----------
+    where : str
+        The source, e.g. ``"CSV source /data/mimic"``.
+    needs : mapping
+        :func:`required_tables`.
+    missing : set of str
+        The tables of ``needs`` the source lacks.
+    """
+    listed = ", ".join(
+        f"{table} (stage{'s' if len(stages) > 1 else ''} {', '.join(stages)})"
+        for table, stages in sorted(needs.items())
+        if table in missing
+    )
+    found = ", ".join(sorted(t for t in needs if t not in missing)) or "none of them"
+    return (
+        f"{where}: missing MIMIC-III tables for the selected stages: {listed}; found: {found}. "
+        "Add the missing tables, or leave their stages out of config parameter 'stages'"
+    )
+
+
+def check_source_tables(config: Mapping[str, Any]) -> None:
+    """Check, before any job runs, that the source holds every table the selected stages need.
+
+    The synthetic copy is generated with every table, so nothing is checked for it. A CSV
+    table is present when ``NAME.csv`` or ``NAME.csv.gz`` exists (name case ignored, as the
+    reader looks it up); a PostgreSQL table when the configured schema holds a table or view
+    of that name.
+
+    Raises
+    ------
+    InputDataError
+        One message naming every missing table and the stages that need it
+        (:func:`missing_tables_message`), or the CSV directory that does not exist.
+    SourceConnectionError
+        The PostgreSQL server cannot be reached.
+    """
+    source = config["source"]
+    if source["kind"] == "synthetic":
+        return
+    from mimic_deid.sources import open_configured_source
+
+    needs = required_tables(config)
+    reader = open_configured_source(source)
+    missing = set(reader.missing_tables(list(needs)))
+    if missing:
+        raise InputDataError(missing_tables_message(reader.describe(), needs, missing))

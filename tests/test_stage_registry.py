@@ -1,0 +1,354 @@
+"""The stage registry (mimic_deid.stages), config ``stages``, the start-up table check and the
+real-source master seed (issue 28 points 3 and 6).
+
+Dry runs are real ``snakemake -n`` in a temporary directory; the PostgreSQL test uses its own
+schema on the real server and drops it afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import uuid
+from pathlib import Path
+
+import pg_loader as loader
+import pytest
+import yaml
+from psycopg2 import sql
+from test_sources_postgres import _server_error
+from workflow_helpers import ROOT, output_digests, planned_jobs, prepare, snakemake
+
+sys.path.insert(0, str(ROOT / "workflow"))
+from paths import PATHS
+
+from mimic_deid.config import load_schema, validate_config
+from mimic_deid.errors import InputDataError, SourceConnectionError
+from mimic_deid.seeding import PUBLIC_SEED, master_seed
+from mimic_deid.sources.postgres_source import PostgresSource, session
+from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
+from mimic_deid.stages import (
+    EXTRACTION_TABLES,
+    STAGES,
+    check_source_tables,
+    required_tables,
+    selected_stages,
+)
+
+SCHEMA = ROOT / "config" / "schema.yaml"
+DSN = os.environ.get("MIMIC_DEID_TEST_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres")
+#: Every table some stage may read (file stems).
+KNOWN_TABLES = {t.upper() for t in ALL_TABLES} | {s.file_stem for s in TABULAR_TABLES.values()}
+
+
+def config(**overrides) -> dict:
+    """The shipped config with ``overrides`` (top-level sections replaced), validated."""
+    base = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    base.update(overrides)
+    return validate_config(base, SCHEMA)
+
+
+def csv_dir(folder: Path, without: tuple[str, ...] = ()) -> Path:
+    """A directory with a (header-only) file for every table a stage may read, but ``without``;
+    the names vary in case and compression as the reader accepts them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, table in enumerate(sorted(KNOWN_TABLES - set(without))):
+        name = table.lower() if i % 2 else table
+        (folder / f"{name}{'.csv' if i % 3 else '.csv.gz'}").write_text("ROW_ID\n")
+    return folder
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+def test_every_registered_stage_has_the_contracts_parts():
+    schema = load_schema(SCHEMA)
+    cfg = config()
+    names = [s.name for s in STAGES]
+    # config `stages` accepts exactly the registered names, and selects all of them by default
+    stages_schema = schema["properties"]["stages"]
+    assert stages_schema["items"]["enum"] == names == stages_schema["default"] == cfg["stages"]
+    assert len(set(names)) == len(names) == 4
+    for stage in STAGES:
+        assert stage.config_section in schema["properties"], stage.name
+        tables = stage.tables(cfg)
+        assert tables and set(tables) <= KNOWN_TABLES, stage.name
+        targets = list(stage.targets(cfg))
+        for others in stage.with_stages.values():
+            targets += others
+        targets += stage.report_inputs(cfg).values()
+        assert stage.targets(cfg), stage.name
+        for key, wildcards in targets:
+            assert key in PATHS, (stage.name, key)
+            # every wildcard of the path is filled in
+            assert set(re.findall(r"{(\w+)}", PATHS[key])) == set(wildcards), (stage.name, key)
+        for other in stage.with_stages:
+            assert other in names
+
+
+def test_tables_follow_the_config():
+    default = required_tables(config())
+    assert default["PROCEDURES_ICD"] == ("tabular",)
+    assert default["TRANSFERS"] == default["CPTEVENTS"] == ("sequences",)
+    assert default["DIAGNOSES_ICD"] == ("codes",)
+    assert default["CHARTEVENTS"] == ("series", "codes")
+    # no procedures joined: PROCEDURES_ICD is not read
+    tab = config(stages=["tabular"], tabular={"procedures": 0})
+    assert required_tables(tab) == {"PATIENTS": ("tabular",), "ADMISSIONS": ("tabular",)}
+    # the sequences stage reads its configured tables; vitals are made of the stays series
+    seq = config(stages=["sequences"], sequences={"tables": ["transfers"]})
+    assert list(required_tables(seq)) == ["TRANSFERS"]
+    seq = config(stages=["sequences"], sequences={"tables": ["cptevents", "vitals"]})
+    assert list(required_tables(seq)) == ["CPTEVENTS", *EXTRACTION_TABLES]
+    assert [s.name for s in selected_stages(config(stages=["codes", "series"]))] == [
+        "series",
+        "codes",
+    ]
+
+
+# --------------------------------------------------------------------------- csv sources
+
+
+def test_csv_missing_tables_are_listed_in_one_message(tmp_path):
+    folder = csv_dir(tmp_path / "mimic", without=("TRANSFERS", "PROCEDURES_ICD"))
+    cfg = config(source={"kind": "csv", "csv": {"path": str(folder)}})
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(cfg)
+    assert str(err.value) == (
+        f"CSV source {folder}: missing MIMIC-III tables for the selected stages: "
+        "PROCEDURES_ICD (stage tabular), TRANSFERS (stage sequences); found: ADMISSIONS, "
+        "CHARTEVENTS, CPTEVENTS, DIAGNOSES_ICD, D_ICD_DIAGNOSES, ICUSTAYS, LABEVENTS, PATIENTS. "
+        "Add the missing tables, or leave their stages out of config parameter 'stages'"
+    )
+    # deselected stages and a tabular stage without procedures need neither table
+    check_source_tables(
+        config(
+            source={"kind": "csv", "csv": {"path": str(folder)}},
+            stages=["series", "codes", "tabular"],
+            tabular={"procedures": 0},
+        )
+    )
+
+
+@pytest.mark.workflow
+def test_dry_run_stops_on_missing_tables_and_on_a_wrong_path(tmp_path):
+    folder = csv_dir(tmp_path / "mimic", without=("TRANSFERS", "PROCEDURES_ICD", "ICUSTAYS"))
+    cfg = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": str(folder)}}})
+    proc = snakemake(tmp_path / "run", "-n", config=cfg, check=False)
+    assert proc.returncode != 0
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")]
+    assert lines == [
+        f"mimic-deid: source: CSV source {folder}: missing MIMIC-III tables for the selected "
+        "stages: ICUSTAYS (stages series, codes), PROCEDURES_ICD (stage tabular), TRANSFERS "
+        "(stage sequences); found: ADMISSIONS, CHARTEVENTS, CPTEVENTS, DIAGNOSES_ICD, "
+        "D_ICD_DIAGNOSES, LABEVENTS, PATIENTS. Add the missing tables, or leave their stages "
+        "out of config parameter 'stages'"
+    ]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "run" / "results").exists()  # nothing written, no seed drawn
+
+    cfg = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": "/no/such/dir"}}})
+    proc = snakemake(tmp_path / "run", "-n", config=cfg, check=False)
+    assert proc.returncode != 0
+    assert [x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")] == [
+        "mimic-deid: source: CSV source directory /no/such/dir does not exist or is not a "
+        "directory (config parameter 'source/csv/path'; expected the MIMIC-III v1.4 files, e.g. "
+        "ICUSTAYS.csv.gz)"
+    ]
+
+
+@pytest.mark.workflow
+def test_dry_run_of_one_comparator_schedules_no_series_job(tmp_path):
+    cfg = prepare(tmp_path, {"stages": ["codes"]})
+    jobs = planned_jobs(snakemake(tmp_path, "-n", config=cfg).stdout)
+    # the codes audit needs the cohort (extraction, cohort), nothing of the series pipeline
+    assert jobs == {
+        "synthesize": 1,
+        "extract": 1,
+        "cohort": 1,
+        "codes_extract": 1,
+        "codes_audit": 1,
+        "codes_gccens": 1,
+        "codes_lda": 1,
+        "all": 1,
+    }
+    cfg = prepare(tmp_path, {"stages": ["series", "tabular"]})
+    jobs = planned_jobs(snakemake(tmp_path, "-n", config=cfg).stdout)
+    assert "tabular_joint_risk" in jobs and "report" in jobs
+    assert not {r for r in jobs if r.startswith(("codes", "sequences"))}
+    cfg = prepare(tmp_path, {"stages": ["tabular"]})
+    jobs = planned_jobs(snakemake(tmp_path, "-n", config=cfg).stdout)
+    assert "tabular_ola" in jobs
+    assert not {"tabular_joint_risk", "report", "series", "deidentify"} & set(jobs)
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+
+
+@pytest.mark.postgres
+def test_postgres_missing_tables_are_listed_in_one_message():
+    reason = _server_error()
+    if reason:
+        from families import unavailable
+
+        unavailable("postgres", f"PostgreSQL test server not reachable ({DSN}): {reason}")
+    schema = f"mimiciii_test_{uuid.uuid4().hex[:12]}"
+    cfg = config(source={"kind": "postgres", "postgres": {"dsn": DSN, "schema": schema}})
+    target = PostgresSource(DSN, schema).describe()
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(cfg)
+    assert str(err.value) == (
+        f"{target}: the schema does not exist (check config parameter 'source/postgres/schema')"
+    )
+    try:
+        loader.create_tables(DSN, schema, [*loader.TABLE_ORDER, "procedures_icd"])
+        with session(DSN, readonly=False) as conn, conn.cursor() as cur:
+            # a view counts, as for the reader
+            cur.execute(
+                sql.SQL("CREATE VIEW {} AS SELECT 1 AS subject_id").format(
+                    sql.Identifier(schema, "diagnoses_icd")
+                )
+            )
+        with pytest.raises(InputDataError) as err:
+            check_source_tables(cfg)
+        assert str(err.value) == (
+            f"{target}: missing MIMIC-III tables for the selected stages: CPTEVENTS (stage "
+            "sequences), D_ICD_DIAGNOSES (stage codes), TRANSFERS (stage sequences); found: "
+            "ADMISSIONS, CHARTEVENTS, DIAGNOSES_ICD, ICUSTAYS, LABEVENTS, PATIENTS, "
+            "PROCEDURES_ICD. Add the missing tables, or leave their stages out of config "
+            "parameter 'stages'"
+        )
+        check_source_tables(dict(cfg, stages=["series", "tabular"]))
+    finally:
+        loader.drop_schema(DSN, schema)
+
+
+def test_unreachable_postgres_keeps_the_connection_message():
+    dsn = "host=127.0.0.1 port=1 dbname=nosuchdb user=someone connect_timeout=2"
+    cfg = config(source={"kind": "postgres", "postgres": {"dsn": dsn}})
+    with pytest.raises(SourceConnectionError) as expected:
+        PostgresSource(dsn).check_connection()
+    with pytest.raises(SourceConnectionError) as err:
+        check_source_tables(cfg)
+    assert str(err.value) == str(expected.value)
+    assert str(err.value).startswith("cannot connect to PostgreSQL at host=127.0.0.1 port=1 ")
+
+
+# --------------------------------------------------------------------------- master seed
+
+
+def test_master_seed_rules(tmp_path):
+    seed_file = tmp_path / "results" / "private" / "master_seed.txt"
+    assert master_seed(None, "synthetic", seed_file) == (PUBLIC_SEED, None)
+    assert master_seed(5, "csv", seed_file) == (5, None)  # explicit: always as given
+    assert master_seed(PUBLIC_SEED, "synthetic", seed_file) == (PUBLIC_SEED, None)
+    assert master_seed(PUBLIC_SEED, "postgres", seed_file) == (
+        PUBLIC_SEED,
+        "mimic-deid: seed: warning: the postgres source runs under the public seed 2020 given in "
+        "config parameter 'seed': anyone holding the original data can recompute the pseudonyms; "
+        "set 'seed: null' to draw a secret seed",
+    )
+    assert not seed_file.exists()
+    seed, note = master_seed(None, "csv", seed_file)
+    assert note == (
+        "mimic-deid: seed: no seed configured for the csv source: drew a secret seed, kept "
+        f"owner-only in {seed_file} and reused by later runs here (never printed; back it up "
+        "to reproduce the release)"
+    )
+    assert seed != PUBLIC_SEED and seed_file.read_text() == f"{seed}\n"
+    assert stat.S_IMODE(seed_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(seed_file.parent.stat().st_mode) == 0o700
+    seed_file.chmod(0o644)
+    again, note = master_seed(None, "postgres", seed_file)
+    assert again == seed and str(seed) not in note
+    assert note == (
+        "mimic-deid: seed: no seed configured for the postgres source: using the secret seed "
+        f"kept owner-only in {seed_file} (drawn by an earlier run; never printed)"
+    )
+    assert stat.S_IMODE(seed_file.stat().st_mode) == 0o600
+    # a second directory draws its own seed
+    other, _ = master_seed(None, "csv", tmp_path / "b" / "private" / "master_seed.txt")
+    assert other != seed
+    seed_file.write_text("not a seed\n")
+    with pytest.raises(InputDataError) as err:
+        master_seed(None, "csv", seed_file)
+    assert str(err.value) == (
+        f"{seed_file}: expected the secret master seed (one non-negative integer) kept by an "
+        "earlier run; restore it from a backup, or delete the file to draw a new seed (every "
+        "result is then recomputed)"
+    )
+
+
+@pytest.mark.workflow
+def test_real_source_dry_run_draws_a_secret_seed_once_and_never_prints_it(tmp_path):
+    folder = csv_dir(tmp_path / "mimic")
+    run = tmp_path / "run"
+    cfg = prepare(run, {"source": {"kind": "csv", "csv": {"path": str(folder)}}})
+    seed_file = run / PATHS["master_seed"]
+    notes = []
+    for _ in range(2):
+        proc = snakemake(run, "-n", config=cfg)
+        seed = seed_file.read_text().strip()
+        assert seed not in proc.stdout + proc.stderr
+        notes.append([x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")])
+    assert notes == [
+        [
+            "mimic-deid: seed: no seed configured for the csv source: drew a secret seed, kept "
+            f"owner-only in {PATHS['master_seed']} and reused by later runs here (never printed; "
+            "back it up to reproduce the release)"
+        ],
+        [
+            "mimic-deid: seed: no seed configured for the csv source: using the secret seed "
+            f"kept owner-only in {PATHS['master_seed']} (drawn by an earlier run; never printed)"
+        ],
+    ]
+    assert stat.S_IMODE(seed_file.stat().st_mode) == 0o600
+    # the synthetic source keeps the public seed: no seed file, no note
+    cfg = prepare(tmp_path / "synth", {})
+    proc = snakemake(tmp_path / "synth", "-n", config=cfg)
+    assert not [x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")]
+    assert not (tmp_path / "synth" / PATHS["master_seed"]).exists()
+
+
+@pytest.mark.workflow
+def test_real_source_run_keeps_the_seed_owner_only(tmp_path):
+    """A job with the seed as a rule parameter: Snakemake records it under .snakemake/, which a
+    real source's run makes owner-only, like results/private."""
+    from mimic_deid.synthetic import generate
+
+    generate(tmp_path / "mimic", 40, 3)
+    run = tmp_path / "run"
+    cfg = prepare(run, {"source": {"kind": "csv", "csv": {"path": str(tmp_path / "mimic")}}})
+    proc = snakemake(
+        run, "--cores", "1", PATHS["seq_summary"].format(table="transfers"), config=cfg
+    )
+    seed = (run / PATHS["master_seed"]).read_text().strip()
+    assert seed not in proc.stdout + proc.stderr
+    assert stat.S_IMODE((run / PATHS["master_seed"]).stat().st_mode) == 0o600
+    for folder in (run / ".snakemake", run / "results" / "private"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    # the seed is written nowhere outside these two owner-only directories
+    for path in run.rglob("*"):
+        if path.is_file() and not path.is_relative_to(run / ".snakemake"):
+            if seed in path.read_bytes().decode("utf-8", "replace"):
+                assert path.is_relative_to(run / "results" / "private"), path
+
+
+# --------------------------------------------------------------------------- a real subset run
+
+
+@pytest.mark.workflow
+@pytest.mark.slow
+def test_report_builds_without_the_deselected_comparators(tmp_path):
+    cfg = prepare(tmp_path, {"stages": ["series"]})
+    snakemake(tmp_path, "--cores", "2", config=cfg)
+    files = output_digests(tmp_path)
+    assert PATHS["report_index"] in files and PATHS["sweep_csv"] in files
+    # no comparator ran, and the report says so instead of failing on a missing input
+    assert not [f for f in files if f.startswith(("results/tabular", "results/codes"))]
+    assert not [f for f in files if f.startswith("results/sequences")]
+    tables = tmp_path / "results" / "report" / "tables"
+    assert "tabular stage not run" in (tables / "tabular_uniqueness.csv").read_text()
+    assert "no sequences sweep in this run" in (tables / "sequences_summary.csv").read_text()
