@@ -165,6 +165,8 @@ def report_input(wildcards):
         "utility": path("utility", **p),
         "sweep": PATHS["sweep_csv"],
         "variables": config["variables"],
+        # aggregate counts of the source and the cohort for the front matter (report.front)
+        "cohort_counts": PATHS["cohort_counts"],
         # the main class's individual disagreement curves (seed Figs 3.1 and 5.4)
         "series": path("series", release="stays"),
         "release_series": path("release_series", **p),

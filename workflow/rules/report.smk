@@ -5,6 +5,21 @@
 # show original values of individual patients (rule private_report, owner-only, not bundled).
 
 
+def report_run():
+    """What was run, for the report's front matter (report.front.run_table): the source
+    kind and the sweep's parameters; never the master seed or a source path or DSN."""
+    source = config["source"]
+    return {
+        "source_kind": source["kind"],
+        "synthetic_subjects": source["synthetic"]["subjects"],
+        "dk": DEID["dk"],
+        "fk": DEID["fk"],
+        "heuristic": DEID["heuristic"],
+        "methods": METHODS,
+        "release_variables": config["release"]["variables"],
+    }
+
+
 rule sweep_summary:
     input:
         unpack(sweep_summary_input),
@@ -66,6 +81,7 @@ rule report:
         features=DEID["features"],
         duration_method=config["duration"]["method"],
         evaluate=config["evaluate"],
+        run=report_run(),
     script:
         "../scripts/report.py"
 
@@ -92,5 +108,6 @@ rule private_report:
         features=DEID["features"],
         duration_method=config["duration"]["method"],
         evaluate=config["evaluate"],
+        run=report_run(),
     script:
         "../scripts/report.py"
