@@ -44,5 +44,5 @@ onstart:
 
 
 onsuccess:
-    # the report's path only when this run built the report or depends on it (report.smk)
+    # the report's path only when this run built the report or depends on it (common.smk)
     print(done_line(workflow))
