@@ -212,6 +212,10 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
      "nearest source sequence (0 to 1, higher is closer).", "seed 004 Definition 4"),
     ("top-20 2-grams", "The share of the 20 most frequent pairs of consecutive states that the "
      "generated and the source data have in common.", "seed 004 (evaluation)"),
+    ("mean support", "The mean released count over every statistic of both ensembles (with "
+     "laplace it includes the noise released on empty cells).", "seed 004 (evaluation)"),
+    ("Friedman test", "A rank test of whether the LSH settings (|H|, w) differ in a measure, "
+     "with one block per (eps, repetition).", "seed 004 (evaluation)"),
     ("|H|, w", "The number of MinHash functions and the shingle length of the LSH clustering.",
      "seed 004"),
     ("verbatim unique, membership advantage", "The share of released sequences that copy a "
