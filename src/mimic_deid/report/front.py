@@ -26,6 +26,7 @@ __all__ = [
     "SYNTHETIC_LABEL",
     "front_sections",
     "git_revision",
+    "glossary_table",
     "run_table",
 ]
 
