@@ -40,7 +40,5 @@ onstart:
 
 
 onsuccess:
-    print(
-        f"mimic-deid: done. Report: {Path(PATHS['report_index']).resolve()} "
-        "(for the Snakemake HTML report: snakemake --report report.html)"
-    )
+    # the report's path only when this run built the report or depends on it (common.smk)
+    print(done_line(workflow))

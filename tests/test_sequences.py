@@ -897,12 +897,18 @@ def test_report_items_state_what_each_mechanism_promises(tmp_path, sweeps):
     info = plot_sequences(sweep, tmp_path / "seq.png")
     assert (tmp_path / "seq.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [a["title"] for a in info["axes"]] == [
-        "Definition 4 similarity", "top-20 2-gram intersection",
-        "mean support of released counts", "suppressed share of the counts",
+        "Definition 4 similarity", "top-20 2-gram intersection (%)",
+        "mean support of released counts", "suppressed share of the counts (%)",
     ]  # fmt: skip
     assert info["axes"][2]["yscale"] == "log"
     table = sequences_table(sweep)
     assert list(table["epsilon"].unique()) == ["0.05", "0.35", "0.65", "inf"]
+    # shares in percent, as in every other section of the report
+    assert {"top20_intersection_pct", "suppressed_pct"} <= set(table.columns)
+    assert "suppression_rate" not in table.columns
+    means = sweep.groupby(["table", "mechanism", "epsilon"], sort=True)["suppression_rate"]
+    np.testing.assert_allclose(table["suppressed_pct"], 100 * means.mean().to_numpy())
+    assert table["suppressed_pct"].max() > 1  # not a fraction
     assert (table["guarantee"] == GUARANTEE["seed_ratio"]).all()
     assert GUARANTEE["seed_ratio"].startswith("NOT eps-DP")
     assert sequences_table(pd.DataFrame())["note"].tolist() == ["no sequences sweep in this run"]

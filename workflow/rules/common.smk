@@ -1,5 +1,6 @@
 # Configuration validation, sweep expansion and the inputs of rules that gather a sweep.
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
@@ -213,6 +214,8 @@ def report_input(wildcards):
         "utility": path("utility", **p),
         "sweep": PATHS["sweep_csv"],
         "variables": config["variables"],
+        # aggregate counts of the source and the cohort for the front matter (report.front)
+        "cohort_counts": PATHS["cohort_counts"],
         # the main class's individual disagreement curves (seed Figs 3.1 and 5.4)
         "series": path("series", release="stays"),
         "release_series": path("release_series", **p),
@@ -262,3 +265,48 @@ def codes_extract_input(wildcards):
     else:
         inputs["fingerprint"] = postgres_fingerprint()
     return inputs
+
+
+# --- report: front matter parameters and the run's last line (report.smk, Snakefile) ---
+
+
+def report_run():
+    """What was run, for the report's front matter (report.front.run_table): the source
+    kind and the sweep's parameters; never the master seed or a source path or DSN."""
+    source = config["source"]
+    return {
+        "source_kind": source["kind"],
+        "synthetic_subjects": source["synthetic"]["subjects"],
+        "dk": DEID["dk"],
+        "fk": DEID["fk"],
+        "heuristic": DEID["heuristic"],
+        "methods": METHODS,
+        "release_variables": config["release"]["variables"],
+    }
+
+
+def done_line(workflow):
+    """The run's last line (Snakefile onsuccess, which Snakemake calls only after jobs ran).
+
+    The report's path only when the public report is part of this run: rebuilt by it, or a
+    dependency of its targets and therefore up to date; a partial target (`tuning_tables`,
+    `codes`, a file) did not refresh it, so its path is not offered as this run's result.
+    """
+    index = PATHS["report_index"]
+    try:
+        in_run = any(index in map(str, job.output) for job in workflow.dag.jobs)
+    except AttributeError:
+        # a Snakemake without this DAG attribute: the file's age decides
+        in_run = Path(index).exists() and Path(index).stat().st_mtime >= RUN_START
+    if in_run:
+        return (
+            f"mimic-deid: done. Report: {Path(index).resolve()} "
+            "(for the Snakemake HTML report: snakemake --report report.html)"
+        )
+    return (
+        "mimic-deid: done. The report was not among this run's targets and was not "
+        "rebuilt; `snakemake --cores all` builds it."
+    )
+
+
+RUN_START = time.time()

@@ -66,6 +66,7 @@ rule report:
         features=DEID["features"],
         duration_method=config["duration"]["method"],
         evaluate=config["evaluate"],
+        run=report_run(),
     script:
         "../scripts/report.py"
 
@@ -92,5 +93,6 @@ rule private_report:
         features=DEID["features"],
         duration_method=config["duration"]["method"],
         evaluate=config["evaluate"],
+        run=report_run(),
     script:
         "../scripts/report.py"

@@ -2,8 +2,10 @@
 
 from pathlib import Path
 
+from mimic_deid.atomic import read_json
 from mimic_deid.logs import run_stage
 from mimic_deid.report import build_report, load_report_data
+from mimic_deid.report.front import git_revision
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     audience = snakemake.params.audience
@@ -15,6 +17,9 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         snakemake.params.evaluate,
         audience,
     )
+    # the checkout's commit and date, read once per report (__file__ is this script's path)
+    run = dict(snakemake.params.run, **git_revision(Path(__file__).resolve().parent))
+    run["cohort"] = read_json(snakemake.input.cohort_counts)
     figures_dir = Path(snakemake.output.figures[0]).parent
     tables = snakemake.output.get("tables")
     build_report(
@@ -24,4 +29,5 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         index_out=snakemake.output.index,
         sweep_csv=snakemake.input.get("sweep"),
         audience=audience,
+        run=run,
     )

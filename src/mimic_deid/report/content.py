@@ -44,6 +44,7 @@ from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.privacy import DTW_WINDOW, class_curves, released_by_key
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
+from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
 from mimic_deid.report.html import write_index
 from mimic_deid.report.sequences import attack_table, plot_sequences, sequences_table
 from mimic_deid.report.shaping import GA_STATS, series_features
@@ -916,6 +917,7 @@ def build_report(
     index_out: str | os.PathLike,
     sweep_csv: str | os.PathLike | None = None,
     audience: str = "public",
+    run: Mapping[str, Any] | None = None,
 ) -> None:
     """Draw the :data:`ITEMS` entries of ``audience`` and write the HTML index that shows them.
 
@@ -930,6 +932,11 @@ def build_report(
     sweep_csv : path, optional
         The sweep summary, shown as the last section (public report).
     audience : {"public", "private"}
+    run : mapping, optional
+        What was run (:func:`mimic_deid.report.front.run_table`: source kind, cohort counts,
+        commit and date, parameters); given, the page opens with it and a glossary
+        (:func:`~mimic_deid.report.front.front_sections`), and a synthetic run's title says
+        so. The series count and the shown point are filled in from ``data``.
     """
     base = os.path.dirname(os.fspath(index_out))
     sections: dict[str, list[dict]] = {}
@@ -958,8 +965,12 @@ def build_report(
         }
         for i, (title, items) in enumerate(sections.items())
     ]
+    title = "mimic-deid report" if audience == "public" else "mimic-deid private report"
+    if run is not None:
+        page = front_sections({**run, "series": int(data.lengths.size), "point": label}) + page
+        if run.get("source_kind") == "synthetic":
+            title += f" ({SYNTHETIC_LABEL})"
     if sweep_csv is None:
-        title = "mimic-deid report" if audience == "public" else "mimic-deid private report"
         write_index(index_out, title, page)
         return
     page.append(
@@ -978,4 +989,4 @@ def build_report(
             ],
         }
     )
-    write_index(index_out, "mimic-deid report", page)
+    write_index(index_out, title, page)

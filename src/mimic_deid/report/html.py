@@ -21,6 +21,7 @@ import pandas as pd
 
 from mimic_deid.atomic import write_text
 from mimic_deid.errors import InputDataError
+from mimic_deid.report.tables import round_table
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0;
@@ -34,7 +35,9 @@ nav.toc ol { margin: .3em 0; }
 figure { margin: 1.2em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #e5e5e5; }
 figcaption, p.caption { font-size: .92em; color: #444; margin-top: .4em; }
+div.table-scroll { max-width: 100%; overflow-x: auto; }
 table.data { border-collapse: collapse; margin: .6em 0; font-size: .92em; }
+table.data th { overflow-wrap: anywhere; }
 table.data th, table.data td { border: 1px solid #d0d7de; padding: .3em .7em; text-align: right; }
 table.data th { background: #f3f5f7; }
 table.data td:first-child, table.data th:first-child { text-align: left; }
@@ -67,8 +70,10 @@ def _table_html(df: pd.DataFrame) -> str:
     for row in df.itertuples(index=False, name=None):
         cells = "".join(f"<td>{_e('' if pd.isna(v) else v)}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
+    # wrapped: a table wider than the page scrolls inside its box, the page keeps its width
     return (
-        f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f'<div class="table-scroll"><table class="data"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -133,7 +138,7 @@ def _table_item_html(item: Mapping[str, Any], base: Path) -> str:
     frame: pd.DataFrame | None = None
     data = item.get("data")
     if isinstance(data, pd.DataFrame):
-        frame = data.reset_index() if _has_named_index(data) else data
+        frame = round_table(data.reset_index() if _has_named_index(data) else data)
     elif rel and str(rel).lower().endswith(".csv") and (base / str(rel)).is_file():
         frame = _read_csv_table(base / str(rel))
     elif item.get("markdown"):

@@ -24,10 +24,25 @@ GUARANTEE = {
 }
 MEASURES = (
     ("similarity", "Definition 4 similarity"),
-    ("top20_intersection", "top-20 2-gram intersection"),
+    ("top20_intersection", "top-20 2-gram intersection (%)"),
     ("mean_support", "mean support of released counts"),
-    ("suppression_rate", "suppressed share of the counts"),
+    ("suppression_rate", "suppressed share of the counts (%)"),
 )
+#: The measures that are shares: the report shows them in percent, as every other section
+#: (the stage's sweep.csv keeps fractions 0-1), under these column names.
+PERCENT_MEASURES = {
+    "top20_intersection": "top20_intersection_pct",
+    "suppression_rate": "suppressed_pct",
+}
+
+
+def _in_percent(sweep: pd.DataFrame) -> pd.DataFrame:
+    """``sweep`` with the share measures (:data:`PERCENT_MEASURES`) times 100."""
+    out = sweep.copy()
+    for col in PERCENT_MEASURES:
+        if col in out.columns:
+            out[col] = 100.0 * out[col]
+    return out
 
 
 def _eps_x(eps: pd.Series) -> np.ndarray:
@@ -42,6 +57,7 @@ def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureIn
     mechanism (mean over |H|, w and repetitions; refused points, whose measures are empty, are
     left out); inf is drawn to the right of the largest eps.
     Mean support is on a log scale."""
+    sweep = _in_percent(sweep)
     fig = _new_figure(11.5, 7.5)
     axes = fig.subplots(2, 2).ravel()
     fig.suptitle("Sequences (seed 004): quality and anonymity against eps")
@@ -62,11 +78,16 @@ def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureIn
 
 
 def sequences_table(sweep: pd.DataFrame) -> pd.DataFrame:
-    """Mean of each measure per table, mechanism and eps, with what the mechanism promises."""
+    """Mean of each measure per table, mechanism and eps, with what the mechanism promises.
+
+    The shares are in percent (columns ``top20_intersection_pct``, ``suppressed_pct``); the
+    similarity is a score in [0, 1] and the mean support a count.
+    """
     if sweep.empty:
         return pd.DataFrame({"note": ["no sequences sweep in this run"]})
     cols = [c for c, _ in MEASURES]
-    out = sweep.groupby(["table", "mechanism", "epsilon"], sort=True)[cols].mean().reset_index()
+    out = _in_percent(sweep).groupby(["table", "mechanism", "epsilon"], sort=True)[cols].mean()
+    out = out.reset_index().rename(columns=PERCENT_MEASURES)
     out["epsilon"] = [("inf" if math.isinf(e) else f"{e:g}") for e in out["epsilon"]]
     out["guarantee"] = out["mechanism"].map(GUARANTEE)
     return out
@@ -76,35 +97,39 @@ def sequences_table(sweep: pd.DataFrame) -> pd.DataFrame:
 ATTACK_COLUMNS = (
     "table",
     "released",
-    "verbatim",
-    "verbatim_unique",
+    "verbatim_pct",
+    "verbatim_unique_pct",
     "unique_reproduced",
-    "member_hit_rate",
-    "holdout_hit_rate",
-    "advantage",
-    "advantage_se",
+    "member_hit_rate_pct",
+    "holdout_hit_rate_pct",
+    "advantage_pct",
+    "advantage_se_pct",
 )
 
 
 def attack_table(attacks: list[dict]) -> pd.DataFrame:
     """One row per table of the verbatim-copy attack (``attack.json`` of each table).
 
-    ``verbatim`` and ``verbatim_unique``: shares of the released sequences that copy a
-    source sequence, and one unique in the source; ``unique_reproduced``: how many unique
-    source sequences the release holds; ``member_hit_rate`` / ``holdout_hit_rate``: shares of
-    the unique paths of the member and the holdout half found in the release fitted on the
-    member half; ``advantage`` their difference, ``advantage_se`` its standard error.
+    All shares in percent (``attack.json`` holds fractions): ``verbatim_pct`` and
+    ``verbatim_unique_pct``: released sequences that copy a source sequence, and one unique in
+    the source; ``unique_reproduced``: how many unique source sequences the release holds;
+    ``member_hit_rate_pct`` / ``holdout_hit_rate_pct``: unique paths of the member and the
+    holdout half found in the release fitted on the member half; ``advantage_pct`` their
+    difference (percentage points), ``advantage_se_pct`` its standard error.
     """
     if not attacks:
         return pd.DataFrame({"note": ["no sequences release in this run"]})
     rows = [
         {
             "table": a["table"],
-            **{k: a["release"][k] for k in ATTACK_COLUMNS[1:5]},
-            "member_hit_rate": a["members"]["unique_reproduced_share"],
-            "holdout_hit_rate": a["holdout"]["unique_reproduced_share"],
-            "advantage": a["advantage"],
-            "advantage_se": a["advantage_se"],
+            "released": a["release"]["released"],
+            "verbatim_pct": 100.0 * a["release"]["verbatim"],
+            "verbatim_unique_pct": 100.0 * a["release"]["verbatim_unique"],
+            "unique_reproduced": a["release"]["unique_reproduced"],
+            "member_hit_rate_pct": 100.0 * a["members"]["unique_reproduced_share"],
+            "holdout_hit_rate_pct": 100.0 * a["holdout"]["unique_reproduced_share"],
+            "advantage_pct": 100.0 * a["advantage"],
+            "advantage_se_pct": 100.0 * a["advantage_se"],
         }
         for a in attacks
     ]

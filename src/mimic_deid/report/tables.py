@@ -150,7 +150,7 @@ def _format_duration(value: Any) -> str:
     return str(value)
 
 
-def _cell(value: Any, float_format: str) -> str:
+def _cell(value: Any, float_format: str | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return NOT_AVAILABLE
     if isinstance(value, bool | np.bool_):
@@ -159,7 +159,9 @@ def _cell(value: Any, float_format: str) -> str:
         return str(int(value))
     if isinstance(value, Real):
         v = float(value)
-        return NOT_AVAILABLE if math.isnan(v) else float_format.format(v)
+        if math.isnan(v):
+            return NOT_AVAILABLE
+        return _plain_number(v) if float_format is None else float_format.format(v)
     if value is pd.NA or value is pd.NaT:
         return NOT_AVAILABLE
     text = str(value)
@@ -176,7 +178,9 @@ def _use_index(df: pd.DataFrame, index: bool | None) -> bool:
     return not (isinstance(df.index, pd.RangeIndex) and df.index.name is None)
 
 
-def to_markdown(df: pd.DataFrame, index: bool | None = None, float_format: str = "{:.2f}") -> str:
+def to_markdown(
+    df: pd.DataFrame, index: bool | None = None, float_format: str | None = "{:.2f}"
+) -> str:
     """Render ``df`` as a pipe table (GitHub-flavoured Markdown).
 
     Parameters
@@ -184,9 +188,10 @@ def to_markdown(df: pd.DataFrame, index: bool | None = None, float_format: str =
     index : bool or None
         Include the index as the first column; None (default) includes it unless it is a plain
         unnamed ``RangeIndex``. The index name is its header.
-    float_format : str
-        ``str.format`` pattern for float cells. Missing values print as ``n/a``; ``|`` and
-        newlines in text are escaped.
+    float_format : str or None
+        ``str.format`` pattern for float cells (None: the value as it is, without a
+        trailing ``.0``). Missing values print as ``n/a``; ``|`` and newlines in text are
+        escaped.
 
     Numeric columns are right-aligned. Ends with a newline.
     """
@@ -215,17 +220,106 @@ def to_csv_text(df: pd.DataFrame, index: bool | None = None) -> str:
     return df.to_csv(index=_use_index(df, index), lineterminator="\n")
 
 
+#: Decimals a report table shows, by column kind (:func:`round_table`); a column of values
+#: all below 0.001 in magnitude and p-values keep 2 significant digits instead.
+DECIMALS: dict[str, int] = {"percent": 1, "measure": 3}
+PERCENT_MARKERS = ("%", "pct", "percent")
+P_VALUE_NAMES = ("p", "p_value", "pvalue", "p-value")
+
+
+def column_kind(name: Any, values: pd.Series) -> str:
+    """The kind of a report-table column, which decides its rounding.
+
+    ``count`` (integer dtype, or floats that are all whole), ``percent`` (name holds ``%``,
+    ``pct`` or ``percent``), ``p_value`` (name ``p`` / ``p_value``), ``small`` (every finite
+    value below 0.001 in magnitude), ``measure`` (any other number) or ``text``.
+    """
+    if pd.api.types.is_bool_dtype(values.dtype) or not _is_number_column(values):
+        return "text"
+    if pd.api.types.is_integer_dtype(values.dtype):
+        return "count"
+    label = str(name).lower()
+    finite = values.to_numpy(dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    if label in P_VALUE_NAMES:
+        return "p_value"
+    if any(m in label for m in PERCENT_MARKERS):
+        return "percent"
+    if finite.size and np.all(finite == np.round(finite)):
+        return "count"
+    if finite.size and np.all(np.abs(finite) < 1e-3):
+        return "small"
+    return "measure"
+
+
+def _round_measure(values: np.ndarray) -> np.ndarray:
+    """3 significant digits of the column's largest value, at most :data:`DECIMALS` places,
+    never fewer than 0 (integer parts are kept whole)."""
+    finite = np.abs(values[np.isfinite(values)])
+    top = float(finite.max()) if finite.size else 0.0
+    places = DECIMALS["measure"] if top == 0 else 3 - int(np.floor(np.log10(top))) - 1
+    return np.round(values, int(np.clip(places, 0, DECIMALS["measure"])))
+
+
+def _significant(values: np.ndarray, digits: int = 2) -> np.ndarray:
+    return np.array([float(f"{v:.{digits}g}") if np.isfinite(v) else v for v in values])
+
+
+def round_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every number rounded for reading, by :func:`column_kind`.
+
+    Counts are whole numbers, percentages get 1 decimal, p-values and columns of values all
+    below 0.001 keep 2 significant digits, any other measure 3 significant digits of the
+    column's largest value with at most 3 decimals (8.621641516378359 -> 8.62, 0.8512 ->
+    0.851, 80183.2 -> 80183). Text columns (already formatted cells such as
+    ``"0.85 [0.83, 0.87]"``) and the index are left as they are; missing values stay missing.
+    """
+    out = df.copy()
+    for i, name in enumerate(out.columns):
+        col = out.iloc[:, i]
+        kind = column_kind(name, col)
+        if kind in ("text", "count"):
+            if kind == "count" and not pd.api.types.is_integer_dtype(col.dtype):
+                whole = col.round()
+                if whole.notna().all() and np.isfinite(whole.to_numpy(dtype=float)).all():
+                    out.iloc[:, i] = whole.astype(np.int64)
+            continue
+        values = col.to_numpy(dtype=np.float64)
+        if kind == "percent":
+            rounded = np.round(values, DECIMALS["percent"])
+        elif kind in ("p_value", "small"):
+            rounded = _significant(values)
+        else:
+            rounded = _round_measure(values)
+        out.isetitem(i, pd.Series(rounded, index=out.index, name=name))
+    return out
+
+
+def _plain_number(value: float) -> str:
+    """A rounded float as written by :func:`write_table`'s Markdown (no trailing ``.0``)."""
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
 def write_table(
     df: pd.DataFrame,
     csv_path: str | os.PathLike,
     md_path: str | os.PathLike | None = None,
     index: bool | None = None,
-    float_format: str = "{:.2f}",
+    float_format: str | None = None,
 ) -> None:
-    """Write ``df`` as CSV (full precision) and, if ``md_path`` is given, as Markdown; atomic."""
-    write_text(to_csv_text(df, index), csv_path)
+    """Write ``df`` as CSV and, if ``md_path`` is given, as Markdown; atomic.
+
+    Both are rounded for reading by :func:`round_table` (the report's tables are read by
+    people; the full-precision figures are in the stage's own artefacts, e.g.
+    ``duration.json`` and ``sweep_summary.csv``). ``float_format`` formats the Markdown's
+    floats; None writes the rounded value as it is (``8.62``, ``1.2e-05``).
+    """
+    rounded = round_table(df)
+    write_text(to_csv_text(rounded, index), csv_path)
     if md_path is not None:
-        write_text(to_markdown(df, index=index, float_format=float_format), md_path)
+        write_text(to_markdown(rounded, index=index, float_format=float_format), md_path)
 
 
 #: Columns of :func:`duration_table` (seed §6.1), in order.
