@@ -72,6 +72,7 @@ rule tabular_demographics:
         seed=config["seed"],
         yob_mean=TABULAR["yob_mean"],
         yob_sd=TABULAR["yob_sd"],
+        missing=TABULAR["missing"],
     script:
         "../scripts/tabular_demographics.py"
 
