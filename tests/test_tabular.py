@@ -476,7 +476,7 @@ def test_demographics_table_is_built_as_the_seed_says():
     # the default: a missing demographic value is the category "?", the row is kept
     kept = demographics(patients, admissions, procedures, 0, np.random.default_rng(11))
     assert kept["subject_id"].tolist() == [1, 2, 3, 4]
-    assert kept["language"].tolist() == ["ENGL", "ENGL", "?", "ENGL"]
+    assert kept["language"].tolist() == ["SPAN", "ENGL", "?", "ENGL"]
     assert kept["gender"].tolist()[3] == "?"
     assert kept["yob"].tolist() == draws.tolist()
     with pytest.raises(ConfigError) as exc:
