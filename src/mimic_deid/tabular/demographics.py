@@ -199,13 +199,16 @@ SOURCE_TABLES = {
 }
 
 
-def read_source_tables(reader) -> dict[str, pd.DataFrame]:
+def read_source_tables(reader, procedures: bool = True) -> dict[str, pd.DataFrame]:
     """PATIENTS, ADMISSIONS (with the demographic columns) and PROCEDURES_ICD from a source.
 
     Parameters
     ----------
     reader : CsvSource or PostgresSource
         Anything with ``read_table(name)`` (:func:`mimic_deid.sources.open_source`).
+    procedures : bool
+        False (``tabular.procedures: 0``): PROCEDURES_ICD is not read (a source may lack it)
+        and ``procedures`` is an empty frame with the table's columns.
 
     Returns
     -------
@@ -217,6 +220,9 @@ def read_source_tables(reader) -> dict[str, pd.DataFrame]:
     out = {}
     for key, name in SOURCE_TABLES.items():
         spec = tables.get_small_spec(name)
+        if key == "procedures" and not procedures:
+            out[key] = spec.schema.empty_table().to_pandas()
+            continue
         arrow = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
         out[key] = arrow.to_pandas()
     return out
