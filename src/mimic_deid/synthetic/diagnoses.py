@@ -246,7 +246,11 @@ def block_tables(pop: Population, seed: int, block: int) -> dict[str, dict[str, 
     seq = np.arange(len(adm)) - starts + 1
     out_rng = derive_rng(seed, "diagnoses-outside-dictionary", block)
     outside = out_rng.random(len(code)) < P_OUTSIDE_DICTIONARY
-    other = len(codes) + out_rng.integers(0, len(OUTSIDE_DICTIONARY), len(code))
+    offset = out_rng.integers(0, len(OUTSIDE_DICTIONARY), na)[adm]
+    # distinct codes within an admission: consecutive entries from a random offset
+    rank = np.cumsum(outside) - np.cumsum(outside)[starts] + outside[starts]
+    outside &= rank <= len(OUTSIDE_DICTIONARY)
+    other = len(codes) + (offset + rank - 1) % len(OUTSIDE_DICTIONARY)
     code = np.where(outside, other, code)
     return {
         "DIAGNOSES_ICD": {
