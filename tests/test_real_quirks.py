@@ -116,3 +116,14 @@ def test_each_quirk_changes_only_its_own_table(tmp_path, monkeypatch):
     assert changed == {"ADMISSIONS.csv.gz", "DIAGNOSES_ICD.csv.gz"}
     dx = pd.read_csv(tmp_path / "without" / "DIAGNOSES_ICD.csv.gz", dtype={"ICD9_CODE": str})
     assert not np.isin(dx["ICD9_CODE"], diagnoses.OUTSIDE_DICTIONARY).any()
+
+
+def test_report_says_why_the_concealing_table_is_empty_without_procedures():
+    from mimic_deid.report.tabular import concealing_table
+
+    empty = pd.DataFrame(
+        columns=["model", "procedures", "rows", "max_loss", "max_sup", "k", "inverse_m"]
+    )
+    assert concealing_table({"concealing": empty})["note"].tolist() == [
+        "no m-concealing model: tabular.procedures is 0 (PROCEDURES_ICD not read)"
+    ]
