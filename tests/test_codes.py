@@ -513,6 +513,47 @@ def test_lda_refuses_k_above_the_trajectories_and_an_empty_sample():
     )
 
 
+def test_configured_codes_absent_from_the_sample_are_a_reported_result(caplog):
+    from mimic_deid.codes import GCCENS_TABLE_COLUMNS, gccens_table, lda_table
+
+    sample = np.array([1, 2])
+    codes = ["272", "724"]  # the subjects have diagnosis rows, none with these codes
+    message = (
+        "{what}: the configured codes ['272', '724'] (config parameter '{param}') are absent "
+        "from the sample: the 2 cohort subjects have diagnosis rows, none with one of these "
+        "codes; {what} is not run and its table is empty"
+    )
+    with caplog.at_level("WARNING", logger="mimic_deid.codes.stage"):
+        table = gccens_table(
+            tiny_diagnoses(), sample, "subject", "category", [2], 3, [3], 2, {}, codes=codes
+        )
+    assert table.empty and tuple(table.columns) == GCCENS_TABLE_COLUMNS
+    assert caplog.messages == [message.format(what="GCCens", param="codes/gccens/codes")]
+    caplog.clear()
+    args = ("subject", "category", [2], 0.5, 0.5, 0, [2, 4, 8, 16, 32, 64], 100, 0.01, 1)
+    with caplog.at_level("WARNING", logger="mimic_deid.codes.stage"):
+        table, info = lda_table(tiny_diagnoses(), sample, *args, max_query_pairs=2, codes=codes)
+    note = message.format(what="LDA", param="codes/lda/codes")
+    assert table.empty and list(table.columns) == [
+        "alignment", "k", "ilm", "alm", "lm", "avg_re", "avg_re_1", "avg_re_2", "queries",
+        "clusters", "smallest_group",
+    ]  # fmt: skip
+    assert info == {"absent_codes": codes, "note": note} and caplog.messages == [note]
+    # one configured code present: the comparator runs on it
+    table = gccens_table(
+        tiny_diagnoses(), sample, "subject", "category", [1], 3, [3], 1, {}, codes=["250", "724"]
+    )
+    assert len(table) == 2 and (table["k"] == 1).all()
+    # a cohort without any diagnosis row is still an error
+    with pytest.raises(InputDataError) as err:
+        gccens_table(tiny_diagnoses(), np.array([7]), "subject", "category", [2], 3, [3], 2, {},
+                     codes=codes)  # fmt: skip
+    assert str(err.value) == (
+        "GCCens: the sample is empty: none of the 1 cohort subjects has a row in table "
+        "diagnoses_icd"
+    )
+
+
 def test_unknown_unit_names_the_parameter():
     from mimic_deid.codes import code_records
 

@@ -18,6 +18,7 @@ from mimic_deid.codes import sample_ids as cohort_ids
 from mimic_deid.cohort import build_cohort
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.synthetic import diagnoses, generator
+from mimic_deid.synthetic.diagnoses import OUTSIDE_DICTIONARY
 from mimic_deid.synthetic.generator import generate
 
 SEED_CODES = ["250", "272", "401", "724"]
@@ -69,7 +70,10 @@ def test_generated_diagnoses_look_like_mimic(data):
     assert dm[htn].mean() > 1.3 * dm[~htn].mean()
     assert cat.apply(lambda s: "724" in s).any() and cat.apply(lambda s: "272" in s).any()
     titles = src.read_table("d_icd_diagnoses")
-    assert set(diag["icd9_code"]) <= set(titles["icd9_code"])
+    # valid codes D_ICD_DIAGNOSES does not list, as in real MIMIC-III (2.6 % of rows)
+    outside = ~diag["icd9_code"].isin(titles["icd9_code"])
+    assert set(diag.loc[outside, "icd9_code"]) <= set(OUTSIDE_DICTIONARY)
+    assert 0.01 < outside.mean() < 0.045
 
 
 def test_gccens_shapes(data):
@@ -100,7 +104,7 @@ def test_lda_ags_loses_less_than_baseline_on_average(data):
     for seed in (1, 2, 3, 4):
         table, info = lda_table(
             d4, sample, "subject", "category", [2, 5, 10, 15], 0.5, 0.5, 0,
-            [2, 4, 8, 16, 32, 64], 150, 0.01, seed, max_query_pairs=4 if seed == 1 else 1,
+            [2, 4, 8, 16, 32, 64], 150, 0.01, seed, max_query_pairs=5 if seed == 1 else 1,
         )  # fmt: skip
         assert info["trajectories"] == 150 and info["sampled"]
         assert (table["smallest_group"] >= table["k"]).all()

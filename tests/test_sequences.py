@@ -118,12 +118,17 @@ def test_transfers_follow_the_icu_stays(synth_dir):
     assert (merged["first_in"] == merged["INTIME"]).all()
     assert (merged["unit0"] == merged["FIRST_CAREUNIT"]).all()
     assert (merged["unit1"] == merged["LAST_CAREUNIT"]).all()
-    # about 4 rows per admission (MIMIC-III: 261,897 / 58,976 = 4.4)
-    assert 3.5 < len(tr) / tr["HADM_ID"].nunique() < 5.0
+    # about 3.6 rows per admission (MIMIC-III: 261,897 / 58,976 = 4.4; the 100-subject demo
+    # 524 / 129 = 4.1)
+    assert 3.2 < len(tr) / tr["HADM_ID"].nunique() < 5.0
 
 
 def test_cptevents_numbered_by_ticket_id_seq(synth_dir):
     cpt = pd.read_csv(synth_dir / "CPTEVENTS.csv.gz", dtype={"CPT_CD": str})
+    resp = cpt["COSTCENTER"] == "Resp"  # dated rows without a ticket (real MIMIC-III quirk)
+    assert cpt.loc[resp, "TICKET_ID_SEQ"].isna().all() and cpt.loc[resp, "CHARTDATE"].notna().all()
+    assert cpt.loc[~resp, "CHARTDATE"].isna().all() and cpt.loc[~resp, "DESCRIPTION"].isna().all()
+    cpt = cpt[~resp]
     seq = cpt.groupby("HADM_ID")["TICKET_ID_SEQ"]
     assert (seq.min() == 1).all() and (seq.max() == seq.size()).all()
     assert cpt["CPT_CD"].str.fullmatch(r"\d{5}").all()
@@ -139,7 +144,9 @@ def test_sources_read_the_sequence_tables(synth_dir):
     ]  # fmt: skip
     assert str(tr["intime"].dtype) == "datetime64[s]" and str(tr["icustay_id"].dtype) == "Int64"
     cpt = src.read_table("cptevents")
-    assert list(cpt.columns) == ["subject_id", "hadm_id", "costcenter", "cpt_cd", "ticket_id_seq"]
+    assert list(cpt.columns) == [
+        "subject_id", "hadm_id", "costcenter", "chartdate", "cpt_cd", "ticket_id_seq"
+    ]  # fmt: skip
 
 
 @pytest.mark.postgres
@@ -239,6 +246,7 @@ def _cpt(**cols) -> pd.DataFrame:
         "hadm_id": [10, 10, 11, 20],
         "cpt_cd": ["99291", "99232", "94002", "99223"],
         "ticket_id_seq": [2, 1, 1, 1],
+        "chartdate": pd.to_datetime([None] * 4),
     }
     base.update(cols)
     return pd.DataFrame(base).astype({"cpt_cd": "string", "ticket_id_seq": "Int64"})
@@ -268,7 +276,41 @@ def test_cpt_bad_code_and_missing_seq_are_named():
         cpt_events(_cpt().drop(columns=["ticket_id_seq"]))
     assert str(exc.value) == (
         "CPTEVENTS: missing column(s) ['ticket_id_seq']; expected at least ['subject_id', "
-        "'hadm_id', 'cpt_cd', 'ticket_id_seq'], got ['subject_id', 'hadm_id', 'cpt_cd']"
+        "'hadm_id', 'chartdate', 'cpt_cd', 'ticket_id_seq'], got ['subject_id', 'hadm_id', "
+        "'cpt_cd', 'chartdate']"
+    )
+
+
+def test_cpt_rows_with_a_chartdate_and_no_ticket_are_dropped_and_counted():
+    # real MIMIC-III: COSTCENTER Resp rows carry CHARTDATE and no TICKET_ID_SEQ (18.4 %)
+    dated = pd.to_datetime([None, "2150-01-02", None, "2150-01-03", None])
+    df = _cpt(
+        subject_id=[1, 1, 1, 1, 2],
+        hadm_id=[10, 10, 10, 10, 20],
+        cpt_cd=["99291", "94003", "99232", "94002", "99223"],
+        ticket_id_seq=[2, None, 1, None, 1],
+        chartdate=dated,
+    )
+    log = cpt_events(df)  # the default missing_times: error is not triggered by them
+    assert [log.states[s] for s in log.state] == ["99232", "99291"]
+    assert log.time.tolist() == [0.0, 1.0]
+    assert (log.dropped_unticketed, log.dropped_missing, log.dropped_short) == (2, 0, 1)
+    # a row with neither a ticket nor a date has no time: the missing_times rule applies
+    df.loc[1, "chartdate"] = pd.NaT
+    with pytest.raises(InputDataError) as exc:
+        cpt_events(df)
+    assert str(exc.value) == (
+        "CPTEVENTS: column 'ticket_id_seq' is missing in 1 of 4 rows; every record needs a time "
+        "(set sequences.missing_times: drop to drop those rows)"
+    )
+    log = cpt_events(df, "drop")
+    assert (log.dropped_unticketed, log.dropped_missing) == (1, 1)
+    with pytest.raises(InputDataError) as exc:
+        cpt_events(_cpt(ticket_id_seq=[None] * 4, chartdate=pd.to_datetime(["2150-01-02"] * 4)))
+    assert str(exc.value) == (
+        "CPTEVENTS: none of the 4 rows has a TICKET_ID_SEQ (all carry a CHARTDATE only); the "
+        "sequences stage orders procedures by TICKET_ID_SEQ (seed 004 §5), so nothing would be "
+        "released"
     )
 
 

@@ -67,7 +67,10 @@ def test_stage_writes_its_artefacts_and_publishes_no_times(runs):
         check = json.loads((public / "check.json").read_text())
         assert check["passed"] is True
         copies = check["checks"]["verbatim_copies"]
-        assert copies["verbatim_unique"] == attack["release"]["verbatim_unique"] <= 0.05
+        # at most the check's bound sequences.attack.max_verbatim_unique (0.10); TRANSFERS with
+        # the real quirks (direct ICU admissions, fewer second-ward moves) measures 0.078 on
+        # this tiny copy (141 objects), CPTEVENTS 0.0 (docs/sequences.md)
+        assert copies["verbatim_unique"] == attack["release"]["verbatim_unique"] <= 0.10
         assert copies["advantage"] == attack["advantage"]
 
 

@@ -467,12 +467,23 @@ def test_demographics_table_is_built_as_the_seed_says():
     )
     rng = np.random.default_rng(11)
     draws = np.rint(np.random.default_rng(11).normal(1980, 33, 4)).astype(np.int64)
-    table = demographics(patients, admissions, procedures, 0, rng)
+    table = demographics(patients, admissions, procedures, 0, rng, missing="drop")
     # subject 3 (no language) and 4 (no gender) dropped; subject 1's first admission is 10
     assert table["subject_id"].tolist() == [1, 2]
     assert table["hadm_id"].tolist() == [10, 20]
     assert table["insurance"].tolist() == ["Medicare", "Medicaid"]
     assert table["yob"].tolist() == draws[:2].tolist()
+    # the default: a missing demographic value is the category "?", the row is kept
+    kept = demographics(patients, admissions, procedures, 0, np.random.default_rng(11))
+    assert kept["subject_id"].tolist() == [1, 2, 3, 4]
+    assert kept["language"].tolist() == ["SPAN", "ENGL", "?", "ENGL"]
+    assert kept["gender"].tolist()[3] == "?"
+    assert kept["yob"].tolist() == draws.tolist()
+    with pytest.raises(ConfigError) as exc:
+        demographics(patients, admissions, procedures, 0, rng, missing="impute")
+    assert str(exc.value) == (
+        "parameter 'missing' must be one of ['category', 'drop'], got 'impute'"
+    )
     with3 = demographics(patients, admissions, procedures, 3, np.random.default_rng(11))
     # subject 2 lacks SEQ_NUM 2: dropped; subject 1 keeps the draw it had without procedures
     assert with3[procedure_columns(3)].to_numpy().tolist() == [["3893", "966", "0040"]]

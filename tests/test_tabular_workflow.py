@@ -100,3 +100,26 @@ def test_tabular_rerun_is_a_no_op_and_k_above_rows_is_one_line(tabular_run):
         f"must lie in [1, {rows}] (the rows of the demographics table)"
     ) in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_demographics_only_stage_reads_no_procedures_icd(tmp_path):
+    """`tabular.procedures: 0` runs on a CSV copy without PROCEDURES_ICD (it is not read)."""
+    from mimic_deid.synthetic import generate
+
+    source = tmp_path / "mimic"
+    generate(source, subjects=200, seed=3)
+    (source / "PROCEDURES_ICD.csv.gz").unlink()
+    overrides = {
+        **TABULAR,
+        "source": {"kind": "csv", "csv": {"path": str(source)}},
+        "tabular": {**TABULAR["tabular"], "procedures": 0},
+    }
+    workdir = tmp_path / "run"
+    config = prepare(workdir, overrides)
+    snakemake(workdir, "--cores", "2", "tabular", config=config)
+    out = workdir / "results" / "tabular"
+    assert sorted(p.name for p in out.iterdir()) == sorted(PUBLIC)
+    uniq = json.loads((out / "uniqueness.json").read_text())
+    assert uniq["procedures"] == {} and uniq["demographics"]["rows"] == 200  # none dropped
+    concealing = pd.read_csv(out / "concealing.csv")
+    assert concealing.empty and "inverse_m" in concealing.columns

@@ -6,14 +6,17 @@ import contextlib
 from mimic_deid.sources.csv_source import find_table_file
 
 TABULAR = config["tabular"]
+# PROCEDURES_ICD is read only when `tabular.procedures` > 0; with 0 the stage is demographics
+# only: no procedure uniqueness, no m-concealing models (they are procedures known).
+TABULAR_READS_PROCEDURES = TABULAR["procedures"] > 0
+TABULAR_MODELS = TABULAR["concealing"]["models"] if TABULAR_READS_PROCEDURES else {}
 TABULAR_PROCEDURES = sorted(
-    {0, TABULAR["procedures"]}
-    | {len(p) for p in TABULAR["concealing"]["models"].values()}
+    {0, TABULAR["procedures"]} | {len(p) for p in TABULAR_MODELS.values()}
 )
 # A CSV source's PROCEDURES_ICD file (not among the extraction's tables): replacing it re-runs
 # the tabular extraction; a missing file is reported by the rule itself.
 TABULAR_CSV_FILES = []
-if config["source"]["kind"] == "csv":
+if config["source"]["kind"] == "csv" and TABULAR_READS_PROCEDURES:
     with contextlib.suppress(MimicDeidError):
         TABULAR_CSV_FILES.append(
             str(find_table_file(config["source"]["csv"]["path"], "PROCEDURES_ICD"))
@@ -48,6 +51,8 @@ rule tabular_extract:
     threads: 1
     resources:
         mem_mb=2000,
+    params:
+        procedures=TABULAR_READS_PROCEDURES,
     script:
         "../scripts/tabular_extract.py"
 
@@ -72,6 +77,7 @@ rule tabular_demographics:
         seed=config["seed"],
         yob_mean=TABULAR["yob_mean"],
         yob_sd=TABULAR["yob_sd"],
+        missing=TABULAR["missing"],
     script:
         "../scripts/tabular_demographics.py"
 
@@ -96,6 +102,7 @@ rule tabular_uniqueness:
         draws=TABULAR["draws"],
         yob_mean=TABULAR["yob_mean"],
         yob_sd=TABULAR["yob_sd"],
+        procedures=TABULAR_READS_PROCEDURES,
     script:
         "../scripts/tabular_uniqueness.py"
 
@@ -146,7 +153,7 @@ rule tabular_inverse:
         procedures=TABULAR["procedures"],
         model_procedures=[p for p in TABULAR_PROCEDURES if p],
         inverse=TABULAR["inverse"],
-        models=TABULAR["concealing"]["models"],
+        models=TABULAR_MODELS,
     script:
         "../scripts/tabular_inverse.py"
 

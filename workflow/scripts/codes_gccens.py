@@ -3,17 +3,18 @@
 import pandas as pd
 
 from mimic_deid.atomic import write_csv
-from mimic_deid.codes import gccens_table, restrict_codes, sample_ids
+from mimic_deid.codes import gccens_table, sample_ids
 from mimic_deid.logs import run_stage
 
 cfg = snakemake.params.codes
 g = cfg["gccens"]
 with run_stage(snakemake.rule, snakemake.log[0]):
     codes = g["codes"] or cfg["codes"]
-    diag = restrict_codes(pd.read_parquet(snakemake.input.diagnoses), codes, cfg["level"])
+    parameter = "codes/gccens/codes" if g["codes"] else "codes/codes"
+    diag = pd.read_parquet(snakemake.input.diagnoses)
     cohort = sample_ids(pd.read_parquet(snakemake.input.cohort), cfg["unit"])
     table = gccens_table(
         diag, cohort, cfg["unit"], cfg["level"], g["k"], g["cap"], g["caps"], g["k_caps"],
-        g["per_code"],
+        g["per_code"], codes=codes, parameter=parameter,
     )  # fmt: skip
     write_csv(table, snakemake.output[0])

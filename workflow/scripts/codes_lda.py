@@ -3,18 +3,18 @@
 import pandas as pd
 
 from mimic_deid.atomic import write_csv, write_json
-from mimic_deid.codes import lda_table, restrict_codes, sample_ids
+from mimic_deid.codes import lda_table, sample_ids
 from mimic_deid.logs import run_stage
 
 cfg = snakemake.params.codes
 lda = cfg["lda"]
 with run_stage(snakemake.rule, snakemake.log[0]):
-    diag = restrict_codes(pd.read_parquet(snakemake.input.diagnoses), lda["codes"], cfg["level"])
+    diag = pd.read_parquet(snakemake.input.diagnoses)
     cohort = sample_ids(pd.read_parquet(snakemake.input.cohort), cfg["unit"])
     table, info = lda_table(
         diag, cohort, cfg["unit"], cfg["level"], lda["k"], lda["w_icd"], lda["w_age"],
         lda["age_min"], lda["age_intervals"], lda["max_trajectories"], lda["support"],
-        snakemake.params.seed, max_query_pairs=lda["max_query_pairs"],
+        snakemake.params.seed, max_query_pairs=lda["max_query_pairs"], codes=lda["codes"],
     )  # fmt: skip
     write_csv(table, snakemake.output.table)
     write_json(info, snakemake.output.info)

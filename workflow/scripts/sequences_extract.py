@@ -27,6 +27,7 @@ with run_stage(snakemake.rule, snakemake.log[0]) as log:
     write_parquet(ev.to_frame(), snakemake.output.events)
     log.info(
         "%s: %d records of %d objects, %d states; dropped %d single-record objects, %d rows "
-        "without a time", ev.table, len(ev.obj), ev.n_objects, len(ev.states),
-        ev.dropped_short, ev.dropped_missing,
+        "without a time, %d rows with a CHARTDATE and no TICKET_ID_SEQ",
+        ev.table, len(ev.obj), ev.n_objects, len(ev.states),
+        ev.dropped_short, ev.dropped_missing, ev.dropped_unticketed,
     )  # fmt: skip

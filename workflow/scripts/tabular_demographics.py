@@ -18,6 +18,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         derive_rng(p.seed, "tabular", "yob"),
         yob_mean=p.yob_mean,
         yob_sd=p.yob_sd,
+        missing=p.missing,
     )
     write_parquet(table, snakemake.output[0])
     get_logger(__name__).info("demographics with %d procedures: %d rows", n, len(table))

@@ -12,7 +12,7 @@ from mimic_deid.tabular.demographics import read_source_tables
 source = snakemake.config["source"]
 with run_stage(snakemake.rule, snakemake.log[0]):
     reader = open_configured_source(source, snakemake.input.get("source_dir", ""))
-    frames = read_source_tables(reader)
+    frames = read_source_tables(reader, procedures=snakemake.params.procedures)
     for name, frame in frames.items():
         write_parquet(frame, snakemake.output[name])
     get_logger(__name__).info(

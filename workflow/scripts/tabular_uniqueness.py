@@ -17,6 +17,10 @@ with run_stage(snakemake.rule, snakemake.log[0]):
             yob_mean=p.yob_mean,
             yob_sd=p.yob_sd,
         ),
-        "procedures": procedure_uniqueness(pd.read_parquet(snakemake.input.procedures)),
+        "procedures": (
+            procedure_uniqueness(pd.read_parquet(snakemake.input.procedures))
+            if p.procedures
+            else {}  # tabular.procedures: 0 reads no PROCEDURES_ICD
+        ),
     }
     write_json(report, snakemake.output[0])

@@ -43,6 +43,8 @@ from mimic_deid.codes.lda import (
     mdav,
 )
 from mimic_deid.codes.stage import (
+    GCCENS_TABLE_COLUMNS,
+    absent_codes,
     check_codes_config,
     gccens_table,
     lda_table,
@@ -58,6 +60,8 @@ from mimic_deid.codes.workload import (
 )
 
 __all__ = [
+    "GCCENS_TABLE_COLUMNS",
+    "absent_codes",
     "AGE_90_PLUS",
     "Alignment",
     "CensoringResult",

@@ -28,6 +28,8 @@ from mimic_deid.logs import get_logger
 from mimic_deid.seeding import derive_rng
 
 __all__ = [
+    "GCCENS_TABLE_COLUMNS",
+    "absent_codes",
     "check_codes_config",
     "gccens_table",
     "lda_table",
@@ -37,6 +39,12 @@ __all__ = [
 ]
 
 log = get_logger(__name__)
+
+#: Columns of :func:`gccens_table` (also those of its empty table when the codes are absent).
+GCCENS_TABLE_COLUMNS = (
+    "table", "k", "cap", "mean", "sd", "median", "skewness", "modified_percent",
+    "capped_percent", "censored_percent", "iterations",
+)  # fmt: skip
 
 
 def check_codes_config(cfg: Mapping) -> None:
@@ -60,6 +68,50 @@ def restrict_codes(diag: pd.DataFrame, codes: Sequence[str], level: str) -> pd.D
     return diag.loc[keep.to_numpy()].reset_index(drop=True)
 
 
+def absent_codes(
+    diag: pd.DataFrame,
+    sample: np.ndarray,
+    unit: str,
+    level: str,
+    codes: Sequence[str],
+    parameter: str,
+    what: str,
+) -> str | None:
+    """The message when none of the configured ``codes`` occurs in the sample, else None.
+
+    A comparator restricted to codes the sample does not hold has nothing to measure: that is
+    a result of the data (reported in the log and as an empty table), not an error. A sample
+    without any diagnosis row is left to :func:`~mimic_deid.codes.data.sample_rows`, which
+    stops the job.
+
+    Parameters
+    ----------
+    diag : DataFrame
+        Every diagnosis row (not yet restricted to ``codes``).
+    sample : ndarray of int64
+        The cohort's SUBJECT_IDs or HADM_IDs (``unit``).
+    codes : sequence of str
+        The configured codes (empty: every code, never absent).
+    parameter, what : str
+        The config parameter naming the codes (``codes/gccens/codes``) and the method.
+    """
+    if not len(codes):
+        return None
+    col = {"subject": "subject_id", "admission": "hadm_id"}[unit]
+    in_sample = np.isin(diag[col].to_numpy(np.int64), sample)
+    if not in_sample.any():
+        return None
+    held = codes_at_level(diag.loc[in_sample, "icd9_code"], level)
+    if held.isin([str(c).upper() for c in codes]).any():
+        return None
+    n = len(np.unique(sample))
+    return (
+        f"{what}: the configured codes {list(codes)} (config parameter '{parameter}') are absent "
+        f"from the sample: the {n} cohort {unit}s have diagnosis rows, none with one of these "
+        f"codes; {what} is not run and its table is empty"
+    )
+
+
 def sample_ids(cohort: pd.DataFrame, unit: str) -> np.ndarray:
     """SUBJECT_IDs or HADM_IDs of the released cohort (``cohort/stays.parquet``)."""
     col = {"subject": "subject_id", "admission": "hadm_id"}[unit]
@@ -78,8 +130,14 @@ def gccens_table(
     caps: Sequence[int | str],
     k_caps: int,
     per_code: Mapping[str, int],
+    codes: Sequence[str] = (),
+    parameter: str = "codes/gccens/codes",
 ) -> pd.DataFrame:
     """CUL statistics of GCCens in the layout of seed Tables 1 and 2.
+
+    ``diag`` is restricted to ``codes`` (at ``level``; empty: all codes) here. When none of
+    them occurs in the sample the table is empty (columns :data:`GCCENS_TABLE_COLUMNS`) and
+    :func:`absent_codes`'s message is logged as a warning.
 
     Table 1 (``table = "k"``): every k of ``ks`` with all caps ``cap``; Table 2
     (``table = "cap"``): k = ``k_caps`` with all caps each value of ``caps``. ``per_code``
@@ -94,7 +152,11 @@ def gccens_table(
         record's codes removed by the caps), censored_percent (code instances released less
         than in the sample, caps included), iterations.
     """
-    records = code_records(diag, unit, level)
+    absent = absent_codes(diag, sample, unit, level, codes, parameter, "GCCens")
+    if absent:
+        log.warning(absent)
+        return pd.DataFrame(columns=list(GCCENS_TABLE_COLUMNS))
+    records = code_records(restrict_codes(diag, codes, level), unit, level)
     rows = sample_rows(records, sample, "GCCens")
     index = MultisetIndex(records.sets)
     smp = records.sets.take(rows)
@@ -199,8 +261,15 @@ def lda_table(
     seed: int,
     alignments: Sequence[str] = ALIGNMENTS,
     max_query_pairs: int = 4,
+    codes: Sequence[str] = (),
+    parameter: str = "codes/lda/codes",
 ) -> tuple[pd.DataFrame, dict]:
     """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+
+    ``diag`` is restricted to ``codes`` (at ``level``; empty: all codes) here. When none of
+    them occurs in the sample the table is empty (its columns only), the dict is
+    ``{"absent_codes": codes, "note": message}`` and the message (:func:`absent_codes`) is
+    logged as a warning.
 
     The trajectories are those of :func:`lda_trajectories` (at most ``max_trajectories``):
     clustering costs O(N^2 m n') alignment cells. AvgRE is measured on the workload of
@@ -219,6 +288,14 @@ def lda_table(
         of ``max_query_pairs + 1`` pairs the bound leaves out).
     """
     check_weights(w_icd, w_age, "codes/lda/w_icd + codes/lda/w_age")
+    absent = absent_codes(diag, sample, unit, level, codes, parameter, "LDA")
+    if absent:
+        log.warning(absent)
+        columns = ["alignment", "k", "ilm", "alm", "lm", "avg_re"]
+        columns += [f"avg_re_{s}" for s in range(1, max_query_pairs + 1)]
+        columns += ["queries", "clusters", "smallest_group"]
+        return pd.DataFrame(columns=columns), {"absent_codes": list(codes), "note": absent}
+    diag = restrict_codes(diag, codes, level)
     traj, hicd, hage, info = lda_trajectories(
         diag, sample, unit, level, age_min, age_intervals, max_trajectories, seed
     )

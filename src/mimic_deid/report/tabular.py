@@ -43,6 +43,9 @@ TABULAR_INPUTS: dict[str, str] = {
     "tabular_joint_risk": "joint_risk",
 }
 NOT_RUN = pd.DataFrame({"note": ["tabular stage not run"]})
+NO_MODELS = pd.DataFrame(
+    {"note": ["no m-concealing model: tabular.procedures is 0 (PROCEDURES_ICD not read)"]}
+)
 METRIC_LABELS = {
     "prec": "Prec (normalised)",
     "dm_star": "DM* - DM*(original), normalised",
@@ -127,6 +130,8 @@ def concealing_table(tab: Mapping[str, Any]) -> pd.DataFrame:
     """Seed Tables 6.4-6.8: 1/m per model (columns), max loss and max suppression (rows)."""
     if "concealing" not in tab:
         return NOT_RUN
+    if tab["concealing"].empty:
+        return NO_MODELS
     conc = tab["concealing"]
     pivot = conc.pivot_table(index=["max_loss", "max_sup"], columns="model", values="inverse_m")
     pivot.columns = [f"1/m model {c}" for c in pivot.columns]

@@ -8,7 +8,9 @@ states coded into a vocabulary. Two readers build one from the MIMIC-III tables:
   states.
 - CPTEVENTS: object = SUBJECT_ID, state = CPT_CD; the table has no usable times, so the time
   is fabricated from the order of procedures (seed §5): one hour per step along
-  (HADM_ID, TICKET_ID_SEQ).
+  (HADM_ID, TICKET_ID_SEQ). Rows of cost centres that carry a CHARTDATE instead of a
+  TICKET_ID_SEQ (real MIMIC-III: COSTCENTER ``Resp``, 18.4 % of rows, never both) have no
+  place in that order and are dropped, counted in :attr:`EventLog.dropped_unticketed`.
 - VITALS (optional): the project's hourly ``stays`` series of one variable; object = ICU stay,
   time = hour since the stay's first recording, state = the SAX symbol of the hour's value
   z-normalised within its stay (``deid.sax``: equiprobable N(0, 1) breakpoints, ``a`` =
@@ -67,6 +69,8 @@ class EventLog:
         Objects dropped for having a single record.
     dropped_missing : int
         Rows dropped for a missing time (``missing_times: drop``).
+    dropped_unticketed : int
+        CPTEVENTS rows without TICKET_ID_SEQ that carry a CHARTDATE (always dropped).
     """
 
     table: str
@@ -76,6 +80,7 @@ class EventLog:
     states: tuple[str, ...]
     dropped_short: int = 0
     dropped_missing: int = 0
+    dropped_unticketed: int = 0
 
     @property
     def n_objects(self) -> int:
@@ -135,7 +140,12 @@ def _missing(df: pd.DataFrame, column: str, table: str, missing_times: str) -> p
 
 
 def _build(
-    table: str, obj_id: np.ndarray, time: np.ndarray, labels: np.ndarray, dropped_missing: int
+    table: str,
+    obj_id: np.ndarray,
+    time: np.ndarray,
+    labels: np.ndarray,
+    dropped_missing: int,
+    dropped_unticketed: int = 0,
 ) -> EventLog:
     order = np.lexsort((labels, time, obj_id))
     obj_id, time, labels = obj_id[order], time[order], labels[order]
@@ -158,6 +168,7 @@ def _build(
         states=tuple(str(s) for s in states),
         dropped_short=dropped,
         dropped_missing=dropped_missing,
+        dropped_unticketed=dropped_unticketed,
     )
 
 
@@ -212,16 +223,21 @@ def cpt_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
     Parameters
     ----------
     df : DataFrame
-        CPTEVENTS as read by ``read_table("cptevents")``: subject_id, hadm_id, cpt_cd,
-        ticket_id_seq.
+        CPTEVENTS as read by ``read_table("cptevents")``: subject_id, hadm_id, chartdate,
+        cpt_cd, ticket_id_seq.
     missing_times : {"error", "drop"}
-        A row without TICKET_ID_SEQ raises ``InputDataError``, or is dropped.
+        A row with neither TICKET_ID_SEQ nor CHARTDATE raises ``InputDataError``, or is
+        dropped.
 
     Returns
     -------
     EventLog
         Times are fabricated: the k-th procedure of an object (0-based, ordered by HADM_ID
-        then TICKET_ID_SEQ) is at k hours.
+        then TICKET_ID_SEQ) is at k hours. Rows without TICKET_ID_SEQ but with a CHARTDATE
+        (whole cost centres of real MIMIC-III, e.g. ``Resp``) are dropped whatever
+        ``missing_times`` is and counted in ``dropped_unticketed``: the seed orders CPTEVENTS
+        by TICKET_ID_SEQ (§5), and a day cannot be placed among ticket numbers, which carry
+        no date.
 
     Raises
     ------
@@ -230,8 +246,18 @@ def cpt_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
         (``dddd[d|A-Z]``), a missing TICKET_ID_SEQ (``error``), or no object with two records.
     """
     _check_mode(missing_times)
-    require_columns(df, ["subject_id", "hadm_id", "cpt_cd", "ticket_id_seq"], "CPTEVENTS")
+    require_columns(
+        df, ["subject_id", "hadm_id", "chartdate", "cpt_cd", "ticket_id_seq"], "CPTEVENTS"
+    )
     _require_rows(df, "CPTEVENTS")
+    unticketed = (df["ticket_id_seq"].isna() & df["chartdate"].notna()).to_numpy()
+    df = df.loc[~unticketed]
+    if len(df) == 0:
+        raise InputDataError(
+            f"CPTEVENTS: none of the {len(unticketed)} rows has a TICKET_ID_SEQ (all carry a "
+            "CHARTDATE only); the sequences stage orders procedures by TICKET_ID_SEQ (seed 004 "
+            "§5), so nothing would be released"
+        )
     n0 = len(df)
     df = _missing(df, "ticket_id_seq", "CPTEVENTS", missing_times)
     codes = df["cpt_cd"].astype("string").fillna("").str.strip().to_numpy(dtype=object)
@@ -249,7 +275,7 @@ def cpt_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
     start = np.r_[True, subj[1:] != subj[:-1]]
     first = np.maximum.accumulate(np.where(start, np.arange(len(subj)), 0))
     step = (np.arange(len(subj)) - first).astype(np.float64)
-    return _build("CPTEVENTS", subj, step, codes, n0 - len(df))
+    return _build("CPTEVENTS", subj, step, codes, n0 - len(df), int(unticketed.sum()))
 
 
 def check_log(log: EventLog) -> None:

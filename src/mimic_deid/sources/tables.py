@@ -194,6 +194,7 @@ CPTEVENTS = TableSpec(
         ("subject_id", pa.int64()),
         ("hadm_id", pa.int64()),
         ("costcenter", pa.string()),
+        ("chartdate", TIMESTAMP),
         ("cpt_cd", pa.string()),
         ("ticket_id_seq", pa.int64()),
     ),

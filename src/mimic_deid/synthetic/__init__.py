@@ -9,7 +9,8 @@ returned summary: subjects, admissions, icustays, rows per table, seed).
 
 Modules: ``catalog`` (items, labels, units, text values), ``population`` (subjects,
 admissions, stays, deaths), ``physiology`` (latent signals), ``schedule`` (irregular times),
-``chart`` / ``labs`` / ``outputs`` (event rows), ``sequences`` (TRANSFERS, CPTEVENTS), ``writer`` (CSV.gz layout), ``generator``
+``chart`` / ``labs`` / ``outputs`` (event rows), ``sequences`` (TRANSFERS, CPTEVENTS), ``quirks``
+(empty ADMISSIONS demographics at real MIMIC-III shares), ``writer`` (CSV.gz layout), ``generator``
 (driver).
 
 Design decisions

@@ -23,7 +23,15 @@ from mimic_deid.seeding import derive_rng
 from mimic_deid.synthetic.population import ADULT, CHILD, NEONATE, YEAR, Population
 from mimic_deid.synthetic.writer import ints, strings
 
-__all__ = ["ACUTE", "CHRONIC", "NEONATAL", "block_tables", "dictionary_tables"]
+__all__ = [
+    "ACUTE",
+    "CHRONIC",
+    "NEONATAL",
+    "OUTSIDE_DICTIONARY",
+    "P_OUTSIDE_DICTIONARY",
+    "block_tables",
+    "dictionary_tables",
+]
 
 #: Chronic conditions: (code, short title, cluster, base probability for an adult of 65).
 #: Cluster 0 = metabolic, 1 = musculoskeletal, 2 = cardio-pulmonary, 3 = none.
@@ -128,6 +136,12 @@ NEONATAL: tuple[tuple[str, str, float], ...] = (
     ("7756", "Neonatal hypoglycemia", 0.08),
 )
 
+#: Valid ICD-9-CM diagnosis codes that D_ICD_DIAGNOSES does not list. Real MIMIC-III v1.4
+#: (100 subjects): 45 of 1,761 DIAGNOSES_ICD rows (2.6 %) hold a code missing from
+#: D_ICD_DIAGNOSES; :data:`P_OUTSIDE_DICTIONARY` of the rows get one of these, drawn from
+#: ``derive_rng(seed, "diagnoses-outside-dictionary", block)``.
+OUTSIDE_DICTIONARY = ("99591", "5845", "2639", "42823", "42833", "51851", "78959", "V4986")
+P_OUTSIDE_DICTIONARY = 0.026
 LONG_TITLE_PREFIX = "Synthetic copy: "
 ACUTE_PER_ADULT = 11.5  # mean acute codes per adult admission (severity raises it)
 CHILD_SCALE = 0.3  # children carry fewer chronic codes
@@ -230,11 +244,19 @@ def block_tables(pop: Population, seed: int, block: int) -> dict[str, dict[str, 
     adm, code = adm[order], code[order]
     starts = np.searchsorted(adm, adm, side="left")
     seq = np.arange(len(adm)) - starts + 1
+    out_rng = derive_rng(seed, "diagnoses-outside-dictionary", block)
+    outside = out_rng.random(len(code)) < P_OUTSIDE_DICTIONARY
+    offset = out_rng.integers(0, len(OUTSIDE_DICTIONARY), na)[adm]
+    # distinct codes within an admission: consecutive entries from a random offset
+    rank = np.cumsum(outside) - np.cumsum(outside)[starts] + outside[starts]
+    outside &= rank <= len(OUTSIDE_DICTIONARY)
+    other = len(codes) + (offset + rank - 1) % len(OUTSIDE_DICTIONARY)
+    code = np.where(outside, other, code)
     return {
         "DIAGNOSES_ICD": {
             "SUBJECT_ID": ints(pop.s_id[pop.a_subj[adm]]),
             "HADM_ID": ints(pop.a_id[adm]),
             "SEQ_NUM": ints(seq),
-            "ICD9_CODE": strings(codes, code),
+            "ICD9_CODE": strings([*codes, *OUTSIDE_DICTIONARY], code),
         }
     }

@@ -20,6 +20,7 @@ from mimic_deid.synthetic.outputs import output_events
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import DAY, MINUTE, IdState, Population, make_population
 from mimic_deid.synthetic.procedures import procedures_icd
+from mimic_deid.synthetic.quirks import admission_gaps
 from mimic_deid.synthetic.sequences import sequence_tables
 from mimic_deid.synthetic.writer import LAYOUTS, TableWriter, floats, ints, nulls, strings, times
 
@@ -259,7 +260,7 @@ def generate(
                     first = b * BLOCK_SUBJECTS
                     n = min(BLOCK_SUBJECTS, subjects - first)
                     rng = np.random.default_rng([seed, b])
-                    pop = make_population(rng, first, n, ids)
+                    pop = admission_gaps(make_population(rng, first, n, ids), seed, b)
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)
                     pending.append(

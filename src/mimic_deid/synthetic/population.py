@@ -84,6 +84,7 @@ RELIGION = (
     "EPISCOPALIAN", "GREEK ORTHODOX", "CHRISTIAN SCIENTIST", "BUDDHIST", "MUSLIM",
     "JEHOVAH'S WITNESS", "UNITARIAN-UNIVERSALIST", "7TH DAY ADVENTIST", "HINDU",
     "ROMANIAN EAST. ORTH", "BAPTIST", "HEBREW", "METHODIST", "LUTHERAN",
+    None,  # empty: never drawn here, set by synthetic.quirks.admission_gaps
 )  # fmt: skip
 
 
@@ -96,7 +97,7 @@ def _tail(head: tuple[float, ...], n: int, mass: float, exponent: float = 1.3) -
 
 # empty, ENGL, SPAN, RUSS, PTUN, CANT as before, the other 70 codes share 2 %
 LANGUAGE_P = _tail((0.1, 0.73, 0.06, 0.04, 0.03, 0.02), len(LANGUAGE) - 6, 0.02)
-RELIGION_P = _tail((0.35, 0.25, 0.14, 0.08, 0.1, 0.05), len(RELIGION) - 6, 0.03)
+RELIGION_P = _tail((0.35, 0.25, 0.14, 0.08, 0.1, 0.05), len(RELIGION) - 7, 0.03)
 MARITAL = (None, "MARRIED", "SINGLE", "WIDOWED", "DIVORCED")
 ETHNICITY = (
     "WHITE",
@@ -366,7 +367,7 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     # LANGUAGE is mostly empty in the CareVue years.
     language = rng.choice(len(LANGUAGE), na, p=LANGUAGE_P)
     language = np.where(mv[a_subj] & (a_group != NEONATE), language, 0)
-    religion = rng.choice(len(RELIGION), na, p=RELIGION_P)
+    religion = rng.choice(len(RELIGION_P), na, p=RELIGION_P)
     marital = np.where(a_group == ADULT, rng.choice(5, na, p=(0.05, 0.45, 0.25, 0.15, 0.1)), 0)
     ethnicity = rng.choice(6, na, p=(0.7, 0.1, 0.04, 0.03, 0.08, 0.05))
     diagnosis = np.where(a_group == NEONATE, 0, 1 + rng.choice(9, na))

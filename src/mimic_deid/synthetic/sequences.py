@@ -35,7 +35,19 @@ __all__ = ["CPT_CODES", "CPT_CHAIN", "FLOOR_WARDS", "sequence_tables"]
 #: General-ward ids used for the non-ICU rows of TRANSFERS (ICU wards are population.WARDS).
 FLOOR_WARDS = (2, 4, 6, 17, 25, 27, 29, 36, 40, 53)
 #: Share of stays on a general ward after the ICU that move to a second ward before discharge.
-P_WARD_MOVE = 0.4
+P_WARD_MOVE = 0.12
+#: Share of ICU admissions whose first row is the ICU (admitted straight to the unit: the
+#: ``admit`` row carries the care unit and the ICU stay). Real MIMIC-III v1.4 (100 subjects,
+#: every admission with an ICU stay): CURR_CAREUNIT empty in 33.3 % of ``admit`` rows. Drawn
+#: from ``derive_rng(seed, "transfers-direct-icu", block)``.
+P_DIRECT_ICU = 0.667
+#: CPTEVENTS rows of the respiratory cost centre per row of the ICU cost centre. Real
+#: MIMIC-III v1.4 (100 subjects): 291 of 1,579 rows (18.4 %) are COSTCENTER ``Resp`` with a
+#: CHARTDATE and no TICKET_ID_SEQ, the other 1,288 ``ICU`` with a TICKET_ID_SEQ, no CHARTDATE
+#: and an empty DESCRIPTION (81.6 % of rows); no row has both. Drawn from
+#: ``derive_rng(seed, "cptevents-resp", block)``.
+P_RESP_ROWS = 0.184
+RESP_PER_ICU_ROW = P_RESP_ROWS / (1.0 - P_RESP_ROWS)
 
 #: (code, section header, subsection header, description) of the CPT vocabulary.
 CPT_CODES: tuple[tuple[str, str, str, str], ...] = (
@@ -96,7 +108,9 @@ def _chain(ventilated: bool) -> np.ndarray:
 CPT_CHAIN = np.stack([_chain(False), _chain(True)])
 
 
-def _transfers(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]:
+def _transfers(
+    pop: Population, rng: np.random.Generator, direct_rng: np.random.Generator
+) -> dict[str, pa.Array]:
     na, ni = len(pop.a_id), len(pop.i_id)
     n_stays = np.bincount(pop.i_adm, minlength=na)
     if ni:
@@ -204,6 +218,9 @@ def _transfers(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]
             np.full(na, 2.0),
         )
     )
+    # admitted straight to the ICU: no ward row before the first ICU row, which becomes `admit`
+    direct = has_icu & (direct_rng.random(na) < P_DIRECT_ICU)
+    segs[0] = tuple(c[~direct] for c in segs[0])
     adm, t_in, t_out, unit, ward, stay, kind = (np.concatenate(c) for c in zip(*segs, strict=True))
     order = np.lexsort((kind, t_in, adm))
     adm, t_in, t_out, unit, ward, stay, kind = (
@@ -233,7 +250,9 @@ def _transfers(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]
     }
 
 
-def _cptevents(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]:
+def _cptevents(
+    pop: Population, rng: np.random.Generator, resp_rng: np.random.Generator
+) -> dict[str, pa.Array]:
     n_stays = np.bincount(pop.i_adm, minlength=len(pop.a_id))
     icu_adm = np.flatnonzero(n_stays > 0)
     los_days = np.zeros(len(pop.a_id))
@@ -257,21 +276,53 @@ def _cptevents(pop: Population, rng: np.random.Generator) -> dict[str, pa.Array]
     row_adm = np.repeat(icu_adm, keep.sum(axis=1))
     seq = (np.cumsum(keep, axis=1)[keep]).astype(np.int64)
     code = codes[keep]
+    # the respiratory cost centre: ventilation management by day, dated, without a ticket
+    r_adm, r_date, r_code = _resp_rows(pop, icu_adm, keep.sum(axis=1), resp_rng)
+    resp = np.r_[np.zeros(len(code), dtype=bool), np.ones(len(r_adm), dtype=bool)]
+    row_adm = np.r_[row_adm, r_adm]
+    code = np.r_[code, r_code]
+    seq = np.r_[seq, np.zeros(len(r_adm), dtype=np.int64)]
+    date = np.r_[np.full(len(resp) - len(r_adm), np.nan), r_date]
+    order = np.lexsort((date, seq, resp, row_adm))
+    row_adm, code, seq, date, resp = (a[order] for a in (row_adm, code, seq, date, resp))
     n = len(code)
     cpt = [c[0] for c in CPT_CODES]
     return {
         "SUBJECT_ID": ints(pop.s_id[pop.a_subj[row_adm]]),
         "HADM_ID": ints(pop.a_id[row_adm]),
-        "COSTCENTER": strings(("ICU",), np.zeros(n, dtype=np.int64)),
-        "CHARTDATE": nulls(n, pa.timestamp("s")),
+        "COSTCENTER": strings(("ICU", "Resp"), resp.astype(np.int64)),
+        "CHARTDATE": times(date),
         "CPT_CD": strings(cpt, code),
         "CPT_NUMBER": ints(np.array([int(c) for c in cpt], dtype=np.int64)[code]),
         "CPT_SUFFIX": nulls(n, pa.string()),
-        "TICKET_ID_SEQ": ints(seq),
+        "TICKET_ID_SEQ": ints(seq, resp),
         "SECTIONHEADER": strings([c[1] for c in CPT_CODES], code),
         "SUBSECTIONHEADER": strings([c[2] for c in CPT_CODES], code),
-        "DESCRIPTION": strings([c[3] for c in CPT_CODES], code),
+        "DESCRIPTION": strings([*(c[3] for c in CPT_CODES), None], np.where(resp, code, _N_CPT)),
     }
+
+
+def _resp_rows(
+    pop: Population, icu_adm: np.ndarray, icu_rows: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Respiratory cost-centre rows: admission index, CHARTDATE (s, midnight), code index.
+
+    Each ICU admission gets Poisson(``RESP_PER_ICU_ROW`` x its ICU rows) rows, so they are
+    ``P_RESP_ROWS`` of all rows in expectation; the first is 94002 (first day of ventilation
+    management), the others 94003, dated on days drawn uniformly between the admission's
+    first ICU intime and last outtime.
+    """
+    n = rng.poisson(RESP_PER_ICU_ROW * icu_rows)
+    adm = np.repeat(icu_adm, n)
+    first_in = np.full(len(pop.a_id), np.inf)
+    last_out = np.full(len(pop.a_id), -np.inf)
+    np.minimum.at(first_in, pop.i_adm, pop.i_in)
+    np.maximum.at(last_out, pop.i_adm, pop.i_out)
+    t = first_in[adm] + rng.random(len(adm)) * (last_out[adm] - first_in[adm])
+    date = np.floor(t / DAY) * DAY
+    date = date[np.lexsort((date, adm))]  # adm is sorted: dates in order within an admission
+    first = np.r_[True, adm[1:] != adm[:-1]] if len(adm) else np.zeros(0, dtype=bool)
+    return adm, date, np.where(first, 7, 8)  # 94002, 94003
 
 
 def sequence_tables(pop: Population, seed: int, block: int) -> dict[str, dict[str, pa.Array]]:
@@ -291,4 +342,7 @@ def sequence_tables(pop: Population, seed: int, block: int) -> dict[str, dict[st
         ``{"TRANSFERS": {column: Arrow array}, "CPTEVENTS": {...}}``.
     """
     rng = derive_rng(seed, "sequence-tables", block)
-    return {"TRANSFERS": _transfers(pop, rng), "CPTEVENTS": _cptevents(pop, rng)}
+    return {
+        "TRANSFERS": _transfers(pop, rng, derive_rng(seed, "transfers-direct-icu", block)),
+        "CPTEVENTS": _cptevents(pop, rng, derive_rng(seed, "cptevents-resp", block)),
+    }

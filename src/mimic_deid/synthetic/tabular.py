@@ -15,6 +15,7 @@ import pandas as pd
 from mimic_deid.synthetic import population as popmod
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.procedures import procedure_rows, vocabulary
+from mimic_deid.synthetic.quirks import admission_gaps
 
 __all__ = ["tabular_sources"]
 
@@ -33,6 +34,7 @@ def tabular_sources(subjects: int, seed: int) -> dict[str, pd.DataFrame]:
     for b in range(-(-subjects // BLOCK_SUBJECTS)):
         n = min(BLOCK_SUBJECTS, subjects - b * BLOCK_SUBJECTS)
         pop = popmod.make_population(np.random.default_rng([seed, b]), b * BLOCK_SUBJECTS, n, ids)
+        pop = admission_gaps(pop, seed, b)
         cat = pop.a_cat
         pats.append(
             pd.DataFrame({"subject_id": pop.s_id, "gender": np.where(pop.s_male, "M", "F")})

@@ -18,6 +18,7 @@ from mimic_deid.tabular.anonymity import (
 from mimic_deid.tabular.concealing import ConcealingResult, m_concealing
 from mimic_deid.tabular.demographics import (
     DEMOGRAPHIC_QIS,
+    MISSING_RULES,
     admission_sequences,
     demographics,
     first_admissions,
@@ -79,6 +80,7 @@ from mimic_deid.tabular.uniqueness import (
 
 __all__ = [
     "DEMOGRAPHIC_QIS",
+    "MISSING_RULES",
     "METRICS",
     "MISSING",
     "PENALTY_MODES",

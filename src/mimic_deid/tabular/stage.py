@@ -226,7 +226,8 @@ def concealing_grid(
                 )
                 progress.update(1)
     progress.close()
-    return pd.DataFrame(rows)
+    columns = ["model", "procedures", "rows", "max_loss", "max_sup", "k", "inverse_m"]
+    return pd.DataFrame(rows, columns=columns)  # no model (tabular.procedures: 0): header only
 
 
 def dps_summary(
