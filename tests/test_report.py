@@ -409,6 +409,12 @@ def test_trust_settings(tmp_path):
         "like-for-like (original side gap-filled)",
         "seed Tables 6.3/6.4",
     ]
+    info = figures.plot_trust_settings(
+        fake_utility().assign(task="long_stay"), tmp_path / "ls.png", task="long_stay"
+    )
+    assert info["title"].startswith("Length of stay > 7 days prediction")
+    assert info["axes"][3]["title"] == "PR-AUC, evaluated on test"
+    assert "seed Tables 6.3/6.4" not in info["axes"][0]["legend"]
     # an older table without the key columns: shipped rows only, no like-for-like marker
     old = fake_utility().query("variables == 'released' and cross == 'shipped'")
     old = old.drop(columns=["task", "variables", "cross", "train_data", "test_data"])
@@ -470,6 +476,14 @@ def test_trust_settings_table():
         for metric, label in (("roc_auc", "ROC-AUC"), ("pr_auc", "PR-AUC")):
             seed = [float(v) for v in t.loc[f"{label}, seed"].iloc[1:]]
             assert seed == list(tables.SEED_TRUST_SETTINGS[(split, metric)])
+    # the second task: its own rows, no seed figures
+    both = pd.concat([util, util.assign(task="long_stay", roc_auc=0.7)], ignore_index=True)
+    t = tables.trust_settings_table(both, "test", task="long_stay")
+    assert t.loc["ROC-AUC, seed"].tolist() == ["n/a"] * 5
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.70 [0.82, 0.88]"
+    assert tables.trust_settings_table(both, "test").equals(
+        tables.trust_settings_table(util, "test")
+    )
     # a missing setting and a missing interval
     part = util[util["setting"] != "de-id. / orig."].copy()
     part.loc[part["setting"] == "orig. / orig.", "roc_auc_lo"] = np.nan

@@ -63,6 +63,7 @@ def make_release(n=60, seed=0):
             "hadm_id": keys + 2000,
             "length": lengths.astype(np.int32),
             "mortality": (np.arange(n) % 4 == 0).astype(np.int8),
+            "long_stay": (np.arange(n) % 3 == 0).astype(np.int8),
             "split": split,
         }
     )
@@ -202,7 +203,13 @@ def test_unknown_method_label_is_refused_before_any_work(point):
 def test_pseudonymous_release_carries_no_identifiers_and_passes_the_check(point):
     p = point
     assert list(p["public"].columns) == ["pseudonym", "hour", *p["dims"]]
-    assert list(p["index"].columns) == ["pseudonym", "duration_class", "split", "label"]
+    assert list(p["index"].columns) == [
+        "pseudonym",
+        "duration_class",
+        "split",
+        "label",
+        "long_stay",
+    ]
     assert not set(p["index"]["pseudonym"]) & {str(k) for k in p["meta"]["icustay_id"]}
     result = check_sweep_point(
         p["public"], p["index"], p["durations"], p["targets"], p["pseudonyms"],

@@ -35,6 +35,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.benchmark_features import (
@@ -71,9 +72,12 @@ __all__ = [
 
 log = get_logger(__name__)
 
-TASKS: dict[str, tuple[str, str]] = {"mortality": ("mortality", "label")}
-"""Prediction tasks of the utility table: task -> (label column of the original ``ihm48``
-meta table, label column of the release index)."""
+TASKS: dict[str, tuple[str, str]] = {task: (task, public) for task, public in LABELS.items()}
+"""Prediction tasks of the utility table, one per published label
+(:data:`mimic_deid.deid.duration.LABELS`): task -> (label column of the original ``ihm48``
+meta table, label column of the release index). ``mortality``: in-hospital mortality (seed
+5.7); ``long_stay``: the ICU stay lasts more than 7 days (mimic3-benchmarks' long-stay cut),
+predicted from the same first 48 hours."""
 
 VARIABLES: tuple[str, ...] = ("all", "released")
 """Which variables the models of a row see: ``all`` series variables of the original data

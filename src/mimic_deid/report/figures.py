@@ -683,7 +683,7 @@ TRUST_SERIES: tuple[tuple[str, str, str, str], ...] = (
     ("gap_filled", "like-for-like (original side gap-filled)", "s", "tab:orange"),
     ("seed", "seed Tables 6.3/6.4", "x", "black"),
 )
-TASK_TITLES = {"mortality": "In-hospital mortality"}
+TASK_TITLES = {"mortality": "In-hospital mortality", "long_stay": "Length of stay > 7 days"}
 
 
 def plot_trust_settings(
@@ -715,7 +715,8 @@ def plot_trust_settings(
     for (metric, name), row_axes in zip(metrics, axes, strict=True):
         for split, ax in zip(splits, row_axes, strict=True):
             table = "6.3" if split == "train" else "6.4"
-            ax.set_title(f"{name}, evaluated on {split} (seed Table {table})")
+            seed = f" (seed Table {table})" if task == "mortality" else ""
+            ax.set_title(f"{name}, evaluated on {split}{seed}")
             ax.set_xlabel("training data / test data")
             ax.set_ylabel(f"{name} (unitless, 95 % bootstrap CI)")
             ax.set_xticks(range(len(columns)), ticks)

@@ -244,6 +244,9 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("utility_cross", "original side of the cross settings"),
     ("delta_roc_auc", "ΔROC-AUC de-id./orig. against orig./orig., released variables"),
     ("delta_roc_auc_all", "ΔROC-AUC de-id./orig. against orig./orig., all variables"),
+    ("test_roc_auc_long_stay_orig_orig_all", "stay > 7 d: ROC-AUC orig./orig., all variables"),
+    ("test_roc_auc_long_stay_deid_deid", "stay > 7 d: ROC-AUC de-id. / de-id."),
+    ("test_roc_auc_long_stay_deid_orig", "stay > 7 d: ROC-AUC de-id. / orig."),
 )
 
 
