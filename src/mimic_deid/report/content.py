@@ -990,9 +990,12 @@ def build_report(
                     "kind": "table",
                     "path": os.path.relpath(os.fspath(sweep_csv), base),
                     "caption": "One row per sweep point: what the release lost, how often each "
-                    "attacker re-identifies a series with exact feature knowledge, and mortality "
-                    "prediction per trust setting (train / test). Every column, attacker error "
-                    "and disagreement statistic is in the linked CSV (docs/outputs.md).",
+                    "attacker re-identifies a series with exact feature knowledge, and the test "
+                    "ROC-AUC of mortality prediction: the data owner's baseline on every "
+                    "variable, then each trust setting on the released variables (original side "
+                    "as evaluate.utility.cross says), and of the long-stay task. Every column, "
+                    "attacker error and disagreement statistic is in the linked CSV "
+                    "(docs/outputs.md).",
                     "data": sweep_overview(pd.read_csv(sweep_csv)),
                 }
             ],
