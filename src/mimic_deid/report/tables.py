@@ -108,7 +108,8 @@ def trust_settings_table(
         :data:`TRUST_ROWS` (shipped, like-for-like, seed), named ``"Training / test"``;
         columns :data:`ALL_VARIABLES` (orig. / orig. on every series variable) and the four
         settings labelled as in the seed (``"orig. / orig."`` ...); cells
-        ``"0.85 [0.83, 0.87]"``, the seed's ``"0.85"`` (mortality only), or ``"n/a"``.
+        ``"0.85 [0.83, 0.87]"``, the seed's ``"0.85"``, or ``"n/a"``. The seed rows are left
+        out for a task the seed does not have (every task but mortality).
 
     Raises
     ------
@@ -126,6 +127,8 @@ def trust_settings_table(
     for metric, metric_label in METRICS.items():
         seed = SEED_TRUST_SETTINGS.get((split, metric)) if task == "mortality" else None
         for row_key, row_label in TRUST_ROWS.items():
+            if row_key == "seed" and seed is None:  # a task the seed does not have
+                continue
             index.append(f"{metric_label}, {row_label}")
             for label, (variables, setting) in columns:
                 if row_key == "seed":
