@@ -67,6 +67,12 @@ def test_shipped_config_is_valid_and_equals_the_schema_defaults(config):
             "config parameter 'evaluate/utility/bootstrap': 1 is less than the minimum of 10",
         ),
         (
+            ("evaluate", "utility", "cross"),
+            "like_for_like",
+            "config parameter 'evaluate/utility/cross': 'like_for_like' is not one of "
+            "['shipped', 'gap_filled']",
+        ),
+        (
             ("series", "ihm_hours"),
             100000,
             "config parameter 'series/ihm_hours': 100000 is greater than the maximum of 8760",

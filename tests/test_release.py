@@ -92,7 +92,11 @@ def build_private(seed: int = 0):
         {"icustay_id": released["icustay_id"], "pseudonym": make_pseudonyms(len(released), seed)}
     )
     meta = pd.DataFrame(
-        {"icustay_id": keys, "mortality": (rng.random(len(keys)) < 0.3).astype(np.int8)}
+        {
+            "icustay_id": keys,
+            "mortality": (rng.random(len(keys)) < 0.3).astype(np.int8),
+            "long_stay": (rng.random(len(keys)) < 0.2).astype(np.int8),
+        }
     )
     return duration, trimmed, eq_classes, pseud, meta
 
@@ -114,10 +118,10 @@ def good():
 def test_assemble_contract(good) -> None:
     series, index, kwargs = good
     assert list(series.columns) == ["pseudonym", "hour", *DIMS]
-    assert list(index.columns) == ["pseudonym", "duration_class", "split", "label"]
+    assert list(index.columns) == ["pseudonym", "duration_class", "split", "label", "long_stay"]
     assert series["hour"].dtype == np.int32
     assert index["duration_class"].dtype == np.int32
-    assert index["label"].dtype == np.int8
+    assert index["label"].dtype == np.int8 and index["long_stay"].dtype == np.int8
     assert index["pseudonym"].is_monotonic_increasing
     assert series[["pseudonym", "hour"]].apply(tuple, axis=1).is_monotonic_increasing
     assert kwargs["n_suppressed"] > 0  # the fixture exercises suppression
@@ -473,7 +477,7 @@ def test_release_order_is_independent_of_icustay_id() -> None:
             "class_length": np.int32(length),
         }
     )
-    meta = pd.DataFrame({"icustay_id": ids, "mortality": np.int8(0)})
+    meta = pd.DataFrame({"icustay_id": ids, "mortality": np.int8(0), "long_stay": np.int8(0)})
     _, index, pseudonyms = pseudonymous_release(perturbed, classes, meta, seed=1, salt="stays")
     order = index["pseudonym"].map(pseudonyms.set_index("pseudonym")["icustay_id"])
     rho = spearmanr(np.arange(n), order.to_numpy()).statistic

@@ -75,6 +75,14 @@ def test_outcome_diverse_suppresses_classes_of_one_outcome():
     out = outcome_diverse(class_lengths, groups, labels, 2)
     assert out.tolist() == [5, 5, 5, 0, 0, 0, 0, 0]
     assert outcome_diverse(class_lengths, groups, labels, 1).tolist() == class_lengths.tolist()
+    # with a second label a class must hold two values of each: the 5 h class has one
+    # long-stay value only, so it goes too
+    long_stay = np.array([1, 1, 1, 0, 1, 0, 0, 0])
+    both = np.column_stack([labels, long_stay])
+    assert outcome_diverse(class_lengths, groups, both, 2).tolist() == [0] * 8
+    long_stay = np.array([1, 0, 1, 0, 1, 0, 0, 0])
+    both = np.column_stack([labels, long_stay])
+    assert outcome_diverse(class_lengths, groups, both, 2).tolist() == [5, 5, 5, 0, 0, 0, 0, 0]
 
 
 def test_duration_classes_count_outcome_suppression():
@@ -84,6 +92,7 @@ def test_duration_classes_count_outcome_suppression():
             "length": [8] * 6 + [4] * 6,
             "split": "train",
             "mortality": [0, 1, 0, 0, 0, 0] + [0] * 6,
+            "long_stay": [1, 0, 0, 0, 0, 0] + [0, 1] * 3,
         }
     )
     classes, summary = duration_classes(meta, dk=6, group_by_split=True, outcome_l=2)
@@ -91,6 +100,12 @@ def test_duration_classes_count_outcome_suppression():
     assert summary["outcome_suppressed_series"] == 6
     assert summary["outcome_suppressed_classes"] == 1
     assert summary["suppressed"] == 6
+    # the 4 h class holds both mortality outcomes but one long-stay value: suppressed too
+    meta["mortality"] = [0, 1, 0, 0, 0, 0] + [0, 1] * 3
+    meta["long_stay"] = [1, 0, 0, 0, 0, 0] + [0] * 6
+    classes, summary = duration_classes(meta, dk=6, group_by_split=True, outcome_l=2)
+    assert classes["class_length"].tolist() == [8] * 6 + [0] * 6
+    assert summary["outcome_suppressed_series"] == 6
 
 
 def _release():
@@ -100,6 +115,7 @@ def _release():
             "duration_class": np.int32([2, 2, 2, 2]),
             "split": "test",
             "label": np.int8([0, 1, 0, 0]),
+            "long_stay": np.int8([1, 1, 0, 1]),
         }
     )
     series = pd.DataFrame(
@@ -144,10 +160,21 @@ def test_claim_outcomes():
     assert check.check_outcomes(index, labelled=True, ell=2)["classes"] == 1
     with pytest.raises(ReleaseCheckError) as err:
         check.check_outcomes(index, labelled=True, ell=3)
-    assert str(err.value) == "outcome disclosed: 1 class(es) with fewer than l=3 distinct outcomes"
+    assert str(err.value) == (
+        "outcome disclosed: 1 class(es) with fewer than l=3 distinct values of 'label'"
+    )
     with pytest.raises(ReleaseCheckError) as err:
         check.check_outcomes(index, labelled=False, ell=2)
-    assert str(err.value) == "outcome label: this release must not publish it"
+    assert str(err.value) == "outcome label: this release must not publish it (label, long_stay)"
+    # the long-stay label is protected like mortality: a class of one value is refused
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_outcomes(index.assign(long_stay=np.int8(1)), labelled=True, ell=2)
+    assert str(err.value) == (
+        "outcome disclosed: 1 class(es) with fewer than l=2 distinct values of 'long_stay'"
+    )
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_outcomes(index.drop(columns="long_stay"), labelled=True, ell=2)
+    assert str(err.value) == "outcome label: this release must publish it (long_stay)"
 
 
 def test_linkage_bound():

@@ -11,6 +11,7 @@ import pytest
 
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.privacy import SERIES_DISTANCES
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report import figures, html, shaping, tables
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -123,6 +124,9 @@ def fake_linkage() -> dict:
 
 
 def fake_utility() -> pd.DataFrame:
+    """A utility table as ``utility_table`` writes it: the seed's figures as the shipped
+    rows, like-for-like rows 0.01 higher in the cross settings, the owner's baseline 0.05
+    above orig. / orig."""
     rows = []
     values = {
         "train": {
@@ -138,13 +142,26 @@ def fake_utility() -> pd.DataFrame:
             "de-id. / orig.": (0.64, 0.22),
         },
     }
-    for split, by in values.items():
-        n, pos = (12000, 1600) if split == "train" else (2600, 350)
-        width = 0.01 if split == "train" else 0.025
-        for setting, (roc, pr) in by.items():
+    sides = {label: (train, test) for label, train, test in UTILITY_SETTINGS}
+    keys = [("all", "shipped", "orig. / orig.", 0.05)]
+    keys += [("released", "shipped", s, 0.0) for s in values["test"]]
+    cross_settings = ("orig. / de-id.", "de-id. / orig.")
+    keys += [
+        ("released", "gap_filled", s, 0.01 if s in cross_settings else 0.0) for s in values["test"]
+    ]
+    for variables, cross, setting, shift in keys:
+        for split, by in values.items():
+            n, pos = (12000, 1600) if split == "train" else (2600, 350)
+            width = 0.01 if split == "train" else 0.025
+            roc, pr = (v + shift for v in by[setting])
             rows.append(
                 {
+                    "task": "mortality",
+                    "variables": variables,
+                    "cross": cross,
                     "setting": setting,
+                    "train_data": sides[setting][0],
+                    "test_data": sides[setting][1],
                     "split": split,
                     "roc_auc": roc,
                     "roc_auc_lo": roc - width,
@@ -378,9 +395,31 @@ def test_linkage(tmp_path):
 def test_trust_settings(tmp_path):
     info = figures.plot_trust_settings(fake_utility(), tmp_path / "t.png")
     _png_ok(tmp_path / "t.png")
-    _labels_ok(info, 2)
-    assert info["axes"][0]["ylabel"].startswith("ROC-AUC")
-    assert "evaluated on test" in info["axes"][1]["legend"]
+    _labels_ok(info, 4)
+    titles = [ax["title"] for ax in info["axes"]]
+    assert titles == [
+        "ROC-AUC, evaluated on train (seed Table 6.3)",
+        "ROC-AUC, evaluated on test (seed Table 6.4)",
+        "PR-AUC, evaluated on train (seed Table 6.3)",
+        "PR-AUC, evaluated on test (seed Table 6.4)",
+    ]
+    assert info["axes"][0]["legend"] == [
+        "chance (0.5)",
+        "shipped (original side as recorded)",
+        "like-for-like (original side gap-filled)",
+        "seed Tables 6.3/6.4",
+    ]
+    info = figures.plot_trust_settings(
+        fake_utility().assign(task="long_stay"), tmp_path / "ls.png", task="long_stay"
+    )
+    assert info["title"].startswith("Length of stay > 7 days prediction")
+    assert info["axes"][3]["title"] == "PR-AUC, evaluated on test"
+    assert "seed Tables 6.3/6.4" not in info["axes"][0]["legend"]
+    # an older table without the key columns: shipped rows only, no like-for-like marker
+    old = fake_utility().query("variables == 'released' and cross == 'shipped'")
+    old = old.drop(columns=["task", "variables", "cross", "train_data", "test_data"])
+    info = figures.plot_trust_settings(old, tmp_path / "old.png")
+    assert "like-for-like (original side gap-filled)" not in info["axes"][0]["legend"]
     for i, empty in enumerate([fake_utility().iloc[:0], pd.DataFrame()]):
         figures.plot_trust_settings(empty, tmp_path / f"t{i}.png")
         _png_ok(tmp_path / f"t{i}.png")
@@ -408,27 +447,60 @@ def test_empty_duration(tmp_path):
 def test_trust_settings_table():
     util = fake_utility()
     t = tables.trust_settings_table(util, "test")
-    assert t.shape == (2, 4)
-    assert list(t.index) == ["ROC-AUC", "PR-AUC"]
+    assert list(t.index) == [
+        "ROC-AUC, shipped",
+        "ROC-AUC, like-for-like",
+        "ROC-AUC, seed",
+        "PR-AUC, shipped",
+        "PR-AUC, like-for-like",
+        "PR-AUC, seed",
+    ]
     assert list(t.columns) == [
+        "orig. / orig., all variables",
         "orig. / orig.",
         "de-id. / de-id.",
         "orig. / de-id.",
         "de-id. / orig.",
     ]
-    assert t.loc["ROC-AUC", "orig. / orig."] == "0.85 [0.82, 0.88]"
-    assert t.loc["PR-AUC", "de-id. / orig."] == "0.22 [0.17, 0.27]"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig., all variables"] == "0.90 [0.88, 0.93]"
+    assert t.loc["ROC-AUC, like-for-like", "orig. / orig., all variables"] == "n/a"
+    assert t.loc["ROC-AUC, seed", "orig. / orig., all variables"] == "n/a"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.85 [0.82, 0.88]"
+    assert t.loc["ROC-AUC, like-for-like", "orig. / de-id."] == "0.83 [0.80, 0.85]"
+    assert t.loc["ROC-AUC, seed", "orig. / de-id."] == "0.82"
+    assert t.loc["PR-AUC, shipped", "de-id. / orig."] == "0.22 [0.17, 0.27]"
+    assert t.loc["PR-AUC, seed", "de-id. / orig."] == "0.22"
+    # every seed figure of Tables 6.3/6.4 is printed where it belongs
+    for split in ("train", "test"):
+        t = tables.trust_settings_table(util, split)
+        for metric, label in (("roc_auc", "ROC-AUC"), ("pr_auc", "PR-AUC")):
+            seed = [float(v) for v in t.loc[f"{label}, seed"].iloc[1:]]
+            assert seed == list(tables.SEED_TRUST_SETTINGS[(split, metric)])
+    # the second task: its own rows, no seed figures
+    both = pd.concat([util, util.assign(task="long_stay", roc_auc=0.7)], ignore_index=True)
+    t = tables.trust_settings_table(both, "test", task="long_stay")
+    assert list(t.index) == [
+        "ROC-AUC, shipped",
+        "ROC-AUC, like-for-like",
+        "PR-AUC, shipped",
+        "PR-AUC, like-for-like",
+    ]
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.70 [0.82, 0.88]"
+    assert tables.trust_settings_table(both, "test").equals(
+        tables.trust_settings_table(util, "test")
+    )
     # a missing setting and a missing interval
     part = util[util["setting"] != "de-id. / orig."].copy()
     part.loc[part["setting"] == "orig. / orig.", "roc_auc_lo"] = np.nan
     t = tables.trust_settings_table(part, "train")
-    assert t.loc["ROC-AUC", "de-id. / orig."] == "n/a"
-    assert t.loc["ROC-AUC", "orig. / orig."] == "0.87"
+    assert t.loc["ROC-AUC, shipped", "de-id. / orig."] == "n/a"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.87"
     with pytest.raises(InputDataError) as info:
         tables.trust_settings_table(pd.concat([util, util]), "test")
     assert str(info.value) == (
-        "utility (trust settings): setting 'orig. / orig.' appears more than once for split "
-        "'test'; expected one row per (setting, split)"
+        "utility (trust settings): setting 'orig. / orig.' (all variables, shipped) appears "
+        "more than once for split 'test'; expected one row per (task, variables, cross, "
+        "setting, split)"
     )
 
 
@@ -436,19 +508,19 @@ def test_to_markdown_and_write_table(tmp_path):
     t = tables.trust_settings_table(fake_utility(), "train")
     md = tables.to_markdown(t)
     lines = md.strip().splitlines()
-    assert (
-        lines[0]
-        == "| Training / test | orig. / orig. | de-id. / de-id. | orig. / de-id. | de-id. / orig. |"
+    assert lines[0] == (
+        "| Training / test | orig. / orig., all variables | orig. / orig. | de-id. / de-id. | "
+        "orig. / de-id. | de-id. / orig. |"
     )
-    assert lines[1] == "|---|---|---|---|---|"
-    assert lines[2].startswith("| ROC-AUC | 0.87 [0.86, 0.88] |")
+    assert lines[1] == "|---|---|---|---|---|---|"
+    assert lines[2].startswith("| ROC-AUC, shipped | 0.92 [0.91, 0.93] | 0.87 [0.86, 0.88] |")
     df = pd.DataFrame({"a": [1, 2], "b": [0.5, np.nan], "c": ["x|y", "z"]})
     md = tables.to_markdown(df)
     assert md.splitlines()[1] == "|---:|---:|---|"
     assert "| 1 | 0.50 | x\\|y |" in md and "| 2 | n/a | z |" in md
     tables.write_table(t, tmp_path / "t.csv", tmp_path / "t.md")
     back = pd.read_csv(tmp_path / "t.csv", index_col=0)
-    assert back.shape == (2, 4)
+    assert back.shape == (6, 5)
     assert (tmp_path / "t.md").read_text() == tables.to_markdown(t)
 
 
@@ -518,7 +590,7 @@ def test_write_index(tmp_path):
     assert 'src="figures/linkage.png"' in text
     assert "figure not found: figures/missing.png" in text
     assert text.count("<table") == 3
-    assert text.count("0.85 [0.82, 0.88]") == 3
+    assert text.count("0.90 [0.88, 0.93]") == 3  # the owner's baseline, once per table
     assert "http://" not in text and "https://" not in text and "<script" not in text
     embedded = html.write_index(tmp_path / "embedded.html", "R", sections[:1], embed_images=True)
     assert "data:image/png;base64," in embedded

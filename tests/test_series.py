@@ -144,7 +144,7 @@ def raw_dir(tmp_path: Path) -> Path:
 
 def cohort() -> pd.DataFrame:
     intime = pd.Series([T0] * 3, dtype="datetime64[s]")
-    los = [72.0, 24.0, 60.0]
+    los = [200.0, 24.0, 60.0]  # stay 100 lasts more than a week: a long stay
     return pd.DataFrame(
         {
             "subject_id": np.array([1, 2, 3], dtype=np.int64),
@@ -170,8 +170,10 @@ def test_build_release_stays(raw_dir: Path) -> None:
         "hadm_id": [10, 21, 30],
         "length": [50, 1, 2],  # 1 h .. 50 h; 0.5 h .. 0.7 h; 49 h .. 50 h
         "mortality": [1, 0, 0],
+        "long_stay": [1, 0, 0],
     }
     assert meta["length"].dtype == np.int32 and meta["mortality"].dtype == np.int8
+    assert meta["long_stay"].dtype == np.int8
     s100 = series[series["icustay_id"] == 100]
     # 80 at hour 0, 100 at hour 2, 90 at hour 49: hour 3 = 100 - 10/47.
     np.testing.assert_allclose(s100["heart_rate"].iloc[:4], [80, 90, 100, 100 - 10 / 47])

@@ -63,6 +63,7 @@ def make_release(n=60, seed=0):
             "hadm_id": keys + 2000,
             "length": lengths.astype(np.int32),
             "mortality": (np.arange(n) % 4 == 0).astype(np.int8),
+            "long_stay": (np.arange(n) % 3 == 0).astype(np.int8),
             "split": split,
         }
     )
@@ -202,7 +203,13 @@ def test_unknown_method_label_is_refused_before_any_work(point):
 def test_pseudonymous_release_carries_no_identifiers_and_passes_the_check(point):
     p = point
     assert list(p["public"].columns) == ["pseudonym", "hour", *p["dims"]]
-    assert list(p["index"].columns) == ["pseudonym", "duration_class", "split", "label"]
+    assert list(p["index"].columns) == [
+        "pseudonym",
+        "duration_class",
+        "split",
+        "label",
+        "long_stay",
+    ]
     assert not set(p["index"]["pseudonym"]) & {str(k) for k in p["meta"]["icustay_id"]}
     result = check_sweep_point(
         p["public"], p["index"], p["durations"], p["targets"], p["pseudonyms"],
@@ -305,7 +312,7 @@ def test_sweep_table_has_one_row_per_point(point):
     )
     assert list(table["fk"]) == [5, 6]
     assert table.loc[0, "release_top1_pct_err0"] == pytest.approx(10.0)
-    assert table.loc[0, "test_roc_auc_orig_orig"] == 0.8
+    assert table.loc[0, "test_roc_auc_orig_orig_released"] == 0.8
 
 
 def test_sweep_overview_shows_the_compared_columns_rounded():
@@ -322,16 +329,22 @@ def test_sweep_overview_shows_the_compared_columns_rounded():
             "release_top1_pct_err5": [4.0],
             "strong_release_top1_pct_err0": [11.9],
             "strong_bound_top1_pct": [16.5],
-            "test_roc_auc_orig_orig": [0.8412],
+            "test_roc_auc_orig_orig_all": [0.8813],
+            "test_roc_auc_orig_orig_released": [0.8412],
             "test_roc_auc_deid_orig": [0.8012],
+            "utility_cross": ["gap_filled"],
         }
     )
     out = sweep_overview(summary)
     assert list(out.columns) == [
         "method", "dk", "fk", "heuristic", "records lost %", "unfeasibility", "distortion",
         "re-id top-1 % (seed attacker)", "re-id top-1 % (strong attacker)", "promised bound %",
-        "ROC-AUC orig. / orig.", "ROC-AUC de-id. / orig.", "ΔROC-AUC de-id./orig.",
+        "ROC-AUC orig./orig., all variables", "ROC-AUC orig./orig., released variables",
+        "ROC-AUC de-id. / orig.", "original side of the cross settings",
+        "ΔROC-AUC de-id./orig. against orig./orig., released variables",
+        "ΔROC-AUC de-id./orig. against orig./orig., all variables",
     ]  # fmt: skip
     assert out.iloc[0].tolist() == [
-        ADHOC, 50, 10, "range", 12.3, 0.0123, 3.14, 6.67, 11.9, 16.5, 0.841, 0.801, -0.04,
+        ADHOC, 50, 10, "range", 12.3, 0.0123, 3.14, 6.67, 11.9, 16.5, 0.881, 0.841, 0.801,
+        "gap_filled", -0.04, -0.0801,
     ]  # fmt: skip

@@ -73,3 +73,44 @@ def test_alternative_attacker_columns_only_when_configured() -> None:
     assert row["alt_exact_reconstruction_pct"] == 100.0
     assert row["alt_release_top1_pct_err0"] == pytest.approx(50.0)
     assert row["release_top1_pct_err0"] == pytest.approx(20.0)
+
+
+def test_utility_columns_name_the_baselines_and_pick_the_headline_cross():
+    from mimic_deid.evaluate.utility import SETTINGS
+    from mimic_deid.report.sweep import utility_columns
+
+    rows = [("all", "shipped", "orig. / orig.", "orig", "orig", 0.90)]
+    for cross, base in (("shipped", 0.80), ("gap_filled", 0.70)):
+        for i, (label, train, test) in enumerate(SETTINGS):
+            value = 0.85 if label == "de-id. / de-id." else base - i / 100
+            rows.append(("released", cross, label, train, test, value))
+    frame = pd.DataFrame(
+        rows, columns=["variables", "cross", "setting", "train_data", "test_data", "roc_auc"]
+    )
+    utility = pd.concat(
+        [
+            frame.assign(split="test", pr_auc=frame["roc_auc"] / 2),
+            frame.assign(split="train", roc_auc=1.0, pr_auc=1.0),
+        ]
+    ).assign(task="mortality")
+    expected = {
+        "test_roc_auc_orig_orig_all": 0.90,
+        "test_roc_auc_orig_orig_released_shipped": 0.80,
+        "test_roc_auc_orig_orig_released_gap_filled": 0.70,
+        "test_roc_auc_deid_deid": 0.85,
+        "test_roc_auc_orig_deid_shipped": 0.78,
+        "test_roc_auc_orig_deid_gap_filled": 0.68,
+        "test_roc_auc_deid_orig_shipped": 0.77,
+        "test_roc_auc_deid_orig_gap_filled": 0.67,
+    }
+    for cross in ("shipped", "gap_filled"):
+        cols = utility_columns(utility, cross)
+        headline = {
+            f"test_roc_auc_{name}": expected[f"test_roc_auc_{name}_{cross}"]
+            for name in ("orig_orig_released", "orig_deid", "deid_orig")
+        }
+        roc = {k: v for k, v in cols.items() if k.startswith("test_roc_auc")}
+        assert roc == pytest.approx({**expected, **headline})
+        assert cols["utility_cross"] == cross
+        assert cols["test_pr_auc_orig_orig_all"] == pytest.approx(0.45)
+        assert len(cols) == 1 + 2 * (len(expected) + len(headline))

@@ -326,3 +326,147 @@ def test_trust_settings_score_each_model_on_the_test_sides_data() -> None:
     test = table[table["split"] == "test"].set_index("setting")["roc_auc"]
     assert test["orig. / orig."] > 0.7 and test["de-id. / de-id."] > 0.7
     assert test["orig. / de-id."] < 0.3 and test["de-id. / orig."] < 0.3
+
+
+# ------------------------------------------------------------------------------ utility table
+
+
+def _ihm48_tables(
+    n: int, missing: float, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Original series of three variables and a release of two of them (``temp`` withheld).
+
+    Deaths run a higher temperature (strong signal, withheld) and heart rate (weak signal,
+    published); long stays a lower SpO2 (published). The release only withholds the missing hours: its series are the original
+    ones filled by ``fill_missing_hours`` per split and length, its keys pseudonyms.
+    """
+    from mimic_deid.deid.missing import fill_missing_hours
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.choice([10, 12], size=n)
+    y = (rng.random(n) < 0.3).astype(np.int8)
+    long_stay = (rng.random(n) < 0.25).astype(np.int8)
+    split = rng.permutation(np.repeat(["train", "validation", "test"], [n // 2, n // 4, n // 4]))
+    X = np.full((n, 12, 3), np.nan)
+    X[:, :, 0] = rng.normal(85, 10, size=(n, 12)) + y[:, None]
+    X[:, :, 1] = rng.normal(96, 2, size=(n, 12)) - 1.5 * long_stay[:, None]
+    X[:, :, 2] = rng.normal(37, 0.3, size=(n, 12)) + 0.2 * y[:, None]
+    X[rng.random(X.shape) < missing] = np.nan
+    for i, length in enumerate(lengths):
+        X[i, length:] = np.nan
+    dims = ["hr", "spo2", "temp"]
+    released = np.full((n, 12, 2), np.nan)
+    for s in np.unique(split):
+        for length in np.unique(lengths):
+            idx = np.flatnonzero((split == s) & (lengths == length))
+            released[idx, :length] = fill_missing_hours(X[idx, :length, :2])
+    ids = np.arange(1000, 1000 + n)
+    hour = np.tile(np.arange(12), n)
+
+    def long(values: np.ndarray, key: str, keys: np.ndarray, names: list[str]) -> pd.DataFrame:
+        frame = pd.DataFrame({key: np.repeat(keys, 12), "hour": hour})
+        for j, name in enumerate(names):
+            frame[name] = values[:, :, j].ravel()
+        return frame[hour < np.repeat(lengths, 12)].reset_index(drop=True)
+
+    pseudonyms = np.array([f"p{i:04d}" for i in rng.permutation(n)])
+    series = long(X, "icustay_id", ids, dims)
+    meta = pd.DataFrame(
+        {
+            "icustay_id": ids,
+            "length": lengths,
+            "mortality": y,
+            "long_stay": long_stay,
+            "split": split,
+        }
+    )
+    release_series = long(released, "pseudonym", pseudonyms, dims[:2])
+    release_index = pd.DataFrame(
+        {
+            "pseudonym": pseudonyms,
+            "duration_class": lengths,
+            "split": split,
+            "label": y,
+            "long_stay": long_stay,
+        }
+    )
+    return series, meta, release_series, release_index
+
+
+def _utility(missing: float) -> pd.DataFrame:
+    from mimic_deid.evaluate.utility import utility_table
+
+    return utility_table(*_ihm48_tables(800, missing, seed=3), Cs=[0.01, 0.1], n_bootstrap=50)
+
+
+def _test_rows(table: pd.DataFrame, task: str = "mortality") -> pd.DataFrame:
+    test = table[(table["split"] == "test") & (table["task"] == task)]
+    return test.set_index(["variables", "cross", "setting"]).sort_index()
+
+
+def test_utility_table_rows_and_the_owners_baseline_on_withheld_variables() -> None:
+    """The data owner's baseline sees ``temp``, which the release withholds: it predicts
+    well where the released variables barely do, so withholding is its own row."""
+    from mimic_deid.evaluate.utility import KEY_COLUMNS, SETTINGS
+
+    table = _utility(missing=0.3)
+    assert list(table.columns) == [*KEY_COLUMNS, "C", "validation_roc_auc", *METRIC_COLUMNS]
+    labels = [label for label, _, _ in SETTINGS]
+    expected = [("all", "shipped", "orig. / orig.")] + [
+        ("released", cross, label) for cross in ("shipped", "gap_filled") for label in labels
+    ]
+    assert list(table["task"].unique()) == ["mortality", "long_stay"]
+    for _, rows in table.groupby("task", sort=False):
+        keys = rows[["variables", "cross", "setting"]].drop_duplicates()
+        assert list(keys.itertuples(index=False, name=None)) == expected
+        assert len(rows) == 2 * len(expected)
+    test = _test_rows(table)
+    owner = test.loc[("all", "shipped", "orig. / orig.")]
+    released = test.loc[("released", "shipped", "orig. / orig.")]
+    assert owner["roc_auc"] > 0.75 and released["roc_auc"] < 0.65
+    assert owner["roc_auc_lo"] < owner["roc_auc"] < owner["roc_auc_hi"]
+    assert (owner["n"], owner["positives"]) == (released["n"], released["positives"])
+    # the second task predicts the long stay from a published variable: no withholding cost
+    long_stay = _test_rows(table, "long_stay")
+    assert long_stay.loc[("released", "shipped", "de-id. / de-id."), "roc_auc"] > 0.75
+    assert long_stay.loc[("all", "shipped", "orig. / orig."), "positives"] != owner["positives"]
+
+
+def test_gap_filled_original_side_differs_only_when_hours_are_missing() -> None:
+    metrics = ["roc_auc", "pr_auc", "n", "positives"]  # intervals: series in another order
+    test = _test_rows(_utility(missing=0.3))
+    shipped, filled = test.loc[("released", "shipped")], test.loc[("released", "gap_filled")]
+    # the release only withholds the missing hours: like-for-like, orig. / de-id. and
+    # de-id. / orig. are its own settings, the shipped original side is not
+    pd.testing.assert_series_equal(
+        filled.loc["orig. / de-id.", metrics],
+        filled.loc["de-id. / de-id.", metrics],
+        check_names=False,
+    )
+    pd.testing.assert_series_equal(
+        filled.loc["de-id. / orig.", metrics],
+        filled.loc["de-id. / de-id.", metrics],
+        check_names=False,
+    )
+    assert shipped.loc["orig. / de-id.", "roc_auc"] != filled.loc["orig. / de-id.", "roc_auc"]
+    assert shipped.loc["orig. / orig.", "roc_auc"] != filled.loc["orig. / orig.", "roc_auc"]
+    pd.testing.assert_series_equal(
+        shipped.loc["de-id. / de-id.", metrics], filled.loc["de-id. / de-id.", metrics]
+    )
+    # no missing hour: gap filling changes nothing, every row is the shipped one
+    complete = _test_rows(_utility(missing=0.0))
+    pd.testing.assert_frame_equal(
+        complete.loc[("released", "gap_filled")], complete.loc[("released", "shipped")]
+    )
+
+
+def test_utility_table_names_a_released_variable_the_original_lacks() -> None:
+    from mimic_deid.evaluate.utility import utility_table
+
+    series, meta, release_series, release_index = _ihm48_tables(40, 0.0, seed=1)
+    with pytest.raises(InputDataError) as info:
+        utility_table(series.drop(columns="spo2"), meta, release_series, release_index)
+    assert str(info.value) == (
+        "utility: released variable(s) ['spo2'] are not columns of the original series; "
+        "expected a subset of ['hr', 'temp']"
+    )

@@ -51,6 +51,7 @@ def test_run_produces_report_and_checked_releases(finished_run):
         "summary_disagreement_mean",
         "linkage",
         "trust_settings",
+        "trust_settings_long_stay",
     ):
         assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
     sweep = pd.read_csv(report / "sweep_summary.csv")
@@ -76,12 +77,32 @@ def test_release_protects_every_published_value(finished_run):
         share_null = nulls.groupby([cls[k] for k in keys]).mean()
         assert share_null.isin([0.0, 1.0]).all().all(), series_path
         assert ("label" in index) == ("ihm48" in series_path.parts), series_path
+        assert ("long_stay" in index) == ("ihm48" in series_path.parts), series_path
+        if "long_stay" in index:  # both labels diverse in every published class
+            distinct = index.groupby(keys)[["label", "long_stay"]].nunique()
+            assert (distinct >= 2).all().all(), series_path
     linkage = sorted(workdir.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
     assert len(linkage) == 2
     for path in linkage:
         bound = json.loads(path.read_text())["bound"]
         assert bound["strong_top1"] <= bound["top1"], (path, bound)
         assert bound["within"] is True
+
+
+def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
+    workdir, _ = finished_run
+    for path in sorted(workdir.glob("results/ihm48/dk*/fk*/*/utility/trust_settings.csv")):
+        table = pd.read_csv(path)
+        for task in ("mortality", "long_stay"):
+            rows = table[table["task"] == task]
+            assert len(rows) == 18, (path, task)  # 2 baseline + 8 shipped + 8 gap-filled
+            test = rows[rows["split"] == "test"].set_index(["variables", "cross", "setting"])
+            owner = test.loc[("all", "shipped", "orig. / orig.")]
+            assert owner["roc_auc_lo"] <= owner["roc_auc"] <= owner["roc_auc_hi"], (path, task)
+    sweep = pd.read_csv(workdir / "results" / "report" / "sweep_summary.csv")
+    assert set(sweep["utility_cross"]) == {"shipped"}
+    for column in ("test_roc_auc_orig_orig_all", "test_roc_auc_long_stay_deid_deid"):
+        assert sweep[column].between(0, 1).all(), column
 
 
 def test_release_folders_hold_no_identifiers(finished_run):

@@ -16,6 +16,9 @@ Rules, in order (``counts`` reports stays / admissions / subjects after each):
 In-hospital mortality: DEATHTIME within [ADMITTIME, DISCHTIME]; when DEATHTIME is missing,
 DOD (a date at midnight) within [day of ADMITTIME, DISCHTIME], so that a death on the day of
 admission counts and a death after discharge does not.
+
+Long stay (the second utility task, issue 27): the ICU stay lasts more than
+:data:`LONG_STAY_HOURS` (7 days, mimic3-benchmarks' long-stay cut), ``los_hours > 168``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from mimic_deid.logs import get_logger
 log = get_logger(__name__)
 
 SECONDS_PER_YEAR = 365.0 * 24 * 3600  # the benchmark's year (365 days)
+#: A stay longer than this (hours) is a long stay: mimic3-benchmarks' "> 7 days" cut.
+LONG_STAY_HOURS = 168.0
 
 ICUSTAYS_COLUMNS = (
     "subject_id",
@@ -108,6 +113,12 @@ def _count(rule: str, df: pd.DataFrame) -> dict:
 def _seconds_between(later: pd.Series, earlier: pd.Series) -> pd.Series:
     """``later - earlier`` in seconds (float, NaN for NaT), safe for ~300-year differences."""
     return (later.dt.as_unit("s") - earlier.dt.as_unit("s")).dt.total_seconds()
+
+
+def long_stay(los_hours: np.ndarray | pd.Series) -> np.ndarray:
+    """Long-stay label, int8 (n,): 1 where ``los_hours`` (OUTTIME - INTIME, hours) exceeds
+    :data:`LONG_STAY_HOURS`."""
+    return (np.asarray(los_hours, dtype=np.float64) > LONG_STAY_HOURS).astype(np.int8)
 
 
 def in_hospital_mortality(

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from mimic_deid import atomic
 from mimic_deid.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
-from mimic_deid.cohort import StayLookup, match_events_to_stays, require_table
+from mimic_deid.cohort import StayLookup, long_stay, match_events_to_stays, require_table
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.memory import release_memory
@@ -43,7 +43,7 @@ log = get_logger(__name__)
 
 RELEASES = ("stays", "ihm48")
 HOUR_S = 3600
-META_COLUMNS = ("icustay_id", "subject_id", "hadm_id", "length", "mortality")
+META_COLUMNS = ("icustay_id", "subject_id", "hadm_id", "length", "mortality", "long_stay")
 EVENTS_GLOB = "part-*.parquet"
 
 
@@ -181,15 +181,17 @@ def _window_ihm(events: pd.DataFrame, stays: pd.DataFrame, hours: int) -> tuple[
 
 
 def release_meta(icustay_id: np.ndarray, length: np.ndarray, stays: pd.DataFrame) -> pd.DataFrame:
-    """One row per series: icustay_id, subject_id, hadm_id, length (int32), mortality (int8).
+    """One row per series: icustay_id, subject_id, hadm_id, length (int32), mortality and
+    long_stay (int8 labels, :func:`mimic_deid.cohort.long_stay`).
 
     ``icustay_id`` (int64, sorted, distinct) and ``length`` (hours) are per series.
     """
     meta = pd.DataFrame(
         {"icustay_id": np.asarray(icustay_id, dtype=np.int64), "length": length.astype(np.int32)}
     )
-    info = stays.loc[:, ["icustay_id", "subject_id", "hadm_id", "mortality"]]
+    info = stays.loc[:, ["icustay_id", "subject_id", "hadm_id", "mortality", "los_hours"]]
     meta = meta.merge(info, on="icustay_id", how="left", validate="one_to_one")
+    meta["long_stay"] = long_stay(meta["los_hours"])
     meta = meta.loc[:, list(META_COLUMNS)]
     meta["subject_id"] = meta["subject_id"].astype(np.int64)
     meta["hadm_id"] = meta["hadm_id"].astype(np.int64)

@@ -1,5 +1,5 @@
 # Evaluation stage: disagreement and linkage attack (privacy, on `stays`), distortion, and
-# in-hospital-mortality utility under four trust settings (on `ihm48`).
+# utility (in-hospital mortality, length of stay > 7 days) under four trust settings (on `ihm48`).
 
 
 rule privacy_baseline:
@@ -64,7 +64,7 @@ rule privacy:
 
 
 rule utility:
-    """Logistic-regression mortality under the four train/test trust settings."""
+    """Logistic regression per task: the owner's baseline and four trust settings, two ways."""
     input:
         series=path("series", release="ihm48"),
         meta=path("meta", release="ihm48"),

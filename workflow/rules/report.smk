@@ -26,6 +26,7 @@ rule sweep_summary:
         mem_mb=1000,
     params:
         points=sweep_points(),
+        utility_cross=config["evaluate"]["utility"]["cross"],
     script:
         "../scripts/sweep_summary.py"
 

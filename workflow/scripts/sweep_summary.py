@@ -17,6 +17,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         disagreement=[pd.read_parquet(p) for p in snakemake.input.disagreement],
         linkage=[read_json(p) for p in snakemake.input.linkage],
         utility=[pd.read_csv(p) for p in snakemake.input.utility],
+        utility_cross=snakemake.params.utility_cross,
     )
     write_csv(table, snakemake.output.csv)
     write_text(to_markdown(table.round(4)), snakemake.output.md)

@@ -1,4 +1,5 @@
-"""Rule utility: logistic-regression mortality under the four train/test trust settings."""
+"""Rule utility: per task (mortality, long stay) the data owner's baseline and the four
+train/test trust settings, the original side shipped and gap-filled."""
 
 import pandas as pd
 

@@ -21,8 +21,9 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
    protects; the others are withheld (:func:`check_released_variables`);
 9. **missing hours withheld**: within a duration class each published variable is complete
    for every series or null for every series (:func:`check_missing_withheld`);
-10. **outcomes**: a release publishes a label only if it needs one, and then every published
-    class holds at least ``l`` distinct outcomes (:func:`check_outcomes`);
+10. **outcomes**: a release publishes labels only if it needs them, then all of
+    :data:`~mimic_deid.deid.duration.LABELS` (mortality, long stay), and every published class
+    holds at least ``l`` distinct values of each (:func:`check_outcomes`);
 11. **(k,P) groups** (methods with ``k_from_fk``, :mod:`mimic_deid.deid.kapra`): per variable,
     every k-group has at least ``k`` series, every pattern word within a k-group is shared by
     at least ``P`` of its series, and all series of a k-group publish the same values, the
@@ -54,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.deid.classes import KEY
+from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
 from mimic_deid.errors import ReleaseCheckError, require_columns
 from mimic_deid.logs import get_logger
@@ -306,23 +308,29 @@ def check_missing_withheld(series_public: pd.DataFrame, index_public: pd.DataFra
 
 
 def check_outcomes(index_public: pd.DataFrame, labelled: bool, ell: int) -> dict:
-    """Claim 10: a label only where needed, and >= ``ell`` distinct outcomes per class."""
-    has_label = "label" in index_public.columns
-    if has_label != labelled:
+    """Claim 10: labels only where needed, then every label of
+    :data:`~mimic_deid.deid.duration.LABELS`, each with >= ``ell`` distinct outcomes per class."""
+    public = list(LABELS.values())
+    published = [c for c in public if c in index_public.columns]
+    if published and not labelled:
         raise ReleaseCheckError(
-            "outcome label: this release must not publish it"
-            if has_label
-            else "outcome label: this release must publish it"
+            f"outcome label: this release must not publish it ({', '.join(published)})"
         )
-    if not has_label:
+    if not labelled:
         return {"label": False}
-    distinct = index_public.groupby(_class_keys(index_public), sort=True)["label"].nunique()
-    poor = distinct[distinct < ell]
-    if len(poor):
+    if missing := [c for c in public if c not in published]:
         raise ReleaseCheckError(
-            f"outcome disclosed: {len(poor)} class(es) with fewer than l={ell} distinct outcomes"
+            f"outcome label: this release must publish it ({', '.join(missing)})"
         )
-    return {"label": True, "l": int(ell), "classes": len(distinct)}
+    distinct = index_public.groupby(_class_keys(index_public), sort=True)[public].nunique()
+    for column in public:
+        poor = distinct[distinct[column] < ell]
+        if len(poor):
+            raise ReleaseCheckError(
+                f"outcome disclosed: {len(poor)} class(es) with fewer than l={ell} distinct "
+                f"values of '{column}'"
+            )
+    return {"label": True, "labels": public, "l": int(ell), "classes": len(distinct)}
 
 
 def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:

@@ -365,8 +365,16 @@ def duration_uniqueness(lengths: np.ndarray, at_most: int = 5) -> dict:
     }
 
 
-#: Releases that publish the outcome label (in-hospital mortality): only the one that needs it.
+#: Releases that publish the outcome labels (:data:`LABELS`): only the one that needs them.
 LABELLED: dict[str, bool] = {"stays": False, "ihm48": True}
+
+#: The labels a labelled release publishes: meta column (``meta.parquet``) -> column of the
+#: public index. In-hospital mortality keeps its historical name ``label``; the long stay
+#: (``los_hours > 168``, :func:`mimic_deid.cohort.long_stay`) is published on ``ihm48`` and
+#: not on ``stays``, where a series' duration class states its length, so the label would be
+#: read off the public class. Every published class holds >= ``deid.outcome_l`` distinct
+#: values of each (:func:`outcome_diverse`, claim 10 of :mod:`mimic_deid.deid.check`).
+LABELS: dict[str, str] = {"mortality": "label", "long_stay": "long_stay"}
 
 #: Releases de-identified separately per split. The utility release ``ihm48`` is: the parties
 #: that train and test differ (seed §6.4's trust settings), so no training series may share a
@@ -395,20 +403,23 @@ def deid_groups(split: np.ndarray, group_by_split: bool) -> np.ndarray:
 def outcome_diverse(
     class_lengths: np.ndarray, groups: np.ndarray, labels: np.ndarray, ell: int
 ) -> np.ndarray:
-    """Class lengths with every published class holding at least ``ell`` distinct outcomes.
+    """Class lengths with every published class holding at least ``ell`` distinct outcomes
+    of every label.
 
-    A duration class (within its group) whose series share fewer than ``ell`` distinct labels
-    would disclose their outcome (e.g. a class of patients who all died); it is suppressed
-    (class length 0).
+    A duration class (within its group) whose series share fewer than ``ell`` distinct values
+    of a label would disclose it (e.g. a class of patients who all died, or who all stayed
+    longer than a week); it is suppressed (class length 0).
 
     Parameters
     ----------
     class_lengths : ndarray of int, shape (n,)
         From :func:`assign_duration_classes_grouped` (0 = suppressed).
-    groups, labels : ndarray, shape (n,)
-        De-identification group and outcome label of each series.
+    groups : ndarray, shape (n,)
+        De-identification group of each series.
+    labels : ndarray, shape (n,) or (n, n_labels)
+        Outcome label(s) of each series, one column per published label.
     ell : int
-        Distinct outcomes required per class (1 = no requirement).
+        Distinct outcomes required per class and label (1 = no requirement).
 
     Returns
     -------
@@ -418,8 +429,11 @@ def outcome_diverse(
     out = np.asarray(class_lengths).astype(np.int32, copy=True)
     if ell <= 1 or out.size == 0:
         return out
-    frame = pd.DataFrame({"g": np.asarray(groups), "c": out, "y": np.asarray(labels)})
-    distinct = frame[frame["c"] > 0].groupby(["g", "c"])["y"].nunique()
+    y = np.asarray(labels)
+    y = y.reshape(len(out), -1)
+    names = [f"y{j}" for j in range(y.shape[1])]
+    frame = pd.DataFrame({"g": np.asarray(groups), "c": out, **dict(zip(names, y.T, strict=True))})
+    distinct = frame[frame["c"] > 0].groupby(["g", "c"])[names].nunique().min(axis=1)
     poor = distinct[distinct < ell].index
     if len(poor):
         key = pd.MultiIndex.from_arrays([frame["g"], frame["c"]])
@@ -446,8 +460,9 @@ def duration_classes(
         Classes within each split (:data:`GROUP_BY_SPLIT`) or over the whole release.
     outcome_l : int, optional
         For a release that publishes labels (:data:`LABELLED`): every class must hold at least
-        this many distinct ``mortality`` values, or it is suppressed
-        (:func:`outcome_diverse`); None for a release without labels.
+        this many distinct values of each label of :data:`LABELS` (meta columns ``mortality``,
+        ``long_stay``), or it is suppressed (:func:`outcome_diverse`); None for a release
+        without labels.
     method : {"greedy", "algorithm3"}
         Assignment rule (config ``duration/method``, :data:`DURATION_METHODS`).
 
@@ -468,8 +483,9 @@ def duration_classes(
     class_lengths = assign_duration_classes_grouped(lengths, groups, dk, method)
     outcome: dict = {}
     if outcome_l is not None:
-        require_columns(meta, ["mortality"], "series meta table")
-        diverse = outcome_diverse(class_lengths, groups, meta["mortality"].to_numpy(), outcome_l)
+        require_columns(meta, list(LABELS), "series meta table")
+        labels = meta[list(LABELS)].to_numpy()
+        diverse = outcome_diverse(class_lengths, groups, labels, outcome_l)
         dropped = (diverse == 0) & (class_lengths > 0)
         outcome = {
             "outcome_l": int(outcome_l),

@@ -4,8 +4,9 @@ Public tables (docs/architecture.md, "Artefacts"):
 
 - series: ``pseudonym`` (string), ``hour`` (int32, 0-based from the first kept hour), dims;
   sorted by (pseudonym, hour);
-- index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string), ``label`` (int8, if
-  given); sorted by pseudonym, so row order reveals nothing about the private ids.
+- index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string), and, if given, the
+  labels of :data:`mimic_deid.deid.duration.LABELS` (int8: ``label`` = in-hospital mortality,
+  ``long_stay``); sorted by pseudonym, so row order reveals nothing about the private ids.
 
 The privacy claims of a release are verified by :mod:`mimic_deid.deid.check`.
 """
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.deid.classes import KEY, class_frame, dims_of, iter_class_arrays
+from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import ConfigError, InputDataError, require_columns
 from mimic_deid.logs import get_logger
@@ -73,7 +75,6 @@ def assemble_release(
     *,
     dims: list[str] | None = None,
     key_col: str = "icustay_id",
-    label_col: str = "mortality",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Replace private ids by pseudonyms and build the public series and index tables.
 
@@ -87,18 +88,19 @@ def assemble_release(
     pseudonyms : DataFrame
         ``key_col``, ``pseudonym`` for every released series.
     labels : DataFrame, optional
-        ``key_col`` and ``label_col`` (e.g. ``meta.parquet``); gives the ``label`` column.
+        ``key_col`` and every meta column of :data:`~mimic_deid.deid.duration.LABELS`
+        (e.g. ``meta.parquet``); gives the index's label columns.
     dims : list of str, optional
         Dimension columns in release order; default: every series column but key and hour.
-    key_col, label_col : str
+    key_col : str
 
     Returns
     -------
     series_public : DataFrame
         ``pseudonym``, ``hour`` (int32), dims; sorted by (pseudonym, hour).
     index_public : DataFrame
-        ``pseudonym``, ``duration_class`` (int32), ``split``, [``label`` (int8)]; sorted by
-        pseudonym.
+        ``pseudonym``, ``duration_class`` (int32), ``split``, [``label``, ``long_stay``
+        (int8)]; sorted by pseudonym.
 
     Raises
     ------
@@ -130,15 +132,16 @@ def assemble_release(
             f"pseudonym; expected one row per released '{key_col}'"
         )
     if labels is not None:
-        require_columns(labels, [key_col, label_col], "label table")
-        lab = labels[[key_col, label_col]].drop_duplicates(key_col)
+        require_columns(labels, [key_col, *LABELS], "label table")
+        lab = labels[[key_col, *LABELS]].drop_duplicates(key_col)
         index = index.merge(lab, on=key_col, how="left")
-        if index[label_col].isna().any():
-            raise InputDataError(
-                f"label table: {int(index[label_col].isna().sum())} released series have no "
-                f"'{label_col}'; expected one row per released '{key_col}'"
-            )
-        index["label"] = index.pop(label_col).to_numpy().astype(np.int8)
+        for label_col, public in LABELS.items():
+            if index[label_col].isna().any():
+                raise InputDataError(
+                    f"label table: {int(index[label_col].isna().sum())} released series have "
+                    f"no '{label_col}'; expected one row per released '{key_col}'"
+                )
+            index[public] = index.pop(label_col).to_numpy().astype(np.int8)
 
     row_keys = series_private[key_col].to_numpy()
     known = np.isin(row_keys, index[key_col].to_numpy())
@@ -159,7 +162,8 @@ def assemble_release(
     series_public = series_public.sort_values(["pseudonym", "hour"], kind="stable")
     series_public = series_public.reset_index(drop=True)
 
-    cols = ["pseudonym", "duration_class", "split"] + (["label"] if labels is not None else [])
+    cols = ["pseudonym", "duration_class", "split"]
+    cols += list(LABELS.values()) if labels is not None else []
     index_public = index[cols].copy()
     index_public["pseudonym"] = index_public["pseudonym"].astype(str)
     index_public["split"] = index_public["split"].astype(str)
@@ -189,7 +193,8 @@ def pseudonymous_release(
     classes : DataFrame
         ``duration.parquet`` of the release.
     meta : DataFrame
-        icustay_id, mortality (``meta.parquet``): gives the index's ``label``.
+        icustay_id and the label columns of :data:`~mimic_deid.deid.duration.LABELS`
+        (``meta.parquet``): give the index's labels.
     seed : int
         Master seed.
     salt : str
@@ -199,7 +204,7 @@ def pseudonymous_release(
         The variables published (default: every dimension of ``perturbed``); the others are
         withheld.
     labelled : bool
-        Publish the outcome label (only the release that needs it, ``ihm48``).
+        Publish the outcome labels (only the release that needs them, ``ihm48``).
 
     Returns
     -------
@@ -231,7 +236,7 @@ def pseudonymous_release(
         published,
         classes,
         pseudonyms,
-        labels=meta[[KEY, "mortality"]] if labelled else None,
+        labels=meta[[KEY, *LABELS]] if labelled else None,
         dims=dims,
     )
     return series_public, index_public, pseudonyms

@@ -30,6 +30,8 @@ observation ("not measured") rather than a missing one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -174,6 +176,7 @@ def features_from_long(
     key_col: str,
     dims: list[str],
     length_col: str | None = None,
+    fill: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Benchmark features of the series listed in ``index``, straight from a long table.
 
@@ -192,6 +195,11 @@ def features_from_long(
     dims : list of str
         Series dimensions, in feature order.
     length_col : str, optional
+    fill : callable, optional
+        Applied to the hourly array ``(n_l, l, len(dims))`` of each set of series sharing a
+        length ``l`` before its features are computed, e.g.
+        :func:`mimic_deid.deid.missing.fill_missing_hours` (the like-for-like original side of
+        the trust settings); must return an array of the same shape.
 
     Returns
     -------
@@ -252,6 +260,8 @@ def features_from_long(
             lo, hi = bounds[length]
             sel = order[lo:hi]
             X[local[pos[sel]], hours[sel]] = values[sel]
+        if fill is not None:
+            X = fill(X)
         X_feat[members] = _equal_length_features(X).reshape(len(members), -1)
     return keys, X_feat, lengths
 
@@ -264,18 +274,27 @@ def datasets_from_long(
     label_col: str = "label",
     split_col: str = "split",
     length_col: str | None = None,
+    fill: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per-split ``(X_feat, y)`` for :func:`mimic_deid.evaluate.utility.trust_settings`.
 
     ``index`` must also carry ``label_col`` (0/1; ``label`` in a release index, ``mortality``
     in the private meta) and ``split_col``. Returns ``{split: (X_feat (n_s, D*42) float64,
-    y (n_s,) int64)}`` with rows in ascending key order within each split.
+    y (n_s,) int64)}`` with rows in ascending key order within each split. Each split's
+    features are computed on their own, so ``fill`` (:func:`features_from_long`) sees the
+    series of one split and one length at a time, as a release's duration class of a
+    per-split release (``ihm48``) holds the series of one split and one length.
     """
     require_columns(index, [key_col, label_col, split_col], "series index")
-    keys, X_feat, _ = features_from_long(long, index, key_col, dims, length_col)
-    meta = index.set_index(key_col).loc[keys]
-    if meta[label_col].isna().any():
-        raise InputDataError(f"series index: column '{label_col}' has null labels")
-    y = meta[label_col].to_numpy(dtype=np.int64)
-    splits = meta[split_col].astype(str).to_numpy()
-    return {s: (X_feat[splits == s], y[splits == s]) for s in sorted(set(splits.tolist()))}
+    out = {}
+    splits = index[split_col].astype(str)
+    for s in sorted(set(splits.tolist())):
+        part = index[(splits == s).to_numpy()]
+        keys, X_feat, _ = features_from_long(long, part, key_col, dims, length_col, fill)
+        if len(keys) == 0:  # every series of the split suppressed
+            continue
+        labels = part.set_index(key_col).loc[keys, label_col]
+        if labels.isna().any():
+            raise InputDataError(f"series index: column '{label_col}' has null labels")
+        out[s] = (X_feat, labels.to_numpy(dtype=np.int64))
+    return out

@@ -7,6 +7,16 @@ regression with C chosen by ROC-AUC on the validation split. It is evaluated by 
 PR-AUC (average precision) with percentile-bootstrap 95 % intervals, under the trust settings
 of seed 5.7 / Tables 6.3-6.4 (training / test data: orig/orig, deid/deid, orig/deid, deid/orig).
 
+:func:`utility_table` separates what a release costs into rows (issue 27):
+
+- the data owner's baseline, orig. / orig. on **all** series variables, beside orig. / orig. on
+  the released ones: their gap is the cost of withholding variables (``release.variables``);
+- the four settings with the original side as recorded (``shipped``) and gap-filled like the
+  release (``gap_filled``): in the cross settings the shipped original side differs from the
+  release both in its perturbation and in its measurement pattern (which hours are null, a
+  pattern the release withholds, :mod:`mimic_deid.deid.missing`, and which the benchmark's
+  subsequence statistics see), the gap-filled one by the perturbation only.
+
 Nothing here writes files; the workflow script writes the CSV/JSON/markdown.
 """
 
@@ -25,6 +35,8 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from mimic_deid.deid.duration import LABELS
+from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.benchmark_features import (
     STATISTICS,
@@ -38,9 +50,13 @@ from mimic_deid.evaluate.benchmark_features import (
 from mimic_deid.logs import get_logger
 
 __all__ = [
+    "CROSS",
     "DEFAULT_CS",
+    "KEY_COLUMNS",
     "METRIC_COLUMNS",
     "SETTINGS",
+    "TASKS",
+    "VARIABLES",
     "STATISTICS",
     "SUBSEQUENCES",
     "benchmark_features",
@@ -55,6 +71,35 @@ __all__ = [
 ]
 
 log = get_logger(__name__)
+
+TASKS: dict[str, tuple[str, str]] = {task: (task, public) for task, public in LABELS.items()}
+"""Prediction tasks of the utility table, one per published label
+(:data:`mimic_deid.deid.duration.LABELS`): task -> (label column of the original ``ihm48``
+meta table, label column of the release index). ``mortality``: in-hospital mortality (seed
+5.7); ``long_stay``: the ICU stay lasts more than 7 days (mimic3-benchmarks' long-stay cut),
+predicted from the same first 48 hours."""
+
+VARIABLES: tuple[str, ...] = ("all", "released")
+"""Which variables the models of a row see: ``all`` series variables of the original data
+(the data owner's baseline, orig. / orig. only) or the ``released`` ones (every setting)."""
+
+CROSS: tuple[str, ...] = ("shipped", "gap_filled")
+"""How the original side of the trust settings is prepared (config ``evaluate.utility.cross``
+picks which one the sweep summary's headline columns use): ``shipped``, the original series
+as recorded (missing hours null), or ``gap_filled``, like-for-like with the release: the
+missing hours filled by the release's own rule (:func:`mimic_deid.deid.missing.fill_missing_hours`,
+applied to the series of one split and one length, as to a duration class of ``ihm48``)."""
+
+KEY_COLUMNS: tuple[str, ...] = (
+    "task",
+    "variables",
+    "cross",
+    "setting",
+    "train_data",
+    "test_data",
+    "split",
+)
+"""The columns that identify a row of the utility table (``trust_settings.csv``)."""
 
 DEFAULT_CS: tuple[float, ...] = (1e-3, 1e-2, 1e-1, 1.0, 10.0)
 """Inverse regularisation strengths tried by default, as config ``evaluate.utility.C`` (the
@@ -299,6 +344,58 @@ def _as_dataset(value: tuple, where: str) -> Dataset:
     raise InputDataError(f"utility {where}: expected (X_feat, y) or (X, lengths, y)")
 
 
+def _side_data(splits: Mapping[str, tuple], side: str) -> dict[str, Dataset]:
+    missing = [s for s in ("train", "validation", "test") if s not in splits]
+    if missing:
+        raise InputDataError(f"utility {side} data: missing split(s) {missing}")
+    return {s: _as_dataset(splits[s], f"{side} {s}") for s in ("train", "validation", "test")}
+
+
+#: A fitted model of one training side: (pipeline, chosen C, validation ROC-AUC at that C).
+_Fitted = tuple[Pipeline, float, float]
+
+
+def _fit_side(splits: Mapping[str, Dataset], Cs: Sequence[float], seed: int, side: str) -> _Fitted:
+    model, C = fit_mortality_model(splits["train"], splits["validation"], Cs, seed)
+    X_va, y_va = splits["validation"]
+    val_auc = float(roc_auc_score(y_va, model.predict_proba(X_va)[:, 1]))
+    log.info("%s training data: chose C=%g (validation ROC-AUC %.4f)", side, C, val_auc)
+    return model, C, val_auc
+
+
+def _setting_rows(
+    settings: Sequence[tuple[str, str, str]],
+    models: Mapping[str, _Fitted],
+    data: Mapping[str, Mapping[str, Dataset]],
+    seed: int,
+    n_bootstrap: int,
+) -> list[dict]:
+    """One row per (setting, split ``train``/``test``): ``models[train side]`` scored on the
+    ``data`` of the test side (see :func:`trust_settings` for why)."""
+    rows = []
+    for label, train_side, test_side in settings:
+        model, C, val_auc = models[train_side]
+        for split in ("train", "test"):
+            X, y = data[test_side][split]
+            metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
+            rows.append(
+                {
+                    "setting": label,
+                    "train_data": train_side,
+                    "test_data": test_side,
+                    "split": split,
+                    "C": C,
+                    "validation_roc_auc": val_auc,
+                    **metrics,
+                }
+            )
+    return rows
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(rows).astype({"n": "int64", "positives": "int64"})
+
+
 def trust_settings(
     original: Mapping[str, tuple],
     deidentified: Mapping[str, tuple],
@@ -342,46 +439,12 @@ def trust_settings(
     ``split``, ``C`` (chosen), ``validation_roc_auc`` (at the chosen C), then
     ``METRIC_COLUMNS``.
     """
-    sides = {"orig": original, "deid": deidentified}
-    data: dict[str, dict[str, Dataset]] = {}
-    for side, splits in sides.items():
-        missing = [s for s in ("train", "validation", "test") if s not in splits]
-        if missing:
-            raise InputDataError(f"utility {side} data: missing split(s) {missing}")
-        data[side] = {
-            s: _as_dataset(splits[s], f"{side} {s}") for s in ("train", "validation", "test")
-        }
+    data = {"orig": _side_data(original, "orig"), "deid": _side_data(deidentified, "deid")}
     widths = {d[0].shape[1] for splits in data.values() for d in splits.values()}
     if len(widths) != 1:
         raise InputDataError(f"utility: feature counts differ between splits/sides: {widths}")
-
-    models: dict[str, tuple[Pipeline, float, float]] = {}
-    for side in ("orig", "deid"):
-        model, C = fit_mortality_model(data[side]["train"], data[side]["validation"], Cs, seed)
-        X_va, y_va = data[side]["validation"]
-        val_auc = float(roc_auc_score(y_va, model.predict_proba(X_va)[:, 1]))
-        models[side] = (model, C, val_auc)
-        log.info("%s training data: chose C=%g (validation ROC-AUC %.4f)", side, C, val_auc)
-
-    rows = []
-    for label, train_side, test_side in SETTINGS:
-        model, C, val_auc = models[train_side]
-        for split in ("train", "test"):
-            X, y = data[test_side][split]
-            metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
-            rows.append(
-                {
-                    "setting": label,
-                    "train_data": train_side,
-                    "test_data": test_side,
-                    "split": split,
-                    "C": C,
-                    "validation_roc_auc": val_auc,
-                    **metrics,
-                }
-            )
-    frame = pd.DataFrame(rows)
-    return frame.astype({"n": "int64", "positives": "int64"})
+    models = {side: _fit_side(data[side], Cs, seed, side) for side in ("orig", "deid")}
+    return _frame(_setting_rows(SETTINGS, models, data, seed, n_bootstrap))
 
 
 def utility_table(
@@ -393,41 +456,77 @@ def utility_table(
     n_bootstrap: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """:func:`trust_settings` of an ``ihm48`` release against its original series.
+    """The data owner's baseline and :func:`trust_settings` of an ``ihm48`` release, shipped
+    and like-for-like (:data:`VARIABLES`, :data:`CROSS`).
 
     Parameters
     ----------
     series, meta : DataFrame
-        The original ``ihm48`` series (icustay_id, hour, dims) and their meta table
-        (icustay_id, length, mortality, split). Only the variables the release publishes are
-        used, on both sides.
+        The original ``ihm48`` series (icustay_id, hour, one column per series variable) and
+        their meta table (icustay_id, length, split and each task's label column,
+        :data:`TASKS`).
     release_series, release_index : DataFrame
-        The release (pseudonym, hour, dims) and its index (pseudonym, duration_class, split,
-        label).
+        The release (pseudonym, hour, the published variables) and its index (pseudonym,
+        duration_class, split, each task's label column).
     Cs, n_bootstrap, seed
         As :func:`trust_settings`.
 
     Returns
     -------
-    DataFrame
-        :func:`trust_settings`' table (``trust_settings.csv``).
+    DataFrame (``trust_settings.csv``), per task of :data:`TASKS`: 2 rows of the data owner's
+    baseline (``variables`` ``all``, ``cross`` ``shipped``, ``setting`` ``orig. / orig.``,
+    split ``train``/``test``), then the 8 rows of :func:`trust_settings` on the released
+    variables with the original side as recorded (``cross`` ``shipped``), then the same 8
+    with the original side gap-filled (``cross`` ``gap_filled``; its de-id. / de-id. rows
+    equal the shipped ones). Columns :data:`KEY_COLUMNS`, ``C``, ``validation_roc_auc``,
+    then ``METRIC_COLUMNS``.
     """
-    # Both sides see the variables the release publishes, so the settings compare like with like.
-    dims = [c for c in release_series.columns if c not in ("pseudonym", "hour")]
-    original = datasets_from_long(
-        series, meta, "icustay_id", dims, label_col="mortality", length_col="length"
-    )
-    deidentified = datasets_from_long(
-        release_series,
-        release_index,
-        "pseudonym",
-        dims,
-        label_col="label",
-        length_col="duration_class",
-    )
-    table = trust_settings(original, deidentified, Cs=Cs, seed=seed, n_bootstrap=n_bootstrap)
-    for _, row in table.iterrows():
-        log.info("%s on %s: ROC-AUC %.3f", row["setting"], row["split"], row["roc_auc"])
+    released = [c for c in release_series.columns if c not in ("pseudonym", "hour")]
+    every = [c for c in series.columns if c not in ("icustay_id", "hour")]
+    if missing := sorted(set(released) - set(every)):
+        raise InputDataError(
+            f"utility: released variable(s) {missing} are not columns of the original series; "
+            f"expected a subset of {every}"
+        )
+    frames = []
+    for task, (meta_col, index_col) in TASKS.items():
+
+        def original(dims: list[str], fill=None, label: str = meta_col) -> dict:
+            return datasets_from_long(
+                series, meta, "icustay_id", dims, label, length_col="length", fill=fill
+            )
+
+        data = {
+            "all": original(every),
+            "shipped": original(released),
+            "gap_filled": original(released, fill=fill_missing_hours),
+            "deid": datasets_from_long(
+                release_series,
+                release_index,
+                "pseudonym",
+                released,
+                label_col=index_col,
+                length_col="duration_class",
+            ),
+        }
+        data = {side: _side_data(splits, side) for side, splits in data.items()}
+        models = {side: _fit_side(d, Cs, seed, f"{task} {side}") for side, d in data.items()}
+        parts = [("all", "shipped", SETTINGS[:1], "all")]
+        parts += [("released", cross, SETTINGS, cross) for cross in CROSS]
+        for variables, cross, settings, orig_side in parts:
+            rows = _setting_rows(
+                settings,
+                {"orig": models[orig_side], "deid": models["deid"]},
+                {"orig": data[orig_side], "deid": data["deid"]},
+                seed,
+                n_bootstrap,
+            )
+            keys = {"task": task, "variables": variables, "cross": cross}
+            frames.append(_frame([{**keys, **row} for row in rows]))
+    table = pd.concat(frames, ignore_index=True)
+    for row in table.itertuples():
+        log.info("%s, %s variables, %s: %s on %s: ROC-AUC %.3f", row.task, row.variables,
+                 row.cross, row.setting, row.split, row.roc_auc)  # fmt: skip
     return table
 
 

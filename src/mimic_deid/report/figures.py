@@ -32,8 +32,8 @@ from mimic_deid.atomic import atomic_path
 from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
-from mimic_deid.report.shaping import GA_STATS
-from mimic_deid.report.tables import SETTING_LABELS, SETTINGS
+from mimic_deid.report.shaping import GA_STATS, utility_rows
+from mimic_deid.report.tables import ALL_VARIABLES, SEED_TRUST_SETTINGS, SETTING_LABELS, SETTINGS
 
 FigureInfo = dict[str, Any]
 """``{"path", "title", "axes": [{"title", "xlabel", "ylabel", "xscale", "yscale",
@@ -677,103 +677,132 @@ def plot_linkage(
 # trust settings (seed Tables 6.3 / 6.4 as a figure)
 
 
-def plot_trust_settings(utility: pd.DataFrame, out_path: str | os.PathLike) -> FigureInfo:
-    """ROC-AUC and PR-AUC per trust setting with bootstrap 95 % intervals, train and test.
+#: How each row of a trust-settings panel is drawn: (key, legend label, marker, colour).
+TRUST_SERIES: tuple[tuple[str, str, str, str], ...] = (
+    ("shipped", "shipped (original side as recorded)", "o", "tab:purple"),
+    ("gap_filled", "like-for-like (original side gap-filled)", "s", "tab:orange"),
+    ("seed", "seed Tables 6.3/6.4", "x", "black"),
+)
+TASK_TITLES = {"mortality": "In-hospital mortality", "long_stay": "Length of stay > 7 days"}
 
-    x = trust setting (training data / test data: orig. or de-id.); y = area under the curve
-    (unitless, 0-1) with error bars from ``*_lo`` / ``*_hi``. Circles: evaluated on the
-    training split; squares: on the test split. Reference lines: 0.5 (chance ROC-AUC) and the
-    share of positives of each split (chance PR-AUC), when ``positives`` and ``n`` are given.
+
+def plot_trust_settings(
+    utility: pd.DataFrame, out_path: str | os.PathLike, task: str = "mortality"
+) -> FigureInfo:
+    """ROC-AUC and PR-AUC per trust setting with bootstrap 95 % intervals, shipped and
+    like-for-like beside the seed, with the data owner's baseline in front.
+
+    One panel per metric (rows) and evaluated split (columns: train = seed Table 6.3, test =
+    6.4). x = the data owner's baseline (orig. / orig. on every series variable), then the four
+    trust settings (training data / test data: orig. or de-id., on the released variables);
+    y = area under the curve (unitless, 0-1) with error bars from ``*_lo`` / ``*_hi``.
+    Purple circles: the original side as recorded (``shipped``); orange squares: gap-filled
+    like the release (``gap_filled``); black crosses: the seed's figures (mortality only).
+    Reference lines: 0.5 (chance ROC-AUC) and the split's share of positives (chance PR-AUC),
+    when ``positives`` and ``n`` are given.
     """
     if len(utility):
         require_columns(utility, UTILITY_FIGURE_COLUMNS, "utility (trust settings)")
-    fig = _new_figure(11.5, 4.6)
-    ax_roc, ax_pr = fig.subplots(1, 2)
-    fig.suptitle("In-hospital mortality prediction under the four trust settings")
-    x_label = "training data / test data"
-    for ax, name in ((ax_roc, "ROC-AUC"), (ax_pr, "PR-AUC")):
-        ax.set_title(name)
-        ax.set_xlabel(x_label)
-        ax.set_ylabel(f"{name} (unitless, 95 % bootstrap CI)")
-        ax.set_xticks(range(len(SETTINGS)), [SETTING_LABELS[s] for s in SETTINGS])
-    if len(utility) == 0:
-        _no_data(ax_roc)
-        _no_data(ax_pr)
-        return _save(fig, out_path)
+    fig = _new_figure(12.5, 8.0)
+    axes = fig.subplots(2, 2, sharey="row")
+    fig.suptitle(
+        f"{TASK_TITLES.get(task, task)} prediction: the owner's baseline and the four trust settings"
+    )
+    columns = [("all", SETTINGS[0])] + [("released", s) for s in SETTINGS]
+    ticks = [ALL_VARIABLES.replace(", ", "\n")] + [SETTING_LABELS[s] for s in SETTINGS]
+    splits = ("train", "test")
+    metrics = (("roc_auc", "ROC-AUC"), ("pr_auc", "PR-AUC"))
+    for (metric, name), row_axes in zip(metrics, axes, strict=True):
+        for split, ax in zip(splits, row_axes, strict=True):
+            table = "6.3" if split == "train" else "6.4"
+            seed = f" (seed Table {table})" if task == "mortality" else ""
+            ax.set_title(f"{name}, evaluated on {split}{seed}")
+            ax.set_xlabel("training data / test data")
+            ax.set_ylabel(f"{name} (unitless, 95 % bootstrap CI)")
+            ax.set_xticks(range(len(columns)), ticks)
+            ax.set_xlim(-0.5, len(columns) - 0.5)
+            ax.set_ylim(0, 1.02)
+            rows = utility_rows(utility, split, task) if len(utility) else utility
+            if len(rows) == 0:
+                _no_data(ax)
+                continue
+            _trust_panel(ax, rows, columns, metric, split, task)
+    _legend(axes[0][0], loc="lower left", fontsize=8)
+    return _save(fig, out_path)
 
-    splits = [s for s in ("train", "test") if s in set(utility["split"].astype(str))]
-    splits += sorted(set(utility["split"].astype(str)) - set(splits))
-    markers = {"train": "o", "test": "s"}
-    colors = {"train": "tab:gray", "test": "tab:purple"}
-    offsets = np.linspace(-0.18, 0.18, len(splits)) if len(splits) > 1 else np.zeros(1)
-    for ax, metric in ((ax_roc, "roc_auc"), (ax_pr, "pr_auc")):
-        for split, offset in zip(splits, offsets, strict=True):
-            rows = utility[utility["split"].astype(str) == split].set_index("setting")
-            xs, ys, lo, hi = [], [], [], []
-            for i, setting in enumerate(SETTINGS):
-                if setting not in rows.index:
+
+def _trust_panel(
+    ax: Axes,
+    rows: pd.DataFrame,
+    columns: list[tuple[str, str]],
+    metric: str,
+    split: str,
+    task: str,
+) -> None:
+    """One panel of :func:`plot_trust_settings`: the rows of one split, one metric."""
+    by_key = {
+        (str(r["variables"]), str(r["cross"]), str(r["setting"])): r for _, r in rows.iterrows()
+    }
+    seed = SEED_TRUST_SETTINGS.get((split, metric)) if task == "mortality" else None
+    offsets = np.linspace(-0.22, 0.22, len(TRUST_SERIES))
+    for (key, label, marker, color), offset in zip(TRUST_SERIES, offsets, strict=True):
+        xs, ys, lo, hi = [], [], [], []
+        for i, (variables, setting) in enumerate(columns):
+            if key == "seed":
+                if seed is None or variables != "released":
                     continue
-                row = rows.loc[setting]
-                if isinstance(row, pd.DataFrame):
-                    row = row.iloc[0]
+                v = low = high = seed[SETTINGS.index(setting)]
+            else:
+                cross = "shipped" if variables == "all" else key
+                row = by_key.get((variables, cross, setting))
+                if row is None or (variables == "all" and key != "shipped"):
+                    continue
                 v = shaping.float_or_nan(row[metric])
-                if not math.isfinite(v):
-                    continue
                 low = shaping.float_or_nan(row.get(f"{metric}_lo"))
                 high = shaping.float_or_nan(row.get(f"{metric}_hi"))
-                xs.append(i + offset)
-                ys.append(v)
-                lo.append(v - low if math.isfinite(low) else 0.0)
-                hi.append(high - v if math.isfinite(high) else 0.0)
-            if not xs:
+            if not math.isfinite(v):
                 continue
-            color = colors.get(split, "tab:olive")
-            ax.errorbar(
-                xs,
-                ys,
-                yerr=[np.maximum(lo, 0), np.maximum(hi, 0)],
-                fmt=markers.get(split, "^"),
+            xs.append(i + offset)
+            ys.append(v)
+            lo.append(v - low if math.isfinite(low) else 0.0)
+            hi.append(high - v if math.isfinite(high) else 0.0)
+        if not xs:
+            continue
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=[np.maximum(lo, 0), np.maximum(hi, 0)],
+            fmt=marker,
+            color=color,
+            capsize=3,
+            markersize=6,
+            linestyle="none",
+            label=label,
+        )
+        for xv, yv, below in zip(xs, ys, lo, strict=True):  # under the lower bar
+            ax.annotate(
+                f"{yv:.2f}",
+                (xv, yv - below),
+                textcoords="offset points",
+                xytext=(0, -10),
+                ha="center",
+                fontsize=7,
                 color=color,
-                capsize=4,
-                markersize=6,
-                linestyle="none",
-                label=f"evaluated on {split}",
             )
-            for xv, yv in zip(xs, ys, strict=True):
-                ax.annotate(
-                    f"{yv:.2f}",
-                    (xv, yv),
-                    textcoords="offset points",
-                    xytext=(-7, -3) if offset < 0 else (7, -3),
-                    ha="right" if offset < 0 else "left",
-                    fontsize=8,
-                    color=color,
+    if metric == "roc_auc":
+        ax.axhline(0.5, color="0.5", linestyle=":", linewidth=1, label="chance (0.5)")
+    elif {"positives", "n"} <= set(rows.columns):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            prevalence = float(
+                np.nanmean(
+                    pd.to_numeric(rows["positives"], errors="coerce")
+                    / pd.to_numeric(rows["n"], errors="coerce")
                 )
-            if metric == "pr_auc" and {"positives", "n"} <= set(rows.columns):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    prevalence = float(
-                        np.nanmean(
-                            pd.to_numeric(rows["positives"], errors="coerce")
-                            / pd.to_numeric(rows["n"], errors="coerce")
-                        )
-                    )
-                if math.isfinite(prevalence):
-                    ax.axhline(
-                        prevalence,
-                        color=color,
-                        linestyle=":",
-                        linewidth=1,
-                        label=f"share of positives, {split} ({prevalence:.2f})",
-                    )
-    ax_roc.axhline(0.5, color="0.5", linestyle=":", linewidth=1, label="chance (0.5)")
-    for ax in (ax_roc, ax_pr):
-        ax.set_xlim(-0.5, len(SETTINGS) - 0.5)
-        ax.set_ylim(0, 1.02)
-    # usual empty corners: below the ROC points (all above chance), above the PR points
-    _legend(ax_roc, loc="lower left")
-    _legend(ax_pr, loc="lower center", bbox_to_anchor=(0.5, 0.15), ncol=2)
-    return _save(fig, out_path)
+            )
+        if math.isfinite(prevalence):
+            ax.axhline(prevalence, color="0.5", linestyle=":", linewidth=1,
+                       label=f"share of positives ({prevalence:.2f})")  # fmt: skip
 
 
 def plot_disagreement_curves(

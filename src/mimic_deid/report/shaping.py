@@ -16,6 +16,7 @@ import pandas as pd
 from mimic_deid.deid.duration import records_lost
 from mimic_deid.deid.features import dimension_stats
 from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
 __all__ = [
     "GA_STATS",
@@ -30,6 +31,8 @@ __all__ = [
     "records_lost",
     "series_features",
     "summary_rows",
+    "utility_keys",
+    "utility_rows",
 ]
 
 SUMMARY_COLUMNS = ("class_length", "inclusion", "stat", "value", "normalised")
@@ -137,3 +140,51 @@ def linkage_points(block: Mapping[str, Any] | None) -> pd.DataFrame:
         )
     df = pd.DataFrame(rows, columns=["error", "top1", "top5", "reconstruction_error", "n"])
     return df.sort_values("error").reset_index(drop=True)
+
+
+#: Key values of a utility table written before it held the data owner's baseline and the
+#: like-for-like rows (issue 27): mortality, on the released variables, shipped.
+_UTILITY_DEFAULT_KEYS = {"task": "mortality", "variables": "released", "cross": "shipped"}
+_SETTING_SIDES = {label: (train, test) for label, train, test in UTILITY_SETTINGS}
+
+
+def utility_keys(utility: pd.DataFrame) -> pd.DataFrame:
+    """``utility`` with every key column of
+    :data:`mimic_deid.evaluate.utility.KEY_COLUMNS` present.
+
+    A table from before those columns (an older ``trust_settings.csv`` that a re-run of the
+    report reads, or a hand-made one) holds mortality on the released variables with the
+    original side shipped; ``train_data`` / ``test_data`` follow from the setting label.
+    """
+    out = utility.copy()
+    if "train_data" not in out.columns and "setting" in out.columns:
+        sides = [_SETTING_SIDES.get(str(s), ("", "")) for s in out["setting"]]
+        out["train_data"] = [a for a, _ in sides]
+        out["test_data"] = [b for _, b in sides]
+    for key, value in _UTILITY_DEFAULT_KEYS.items():
+        if key not in out.columns:
+            out[key] = value
+    return out
+
+
+def utility_rows(utility: pd.DataFrame, split: str, task: str = "mortality") -> pd.DataFrame:
+    """The rows of one evaluated ``split`` and ``task`` (:func:`utility_keys` completed).
+
+    Raises
+    ------
+    InputDataError
+        ``setting`` or ``split`` is missing, or a (variables, cross, setting) appears twice.
+    """
+    require_columns(utility, ["setting", "split"], "utility (trust settings)")
+    frame = utility_keys(utility)
+    rows = frame[(frame["split"].astype(str) == split) & (frame["task"].astype(str) == task)]
+    keys = ["variables", "cross", "setting"]
+    dup = rows[rows.duplicated(keys)]
+    if len(dup):
+        first = dup.iloc[0]
+        raise InputDataError(
+            f"utility (trust settings): setting {first['setting']!r} ({first['variables']} "
+            f"variables, {first['cross']}) appears more than once for split {split!r}; "
+            "expected one row per (task, variables, cross, setting, split)"
+        )
+    return rows

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
+from mimic_deid.report.shaping import utility_keys
 
 __all__ = [
     "OVERVIEW_COLUMNS",
@@ -15,6 +16,7 @@ __all__ = [
     "sweep_overview",
     "sweep_row",
     "sweep_table",
+    "utility_columns",
 ]
 
 
@@ -74,6 +76,7 @@ def sweep_row(
     baseline: pd.DataFrame,
     linkage: Mapping,
     utility: pd.DataFrame,
+    utility_cross: str = "shipped",
 ) -> dict:
     """One row of the sweep summary.
 
@@ -87,6 +90,8 @@ def sweep_row(
         Per-series disagreement of the release and of the original data.
     utility : DataFrame
         ``utility/trust_settings.csv`` of the point's ``ihm48`` release.
+    utility_cross : str
+        Config ``evaluate.utility.cross`` (:func:`utility_columns`).
 
     Returns
     -------
@@ -136,13 +141,53 @@ def sweep_row(
     if "bound" in linkage:
         row["strong_bound_top1_pct"] = _pct(linkage["bound"]["top1"])
         row["strong_within_bound"] = bool(linkage["bound"]["within"])
-    test = utility[utility["split"] == "test"].set_index("setting")
-    for setting, train_side, test_side in UTILITY_SETTINGS:
-        if setting in test.index:
-            name = f"{train_side}_{test_side}"
-            row[f"test_roc_auc_{name}"] = float(test.loc[setting, "roc_auc"])
-            row[f"test_pr_auc_{name}"] = float(test.loc[setting, "pr_auc"])
+    row.update(utility_columns(utility, utility_cross))
     return row
+
+
+def _setting_name(train_side: str, test_side: str, variables: str) -> str:
+    """``orig_orig_all``, ``orig_orig_released``; the other settings see the released
+    variables only, so their names need no qualifier: ``deid_deid``, ``orig_deid``..."""
+    name = f"{train_side}_{test_side}"
+    return f"{name}_{variables}" if name == "orig_orig" else name
+
+
+def utility_columns(utility: pd.DataFrame, cross: str = "shipped") -> dict[str, object]:
+    """The sweep summary's test-split utility columns of one point's utility table.
+
+    Parameters
+    ----------
+    utility : DataFrame
+        ``utility/trust_settings.csv`` (:func:`mimic_deid.evaluate.utility.utility_table`;
+        missing key columns completed by :func:`~mimic_deid.report.shaping.utility_keys`).
+    cross : str
+        Config ``evaluate.utility.cross``: the original side the headline columns use.
+
+    Returns
+    -------
+    dict
+        ``utility_cross``; for each metric ``m`` (``roc_auc``, ``pr_auc``) the data owner's
+        baseline ``test_m_orig_orig_all``, the headline columns ``test_m_orig_orig_released``,
+        ``test_m_deid_deid``, ``test_m_orig_deid``, ``test_m_deid_orig`` (original side
+        ``cross``), and both original sides of the settings they change,
+        ``test_m_{setting}_shipped`` / ``_gap_filled``. A task other than mortality puts its
+        name after the metric (``test_roc_auc_long_stay_deid_deid``).
+    """
+    test = utility_keys(utility[utility["split"].astype(str) == "test"])
+    out: dict[str, object] = {"utility_cross": cross}
+    for row in test.itertuples(index=False):
+        task = "" if row.task == "mortality" else f"{row.task}_"
+        name = _setting_name(row.train_data, row.test_data, row.variables)
+        for metric in ("roc_auc", "pr_auc"):
+            value = float(getattr(row, metric))
+            if row.variables == "all":
+                out[f"test_{metric}_{task}{name}"] = value
+                continue
+            if name != "deid_deid":
+                out[f"test_{metric}_{task}{name}_{row.cross}"] = value
+            if row.cross == cross:
+                out[f"test_{metric}_{task}{name}"] = value
+    return out
 
 
 def sweep_table(
@@ -153,10 +198,12 @@ def sweep_table(
     disagreement: Sequence[pd.DataFrame],
     linkage: Sequence[Mapping],
     utility: Sequence[pd.DataFrame],
+    utility_cross: str = "shipped",
 ) -> pd.DataFrame:
     """:func:`sweep_row` of every sweep point, in sweep order.
 
-    ``duration`` and ``baseline`` are keyed by dk; the other sequences follow ``points``.
+    ``duration`` and ``baseline`` are keyed by dk; the other sequences follow ``points``;
+    ``utility_cross`` is config ``evaluate.utility.cross``.
     """
     rows = [
         sweep_row(
@@ -167,6 +214,7 @@ def sweep_table(
             baseline[point["dk"]],
             linkage[i],
             utility[i],
+            utility_cross,
         )
         for i, point in enumerate(points)
     ]
@@ -187,11 +235,18 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("strong_release_top1_pct_err0", "re-id top-1 % (strong attacker)"),
     ("strong_bound_top1_pct", "promised bound %"),
     ("kp_joint_unique_pct", "unique k-group combination % ((k,P) methods)"),
+    ("test_roc_auc_orig_orig_all", "ROC-AUC orig./orig., all variables"),
+    ("test_roc_auc_orig_orig_released", "ROC-AUC orig./orig., released variables"),
     *(
         (f"test_roc_auc_{train}_{test}", f"ROC-AUC {label}")
-        for label, train, test in UTILITY_SETTINGS
+        for label, train, test in UTILITY_SETTINGS[1:]
     ),
-    ("delta_roc_auc", "ΔROC-AUC de-id./orig."),
+    ("utility_cross", "original side of the cross settings"),
+    ("delta_roc_auc", "ΔROC-AUC de-id./orig. against orig./orig., released variables"),
+    ("delta_roc_auc_all", "ΔROC-AUC de-id./orig. against orig./orig., all variables"),
+    ("test_roc_auc_long_stay_orig_orig_all", "stay > 7 d: ROC-AUC orig./orig., all variables"),
+    ("test_roc_auc_long_stay_deid_deid", "stay > 7 d: ROC-AUC de-id. / de-id."),
+    ("test_roc_auc_long_stay_deid_orig", "stay > 7 d: ROC-AUC de-id. / orig."),
 )
 
 
@@ -209,14 +264,17 @@ def sweep_overview(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     -------
     DataFrame
         The :data:`OVERVIEW_COLUMNS` present in ``summary``, renamed to their headings;
-        ``ΔROC-AUC de-id./orig.`` is the test ROC-AUC of a model trained on the release minus
-        that of one trained on the original data, both scored on original test data (the
-        utility cost of publishing).
+        the ``ΔROC-AUC de-id./orig.`` columns are the test ROC-AUC of a model trained on the
+        release minus that of one trained on the original data on the released variables
+        (the cost of the perturbation) or on all variables (the data owner's whole cost,
+        withholding included), all scored on original test data.
     """
     frame = summary.copy()
-    train_deid, train_orig = "test_roc_auc_deid_orig", "test_roc_auc_orig_orig"
-    if {train_deid, train_orig} <= set(frame.columns):
-        frame["delta_roc_auc"] = frame[train_deid] - frame[train_orig]
+    train_deid = "test_roc_auc_deid_orig"
+    for delta, baseline in (("delta_roc_auc", "released"), ("delta_roc_auc_all", "all")):
+        train_orig = f"test_roc_auc_orig_orig_{baseline}"
+        if {train_deid, train_orig} <= set(frame.columns):
+            frame[delta] = frame[train_deid] - frame[train_orig]
     present = [(c, h) for c, h in OVERVIEW_COLUMNS if c in frame.columns]
     out = frame[[c for c, _ in present]].rename(columns=dict(present))
     numeric = out.select_dtypes("number").columns.difference(["dk", "fk"])

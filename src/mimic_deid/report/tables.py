@@ -22,8 +22,9 @@ from mimic_deid.deid.duration import (
     duration_summary,
     duration_uniqueness,
 )
-from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.errors import require_columns
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
+from mimic_deid.report.shaping import utility_rows
 
 #: Trust settings in the seed's column order: the labels ``evaluate.utility.trust_settings``
 #: writes in its ``setting`` column (training data / test data), printed as they are.
@@ -32,6 +33,20 @@ SETTING_LABELS: dict[str, str] = {label: label for label in SETTINGS}
 #: Metric column prefix -> printed row label.
 METRICS: dict[str, str] = {"roc_auc": "ROC-AUC", "pr_auc": "PR-AUC"}
 UTILITY_COLUMNS = ("setting", "split", "roc_auc", "roc_auc_lo", "roc_auc_hi")
+#: The data owner's baseline column: orig. / orig. on every series variable.
+ALL_VARIABLES = "orig. / orig., all variables"
+#: Rows of a trust-settings table per metric: the original side as recorded, gap-filled like
+#: the release (``evaluate.utility.cross``), and the seed's figure.
+TRUST_ROWS: dict[str, str] = {"shipped": "shipped", "gap_filled": "like-for-like", "seed": "seed"}
+#: Seed 000, Table 6.3 (split ``train``) and Table 6.4 (split ``test``): in-hospital mortality
+#: ROC-AUC and PR-AUC per trust setting, in :data:`SETTINGS` order (orig. / orig.,
+#: de-id. / de-id., orig. / de-id., de-id. / orig.).
+SEED_TRUST_SETTINGS: dict[tuple[str, str], tuple[float, float, float, float]] = {
+    ("train", "roc_auc"): (0.87, 0.87, 0.86, 0.64),
+    ("train", "pr_auc"): (0.54, 0.54, 0.51, 0.22),
+    ("test", "roc_auc"): (0.85, 0.83, 0.82, 0.64),
+    ("test", "pr_auc"): (0.49, 0.45, 0.40, 0.22),
+}
 NOT_AVAILABLE = "n/a"
 
 OPTIMISER_LABELS: dict[str, str] = {
@@ -66,51 +81,71 @@ def format_ci(value: Any, lo: Any = None, hi: Any = None, digits: int = 2) -> st
     return f"{v:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
-def trust_settings_table(utility: pd.DataFrame, split: str, digits: int = 2) -> pd.DataFrame:
-    """Seed Table 6.3 (``split="train"``) or 6.4 (``split="test"``) from the utility frame.
+def trust_settings_table(
+    utility: pd.DataFrame, split: str, digits: int = 2, task: str = "mortality"
+) -> pd.DataFrame:
+    """Seed Table 6.3 (``split="train"``) or 6.4 (``split="test"``), shipped and like-for-like
+    beside the seed's figures, with the data owner's baseline in front.
 
     Parameters
     ----------
     utility : DataFrame
-        One row per (setting, split) with ``roc_auc``, ``pr_auc`` and their ``_lo`` / ``_hi``
-        bootstrap 95 % bounds. ``split`` is the split the model was evaluated on.
+        One row per (task, variables, cross, setting, split) with ``roc_auc``, ``pr_auc`` and
+        their ``_lo`` / ``_hi`` bootstrap 95 % bounds
+        (:func:`mimic_deid.evaluate.utility.utility_table`; missing key columns completed by
+        :func:`mimic_deid.report.shaping.utility_keys`). ``split`` is the evaluated split.
     split : str
         The evaluated split to tabulate.
+    digits : int
+        Decimals printed.
+    task : str
+        The prediction task (:data:`mimic_deid.evaluate.utility.TASKS`).
 
     Returns
     -------
     DataFrame
-        Index ``["ROC-AUC", "PR-AUC"]`` named ``"Training / test"``; columns the four settings
-        labelled as in the seed (``"orig. / orig."`` ...); cells ``"0.85 [0.83, 0.87]"``, or
-        ``"n/a"`` for a setting absent from ``utility``.
+        Index ``"<metric>, <row>"`` for metric ``ROC-AUC``, ``PR-AUC`` and row
+        :data:`TRUST_ROWS` (shipped, like-for-like, seed), named ``"Training / test"``;
+        columns :data:`ALL_VARIABLES` (orig. / orig. on every series variable) and the four
+        settings labelled as in the seed (``"orig. / orig."`` ...); cells
+        ``"0.85 [0.83, 0.87]"``, the seed's ``"0.85"``, or ``"n/a"``. The seed rows are left
+        out for a task the seed does not have (every task but mortality).
 
     Raises
     ------
     InputDataError
-        A required column is missing, or a (setting, split) appears twice.
+        A required column is missing, or a row appears twice.
     """
-    require_columns(utility, ["setting", "split"], "utility (trust settings)")
-    rows = utility[utility["split"].astype(str) == split]
-    dup = rows["setting"][rows["setting"].duplicated()]
-    if len(dup):
-        raise InputDataError(
-            f"utility (trust settings): setting {dup.iloc[0]!r} appears more than once for "
-            f"split {split!r}; expected one row per (setting, split)"
-        )
-    by_setting = {str(r["setting"]): r for _, r in rows.iterrows()}
-    data: dict[str, list[str]] = {}
-    for setting in SETTINGS:
-        row = by_setting.get(setting)
-        cells = []
-        for metric in METRICS:
-            if row is None or metric not in row.index:
-                cells.append(NOT_AVAILABLE)
-            else:
-                cells.append(
-                    format_ci(row[metric], row.get(f"{metric}_lo"), row.get(f"{metric}_hi"), digits)
-                )
-        data[SETTING_LABELS[setting]] = cells
-    table = pd.DataFrame(data, index=pd.Index(list(METRICS.values()), name="Training / test"))
+    rows = utility_rows(utility, split, task)
+    by_key = {
+        (str(r["variables"]), str(r["cross"]), str(r["setting"])): r for _, r in rows.iterrows()
+    }
+    columns = [(ALL_VARIABLES, ("all", SETTINGS[0]))] + [
+        (SETTING_LABELS[s], ("released", s)) for s in SETTINGS
+    ]
+    index, cells = [], {label: [] for label, _ in columns}
+    for metric, metric_label in METRICS.items():
+        seed = SEED_TRUST_SETTINGS.get((split, metric)) if task == "mortality" else None
+        for row_key, row_label in TRUST_ROWS.items():
+            if row_key == "seed" and seed is None:  # a task the seed does not have
+                continue
+            index.append(f"{metric_label}, {row_label}")
+            for label, (variables, setting) in columns:
+                if row_key == "seed":
+                    known = seed is not None and variables == "released"
+                    value = seed[SETTINGS.index(setting)] if known else None
+                    cells[label].append(format_ci(value, digits=digits))
+                    continue
+                row = by_key.get((variables, row_key, setting))
+                if row is None or metric not in row.index:
+                    cells[label].append(NOT_AVAILABLE)
+                else:
+                    cells[label].append(
+                        format_ci(
+                            row[metric], row.get(f"{metric}_lo"), row.get(f"{metric}_hi"), digits
+                        )
+                    )
+    table = pd.DataFrame(cells, index=pd.Index(index, name="Training / test"))
     table.columns.name = None
     return table
 
