@@ -41,6 +41,8 @@ onstart:
     # so the subdirectories Snakemake creates for jobs (umask modes) are not reachable by
     # others either.
     make_private_dir(PRIVATE)
+    # Logs name files, rows and columns (never values), and are owner-only all the same.
+    make_private_dir(LOGS)
 
 
 onsuccess:

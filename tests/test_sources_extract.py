@@ -27,9 +27,9 @@ TS = pa.timestamp("s")
 RAW_SCHEMAS = {
     "icustays.parquet": pa.schema(
         [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("icustay_id", pa.int64()),
-         ("dbsource", pa.string()), ("first_careunit", pa.string()),
-         ("last_careunit", pa.string()), ("first_wardid", pa.int64()),
-         ("last_wardid", pa.int64()), ("intime", TS), ("outtime", TS), ("los", pa.float64())]
+         ("first_careunit", pa.string()), ("last_careunit", pa.string()),
+         ("first_wardid", pa.int64()), ("last_wardid", pa.int64()), ("intime", TS),
+         ("outtime", TS)]
     ),
     "admissions.parquet": pa.schema(
         [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("admittime", TS),
