@@ -37,6 +37,8 @@ onstart:
     # others either.
     make_private_dir(PRIVATE)
     protect_run_metadata()
+    # Logs name files, rows and columns (never values), and are owner-only all the same.
+    make_private_dir(LOGS)
 
 
 onsuccess:

@@ -125,11 +125,12 @@ def test_stays_without_valid_times_are_dropped_and_counted(caplog) -> None:
     at = icustays["icustay_id"].to_numpy()
     icustays.loc[at == 100, "outtime"] = pd.Timestamp("2100-01-01 09:00")  # before INTIME
     icustays.loc[at == 311, "outtime"] = pd.NaT  # no OUTTIME
+    icustays.loc[at == 600, "outtime"] = icustays.loc[at == 600, "intime"]  # no duration
     stays, counts = build_cohort(icustays, admissions, patients)
-    assert counts[1] == {"rule": "valid_times", "stays": 7, "admissions": 6, "subjects": 5}
-    assert 100 not in set(stays["icustay_id"]) and 311 not in set(stays["icustay_id"])
+    assert counts[1] == {"rule": "valid_times", "stays": 6, "admissions": 5, "subjects": 4}
+    assert not {100, 311, 600} & set(stays["icustay_id"])
     assert (
-        "2 stays dropped by rule valid_times: no INTIME or OUTTIME, or OUTTIME before INTIME"
+        "3 stays dropped by rule valid_times: no INTIME or OUTTIME, or OUTTIME not after INTIME"
         in (caplog.text)
     )
 

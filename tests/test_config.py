@@ -233,3 +233,26 @@ def test_config_readme_documents_every_parameter():
     params = {p for p in params if not p.startswith("deid.tuning_grid.")} | {"deid.tuning_grid"}
     missing = sorted(p for p in params if f"`{p}`" not in text)
     assert missing == [], f"config/README.md does not document {missing}"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("deid:\n  dk: [10]\n  fk: [3]\nseed: 1\ndeid:\n  dk: [20]\n", "'deid' (lines 1 and 5)"),
+        ("deid:\n  dk: [10]\n  fk: [3]\n  dk: [20]\n", "'deid/dk' (lines 2 and 4)"),
+        ("source:\n  csv:\n    path: /a\n    path: /b\n", "'source/csv/path' (lines 3 and 4)"),
+    ],
+)
+def test_a_key_given_twice_in_a_config_file_is_refused(tmp_path, text, key):
+    from mimic_deid.config import check_config_files
+
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("deid:\n  dk: [10]\nseed: 1\n")
+    bad.write_text(text)
+    check_config_files([good])
+    with pytest.raises(ConfigError) as err:
+        check_config_files([good, bad])
+    assert str(err.value) == (
+        f"config file {bad}: key {key} is given twice; give each key once (YAML readers keep "
+        "the last one and silently drop the first)"
+    )

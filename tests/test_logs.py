@@ -110,3 +110,36 @@ def test_run_stage_reports_an_unreadable_input_in_one_line(tmp_path, capsys) -> 
         "mimic-deid error in rule 'extract': Permission denied: /data/ICUSTAYS.csv.gz"
     )
     assert "Traceback" not in err
+
+
+def _raise_with_a_value() -> None:
+    float("SENTINEL-4711")  # a library error quoting a cell value (ValueError)
+
+
+def test_an_unexpected_error_names_its_place_not_its_message(tmp_path, capsys, monkeypatch):
+    from mimic_deid.logs import DEBUG_ENV, run_stage
+
+    monkeypatch.delenv(DEBUG_ENV, raising=False)
+    log = tmp_path / "x.log"
+    with pytest.raises(SystemExit) as info, run_stage("series", str(log)):
+        _raise_with_a_value()
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        "mimic-deid internal error in rule 'series': ValueError at test_logs.py:"
+        f"{_raise_with_a_value.__code__.co_firstlineno + 1} in _raise_with_a_value; its message "
+        "is not shown, as it may quote input data (set MIMIC_DEID_DEBUG=1 to see the traceback, "
+        "on a terminal only)"
+    )
+    assert "SENTINEL" not in err + log.read_text()
+    assert "Traceback" not in err
+    monkeypatch.setenv(DEBUG_ENV, "1")  # a developer asks for the traceback
+    with pytest.raises(ValueError, match="SENTINEL-4711"), run_stage("series"):
+        _raise_with_a_value()
+
+
+def test_a_log_file_is_owner_only(tmp_path) -> None:
+    log = tmp_path / "x.log"
+    configure(str(log))
+    logging.getLogger("mimic_deid.test").info("counts only")
+    assert log.stat().st_mode & 0o777 == 0o600

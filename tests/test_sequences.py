@@ -213,7 +213,8 @@ def test_unknown_care_unit_is_named():
     with pytest.raises(InputDataError) as exc:
         transfer_events(_transfers(curr_careunit=[None, "XICU", None]))
     assert str(exc.value) == (
-        "TRANSFERS: column 'curr_careunit' has unknown state(s) ['XICU']; expected one of "
+        "TRANSFERS: column 'curr_careunit' holds 1 unknown state(s) (first data rows: 2); "
+        "expected one of "
         "['CCU', 'CSRU', 'MICU', 'NICU', 'NWARD', 'SICU', 'TSICU', 'WARD'] (WARD = a "
         "general-ward row)"
     )
@@ -263,8 +264,8 @@ def test_cpt_bad_code_and_missing_seq_are_named():
     with pytest.raises(InputDataError) as exc:
         cpt_events(_cpt(cpt_cd=["99291", "abc", "94002", "99223"]))
     assert str(exc.value) == (
-        "CPTEVENTS: column 'cpt_cd' has unknown state(s) ['abc']; expected CPT codes of five "
-        "characters (four digits and a digit or capital letter)"
+        "CPTEVENTS: column 'cpt_cd' holds 1 unknown state(s) (first data rows: 2); expected CPT "
+        "codes of five characters (four digits and a digit or capital letter)"
     )
     with pytest.raises(InputDataError) as exc:
         cpt_events(_cpt(ticket_id_seq=[1, None, 1, 1]))

@@ -32,7 +32,7 @@ def test_small_tables_are_typed_and_limited_to_needed_columns(tmp_path: Path) ->
     assert len(icu) == EXPECTED["icustays"]
     assert icu["icustay_id"].dtype == "int64"
     assert icu["intime"].dtype == "datetime64[s]"
-    assert icu["los"].dtype == "float64"
+    assert "los" not in icu.columns and "dbsource" not in icu.columns  # never used: not decoded
     assert icu["outtime"].isna().sum() == 1  # the stay without OUTTIME
     pats = src.read_table("patients")
     assert list(pats.columns) == ["subject_id", "gender", "dob", "dod"]
@@ -59,12 +59,17 @@ def test_gz_plain_and_header_case_read_identically(
     assert got.schema.equals(tables.SOURCE_EVENT_SCHEMA)
 
 
-def test_csv_gz_preferred_over_csv(tmp_path: Path) -> None:
+def test_csv_beside_csv_gz_is_refused_naming_both(tmp_path: Path) -> None:
     folder = write_mimic_dir(tmp_path / "m")
-    # a stale uncompressed copy with one patient only: must be ignored
-    write_table(folder / "PATIENTS.csv", "PATIENTS", [{"SUBJECT_ID": 99, "GENDER": "M",
+    # a stale uncompressed copy with one patient only: which of the two is meant is not known
+    write_table(folder / "patients.csv", "PATIENTS", [{"SUBJECT_ID": 99, "GENDER": "M",
                 "DOB": "2000-01-01 00:00:00", "EXPIRE_FLAG": 0}])  # fmt: skip
-    assert len(CsvSource(folder).read_table("patients")) == EXPECTED["patients"]
+    with pytest.raises(InputDataError) as err:
+        CsvSource(folder).read_table("patients")
+    assert str(err.value) == (
+        f"{folder}: table PATIENTS is given twice, as PATIENTS.csv.gz and patients.csv; keep "
+        "one of the two files (they may differ, and only one would be read)"
+    )
 
 
 def test_values_nulls_and_text_are_kept_verbatim(tmp_path: Path) -> None:
@@ -220,9 +225,10 @@ def test_unparseable_value_names_column_and_file(
     with pytest.raises(InputDataError) as err:
         list(CsvSource(folder).iter_events("chartevents", [211], 1000))
     assert str(err.value) == (
-        f"{folder / 'CHARTEVENTS.csv.gz'}: column '{column}': cannot parse value '{bad}' as "
-        f"{expected}"
+        f"{folder / 'CHARTEVENTS.csv.gz'}: column '{column}', data row 2501: the value is not "
+        f"{expected} (values are never shown in messages)"
     )
+    assert bad not in str(err.value)
 
 
 def test_truncated_plain_csv_row_is_reported(tmp_path: Path) -> None:
@@ -233,6 +239,6 @@ def test_truncated_plain_csv_row_is_reported(tmp_path: Path) -> None:
     with pytest.raises(InputDataError) as err:
         list(CsvSource(folder).iter_events("chartevents", [211], 1000))
     assert str(err.value) == (
-        f"{path}: malformed CSV: Expected 15 columns, got 8 (truncated file, wrong delimiter or "
-        "a quoted value with a line break?)"
+        f"{path}: data row {len(text.splitlines()) - 1}: malformed CSV: Expected 15 columns, "
+        "got 8 (truncated file or wrong delimiter?)"
     )

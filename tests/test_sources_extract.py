@@ -27,9 +27,9 @@ TS = pa.timestamp("s")
 RAW_SCHEMAS = {
     "icustays.parquet": pa.schema(
         [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("icustay_id", pa.int64()),
-         ("dbsource", pa.string()), ("first_careunit", pa.string()),
-         ("last_careunit", pa.string()), ("first_wardid", pa.int64()),
-         ("last_wardid", pa.int64()), ("intime", TS), ("outtime", TS), ("los", pa.float64())]
+         ("first_careunit", pa.string()), ("last_careunit", pa.string()),
+         ("first_wardid", pa.int64()), ("last_wardid", pa.int64()), ("intime", TS),
+         ("outtime", TS)]
     ),
     "admissions.parquet": pa.schema(
         [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("admittime", TS),
@@ -336,7 +336,8 @@ def test_a_repeated_icustay_id_is_named(tmp_path: Path) -> None:
     stays = default_rows()["ICUSTAYS"]
     assert _key_error(tmp_path, {"ICUSTAYS": stays + stays[:2]}) == (
         "SRC: table icustays: column icustay_id must be unique (a MIMIC-III key); "
-        "2 value(s) occur more than once (first: 200001, 200004)"
+        "2 value(s) occur more than once (first data rows repeating an earlier row's value: "
+        f"{len(stays) + 1}, {len(stays) + 2})"
     )
 
 
@@ -346,7 +347,8 @@ def test_repeated_patients_rows_are_named(tmp_path: Path) -> None:
     patients = default_rows()["PATIENTS"]
     assert _key_error(tmp_path, {"PATIENTS": patients + patients}) == (
         "SRC: table patients: column subject_id must be unique (a MIMIC-III key); "
-        "3 value(s) occur more than once (first: 10, 20, 30)"
+        "3 value(s) occur more than once (first data rows repeating an earlier row's value: "
+        f"{len(patients) + 1}, {len(patients) + 2}, {len(patients) + 3})"
     )
 
 

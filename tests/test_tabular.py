@@ -122,19 +122,20 @@ def test_shipped_hierarchies_follow_appendix_b(hierarchies):
     ]
 
 
-def test_value_not_covered_names_column_and_value(hierarchies):
+def test_value_not_covered_names_column_and_row_not_value(hierarchies):
     table = pd.DataFrame({"insurance": ["Private", "Crowdfunded"]})
     with pytest.raises(InputDataError) as err:
         encode(table, ["insurance"], hierarchies)
     assert str(err.value) == (
-        "column 'insurance': value 'Crowdfunded' is not covered by step 1 of hierarchy "
-        "'insurance'; the step covers '?', 'Government', 'Medicaid', 'Medicare', 'Private', "
-        "'Self Pay'"
+        "table, row 2: column 'insurance': a value is not covered by step 1 of hierarchy "
+        "'insurance' (values are never shown in messages); the step covers '?', 'Government', "
+        "'Medicaid', 'Medicare', 'Private', 'Self Pay'"
     )
     with pytest.raises(InputDataError) as err:
-        encode(pd.DataFrame({"yob": [1950, 3001]}), ["yob"], hierarchies)
+        encode(pd.DataFrame({"yob": [1950, 3001]}), ["yob"], hierarchies, "demographics")
     assert str(err.value) == (
-        "column 'yob': value '3001' is not covered by step 1 of hierarchy 'yob'; the step "
+        "demographics, row 2: column 'yob': a value is not covered by step 1 of hierarchy "
+        "'yob' (values are never shown in messages); the step "
         "covers 'Silent generation [0, 1950]', 'Baby boomer [1951, 1980]', "
         "'Millennial [1981, 2000]', 'Generation Z [2001, 3000]'"
     )

@@ -6,6 +6,8 @@ scripts both read them from here; no other file spells a results path.
 """
 
 PRIVATE = "results/private"
+#: Every rule's log and benchmark record; owner-only like PRIVATE (they name files and rows).
+LOGS = "logs"
 REPORT = "results/report"
 #: The sweep point part of a path: dk, then Mondrian (fk, heuristic), then the method label.
 POINT = "dk{dk}/fk{fk}-{heuristic}/{method}"

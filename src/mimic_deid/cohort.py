@@ -164,10 +164,12 @@ def build_cohort(
     stays = icustays.loc[:, list(ICUSTAYS_COLUMNS)]
     counts = [_count("start", stays)]
 
-    valid = (stays["outtime"] >= stays["intime"]).fillna(False).to_numpy(dtype=bool)  # NaT: False
+    # OUTTIME == INTIME is a stay of no duration (real MIMIC-III has some): no hour to resample
+    valid = (stays["outtime"] > stays["intime"]).fillna(False).to_numpy(dtype=bool)  # NaT: False
     if not valid.all():
         log.warning(
-            "%d stays dropped by rule valid_times: no INTIME or OUTTIME, or OUTTIME before INTIME",
+            "%d stays dropped by rule valid_times: no INTIME or OUTTIME, or OUTTIME not after "
+            "INTIME",
             int((~valid).sum()),
         )
     stays = stays[valid]

@@ -1,6 +1,7 @@
 """Validation of the workflow configuration against ``config/schema.yaml``.
 
-:func:`validate_config` is called once when the workflow starts, before any job runs. It
+:func:`validate_config` is called once when the workflow starts, before any job runs, after
+:func:`check_config_files` refused any config file that gives a key twice. It
 
 1. refuses keys that were renamed, naming the new spelling (:data:`RENAMED`);
 2. coerces string values to the schema's type where the schema asks for a number, integer or
@@ -27,13 +28,67 @@ import yaml
 
 from mimic_deid.errors import ConfigError
 
-__all__ = ["RENAMED", "check_cross_fields", "dsn_params", "load_schema", "validate_config"]
+__all__ = [
+    "RENAMED",
+    "check_config_files",
+    "check_cross_fields",
+    "dsn_params",
+    "load_schema",
+    "validate_config",
+]
 
 #: Old config key path -> new one; the old spelling is refused with a message naming the new.
 RENAMED: dict[tuple[str, ...], tuple[str, ...]] = {
     ("deid", "optimizers"): ("deid", "methods"),
     ("deid", "optimisers"): ("deid", "methods"),
 }
+
+
+def _duplicate_key(node: yaml.Node, path: tuple[str, ...] = ()) -> str | None:
+    """The first key given twice in one mapping of the YAML ``node`` tree, as
+    ``"'<path/key>' (lines <first> and <second>)"``, or None."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else None
+            if name is not None and name != "<<":
+                line = key.start_mark.line + 1
+                if name in seen:
+                    return f"'{'/'.join((*path, name))}' (lines {seen[name]} and {line})"
+                seen[name] = line
+            found = _duplicate_key(value, (*path, name if name is not None else "?"))
+            if found:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            found = _duplicate_key(item, (*path, str(i)))
+            if found:
+                return found
+    return None
+
+
+def check_config_files(paths: Iterable[str | os.PathLike]) -> None:
+    """Refuse a config file that gives a key twice in one mapping (``config/config.yaml`` and
+    every ``--configfile``; Snakemake's own reading keeps the last value silently, even of a
+    whole duplicated ``deid:`` block).
+
+    Raises
+    ------
+    ConfigError
+        Naming the file, the key's path and the two lines.
+    """
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                root = yaml.compose(fh, Loader=yaml.SafeLoader)
+        except (OSError, yaml.YAMLError):
+            continue  # Snakemake reports an unreadable or malformed config file itself
+        found = _duplicate_key(root) if root is not None else None
+        if found:
+            raise ConfigError(
+                f"config file {path}: key {found} is given twice; give each key once (YAML "
+                "readers keep the last one and silently drop the first)"
+            )
 
 
 def load_schema(schema_path: str | os.PathLike) -> dict:

@@ -8,14 +8,24 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 import sys
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
 from tqdm import tqdm
 
-__all__ = ["Progress", "configure", "get_logger", "job_tag", "run_stage"]
+__all__ = [
+    "DEBUG_ENV",
+    "Progress",
+    "configure",
+    "get_logger",
+    "internal_error_text",
+    "job_tag",
+    "run_stage",
+]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -53,6 +63,7 @@ def configure(
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+        os.chmod(log_file, 0o600)  # owner-only, as the logs/ directory (made so at start-up)
     for handler in handlers:
         handler.setFormatter(formatter)
         root.addHandler(handler)
@@ -142,6 +153,22 @@ class Progress:
             self._bar.close()
 
 
+#: Set (to anything) to let an unexpected exception end a stage with its full traceback.
+DEBUG_ENV = "MIMIC_DEID_DEBUG"
+
+
+def internal_error_text(exc: BaseException) -> str:
+    """One line for an exception no check anticipated (a bug, or a library's error about the
+    data): its type and where it was raised, without its message, which may quote a value of
+    the data (pandas, NumPy and Arrow errors often do)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}"
+    return (
+        f"{type(exc).__name__}{where if frames else ''}; its message is not shown, as it may "
+        f"quote input data (set {DEBUG_ENV}=1 to see the traceback, on a terminal only)"
+    )
+
+
 @contextlib.contextmanager
 def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger]:
     """Run one workflow stage: log to ``log_file`` and stderr, report errors in one line.
@@ -149,7 +176,11 @@ def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger
     A :class:`~mimic_deid.errors.MimicDeidError` (bad input, bad parameter, failed privacy
     check, an output that cannot be written) ends the process with status 1 and the single
     line ``mimic-deid error in rule '<rule>': <message>`` on stderr, never a traceback; so does
-    any other ``OSError`` (e.g. an input without read permission), with its file name.
+    any other ``OSError`` (e.g. an input without read permission), with its file name. Any
+    other exception ends it with ``mimic-deid internal error in rule '<rule>': <type> at
+    <file>:<line> ...`` (:func:`internal_error_text`): its message is withheld, since a
+    library's message may quote a value of the data; ``MIMIC_DEID_DEBUG=1`` shows the
+    traceback instead.
 
     Parameters
     ----------
@@ -180,5 +211,12 @@ def run_stage(rule: str, log_file: str | None = None) -> Iterator[logging.Logger
             text = f"{text}: {exc.filename}"
         logger.error("%s", text)
         print(f"mimic-deid error in rule '{rule}': {text}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        text = internal_error_text(exc)
+        logger.error("%s", text)
+        print(f"mimic-deid internal error in rule '{rule}': {text}", file=sys.stderr)
         sys.exit(1)
     logger.info("rule %s finished in %.1f s", rule, time.monotonic() - start)

@@ -137,9 +137,9 @@ def _resample(
     lengths = (last - first) // HOUR_S + 1
     big = int((last - first).max()) + 1
     if n_stays * big >= 2**62:
-        raise InputDataError(
-            "clean events: a stay spans too long a time to resample "
-            f"(longest {(big - 1) / HOUR_S:.0f} h); check the charttime column"
+        raise InputDataError(  # the limit, not the stay's span: that is a patient's data
+            "clean events: a stay spans too long a time to resample (over "
+            f"{2**62 // n_stays // HOUR_S:,} h with {n_stays:,} stays); check the charttime column"
         )
 
     grid_stay = np.repeat(np.arange(n_stays, dtype=np.int64), lengths)

@@ -4,10 +4,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from paths import PATHS, POINT, PRIVATE, path
+from paths import LOGS, PATHS, POINT, PRIVATE, path
 
 from mimic_deid.atomic import make_private_dir, write_text
-from mimic_deid.config import validate_config
+from mimic_deid.config import check_config_files, validate_config
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
     LABELLED,
@@ -26,6 +26,8 @@ from mimic_deid.stages import check_source_tables, get_stage, selected_stages
 from mimic_deid.variables import load_variables, series_variables
 
 try:
+    # A key given twice in a config file (Snakemake keeps the last one silently).
+    check_config_files(workflow.configfiles)
     # Coerces --config strings, fills the schema's defaults, checks cross-field rules.
     validate_config(config, workflow.source_path("../../config/schema.yaml"))
 except ConfigError as exc:

@@ -129,6 +129,13 @@ def _require_rows(df: pd.DataFrame, table: str, what: str = "") -> None:
         )
 
 
+def _data_rows(df: pd.DataFrame, mask: np.ndarray, shown: int = 5) -> str:
+    """The first 1-based data rows of ``df`` (as read: index = row - 1) where ``mask`` holds;
+    messages name rows, never the values (logs hold no patient data)."""
+    rows = df.index.to_numpy()[np.asarray(mask, dtype=bool)][:shown] + 1
+    return "first data rows: " + ", ".join(str(int(r)) for r in rows)
+
+
 def _missing(df: pd.DataFrame, column: str, table: str, missing_times: str) -> pd.DataFrame:
     gone = df[column].isna().to_numpy()
     if gone.any() and missing_times == "error":
@@ -205,11 +212,12 @@ def transfer_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
     n0 = len(df)
     df = _missing(df, "intime", "TRANSFERS", missing_times)
     labels = df["curr_careunit"].astype("string").fillna("WARD").to_numpy(dtype=object)
-    unknown = sorted(set(labels) - set(CAREUNITS))
-    if unknown:
+    unknown = ~np.isin(labels, list(CAREUNITS))
+    if unknown.any():
         raise InputDataError(
-            f"TRANSFERS: column 'curr_careunit' has unknown state(s) {unknown[:5]}; "
-            f"expected one of {list(CAREUNITS)} (WARD = a general-ward row)"
+            f"TRANSFERS: column 'curr_careunit' holds {int(unknown.sum())} unknown state(s) "
+            f"({_data_rows(df, unknown)}); expected one of {list(CAREUNITS)} (WARD = a "
+            "general-ward row)"
         )
     hours = df["intime"].to_numpy().astype("datetime64[s]").astype(np.int64) / 3600.0
     return _build(
@@ -261,11 +269,12 @@ def cpt_events(df: pd.DataFrame, missing_times: str = "error") -> EventLog:
     n0 = len(df)
     df = _missing(df, "ticket_id_seq", "CPTEVENTS", missing_times)
     codes = df["cpt_cd"].astype("string").fillna("").str.strip().to_numpy(dtype=object)
-    bad = sorted({c for c in set(codes) if not CPT_PATTERN.match(c)})
-    if bad:
+    bad = np.array([CPT_PATTERN.match(c) is None for c in codes], dtype=bool)
+    if bad.any():
         raise InputDataError(
-            f"CPTEVENTS: column 'cpt_cd' has unknown state(s) {bad[:5]}; expected CPT codes of "
-            "five characters (four digits and a digit or capital letter)"
+            f"CPTEVENTS: column 'cpt_cd' holds {int(bad.sum())} unknown state(s) "
+            f"({_data_rows(df, bad)}); expected CPT codes of five characters (four digits and a "
+            "digit or capital letter)"
         )
     subj = df["subject_id"].to_numpy(np.int64)
     order = np.lexsort(

@@ -4,8 +4,8 @@ The parsing here (:func:`parse_csv_stream`) is shared with the PostgreSQL source
 the output of ``COPY (SELECT ...) TO STDOUT WITH CSV HEADER``, so that both sources give exactly
 the same Arrow types and values.
 
-CSV conventions handled: ``.csv`` or ``.csv.gz`` (gzip detected by its magic bytes; ``.csv.gz``
-preferred when both exist), header case and quoting ignored (the full database has upper-case,
+CSV conventions handled: ``.csv`` or ``.csv.gz`` (gzip detected by its magic bytes; both
+present is an error naming the two files), header case and quoting ignored (the full database has upper-case,
 double-quoted headers; the public demo has lower-case ones), an empty field is null (quoted or
 not), the literal strings ``NULL``/``NA`` are kept as text.
 """
@@ -16,9 +16,9 @@ import contextlib
 import csv
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -44,16 +44,22 @@ DEFAULT_ROW_BYTES = 150
 
 
 def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
-    """Return ``STEM.csv.gz`` or ``STEM.csv`` in ``directory`` (name case ignored, .gz first).
+    """Return ``STEM.csv.gz`` or ``STEM.csv`` in ``directory`` (name case ignored).
 
-    Raises ``InputDataError`` naming the names looked for and the directory.
+    Raises ``InputDataError`` naming the names looked for and the directory, or naming both
+    files when ``STEM.csv`` lies beside ``STEM.csv.gz`` (which one is meant is not known).
     """
     folder = Path(directory)
     entries = _entries(folder, stem)
     wanted = [f"{stem}.csv.gz", f"{stem}.csv"]
-    for name in wanted:
-        if name.lower() in entries:
-            return entries[name.lower()]
+    found = [entries[name.lower()] for name in wanted if name.lower() in entries]
+    if len(found) > 1:
+        raise InputDataError(
+            f"{folder}: table {stem} is given twice, as {found[0].name} and {found[1].name}; "
+            "keep one of the two files (they may differ, and only one would be read)"
+        )
+    if found:
+        return found[0]
     raise InputDataError(
         f"{folder}: MIMIC-III table file not found: looked for {' or '.join(wanted)} "
         "in this directory (file name case ignored)"
@@ -223,8 +229,7 @@ def map_columns(
 
 _CONVERSION_RE = re.compile(
     r"In CSV column #(?P<col>\d+): (?:Row #(?P<row>\d+): )?CSV conversion error to "
-    r"(?P<type>[^:]+): (?P<what>invalid value '(?P<value>.*)'|.*)",
-    re.S,
+    r"(?P<type>[^:]+):"
 )
 _TYPE_WORDS = {
     "int64": "an integer",
@@ -233,35 +238,144 @@ _TYPE_WORDS = {
     "string": "UTF-8 text",
 }
 _PARSE_RE = re.compile(r"CSV parse error: (?:Row #(?P<row>\d+): )?(?P<what>[^:]*)")
+#: Arrow's error when a quoted value holds a line break where a block ends (the fast chunker
+#: cuts blocks at the last line break, inside quotes or not).
+_OUT_OF_SYNC = "out of sync with chunker"
+
+Reopen = Callable[[], "pa.NativeFile | BinaryIO"]
 
 
-def _conversion_error(
-    exc: BaseException, label: str, parser_names: list[str], shown: dict[str, str]
+def _options(
+    parser_names: list[str],
+    skip_rows: int,
+    block_size: int,
+    newlines_in_values: bool,
+    include: list[str],
+    types: dict[str, pa.DataType],
+    *,
+    use_threads: bool = True,
+    invalid_row_handler: Callable | None = None,
+) -> tuple[pacsv.ReadOptions, pacsv.ParseOptions, pacsv.ConvertOptions]:
+    """The Arrow CSV options of every read of a table (the stream and the error locators)."""
+    read_opts = pacsv.ReadOptions(
+        column_names=parser_names,
+        skip_rows=skip_rows,
+        block_size=int(block_size),
+        use_threads=use_threads,
+    )
+    parse_opts = pacsv.ParseOptions(
+        delimiter=",", quote_char='"', double_quote=True, escape_char=False,
+        newlines_in_values=newlines_in_values, ignore_empty_lines=True,
+        invalid_row_handler=invalid_row_handler,
+    )  # fmt: skip
+    convert_opts = pacsv.ConvertOptions(
+        include_columns=include, column_types=types, null_values=[""],
+        strings_can_be_null=True, quoted_strings_can_be_null=True, check_utf8=True,
+    )  # fmt: skip
+    return read_opts, parse_opts, convert_opts
+
+
+def first_unconvertible(values: pa.Array, type_: pa.DataType) -> int | None:
+    """Index of the first of ``values`` (binary, as read) that is not UTF-8 or does not cast to
+    ``type_`` (Arrow's parsers, as the CSV reader's), or None when every value does.
+
+    Bisects on prefixes: ``log2(n)`` casts, on the error path only.
+    """
+
+    def converts(part: pa.Array) -> bool:
+        try:
+            part.cast(pa.string()).cast(type_)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        return True
+
+    if converts(values):
+        return None
+    good, bad = 0, len(values)  # values[:good] convert, values[:bad] do not
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        good, bad = (mid, bad) if converts(values.slice(0, mid)) else (good, mid)
+    return bad - 1
+
+
+def _locate_value(reopen: Reopen, opts: dict, key: str, type_: pa.DataType) -> int | None:
+    """The 1-based data row of the first value of column ``key`` that does not convert to
+    ``type_``, by reading the column again as raw bytes (None if no value fails so)."""
+    read_opts, parse_opts, convert_opts = _options(**opts, include=[key], types={key: pa.binary()})
+    offset = 0
+    with reopen() as stream:
+        for batch in pacsv.open_csv(stream, read_opts, parse_opts, convert_opts):
+            bad = first_unconvertible(batch.column(0), type_)
+            if bad is not None:
+                return offset + bad + 1
+            offset += batch.num_rows
+    return None
+
+
+def _locate_malformed(reopen: Reopen, opts: dict) -> int | None:
+    """The 1-based data row of the first row with a wrong number of fields, by reading the
+    stream again on one thread (Arrow numbers the rows then), or None."""
+    rows: list[int] = []
+
+    def handler(row: Any) -> str:
+        rows.append(row.number)
+        return "error"
+
+    first = opts["parser_names"][0]
+    read_opts, parse_opts, convert_opts = _options(
+        **opts, include=[first], types={first: pa.binary()}, use_threads=False,
+        invalid_row_handler=handler,
+    )  # fmt: skip
+    with contextlib.suppress(pa.ArrowInvalid), reopen() as stream:
+        for _ in pacsv.open_csv(stream, read_opts, parse_opts, convert_opts):
+            pass
+    return rows[0] - opts["skip_rows"] if rows and rows[0] is not None else None
+
+
+def _csv_error(
+    exc: BaseException,
+    label: str,
+    shown: dict[str, str],
+    opts: dict,
+    rows_done: int,
+    reopen: Reopen | None,
 ) -> InputDataError:
-    """Translate an Arrow CSV error into a message naming the source and column, no row data."""
+    """Translate an Arrow CSV error into a message naming the source, the data row and the
+    column; never a value (Arrow's texts quote the cell or the whole row, which may be a
+    patient's data, so only their words before the first ':' are kept).
+
+    ``rows_done`` rows were read before the error; with ``reopen`` the stream is read again
+    to find the row (error path only), else the message says "after data row <rows_done>".
+    """
     msg = str(exc)
+    somewhere = f"a data row after row {rows_done}"
     m = _CONVERSION_RE.search(msg)
     if m:
         idx = int(m.group("col"))
-        key = parser_names[idx] if idx < len(parser_names) else f"#{idx}"
+        names = opts["parser_names"]
+        key = names[idx] if idx < len(names) else f"#{idx}"
         name = shown.get(key, key).upper()
-        row = f" (data row {m.group('row')})" if m.group("row") else ""
-        if m.group("value") is not None:
-            value = m.group("value")
-            value = value if len(value) <= 40 else value[:40] + "..."
-            expected = _TYPE_WORDS.get(m.group("type"), m.group("type"))
-            what = f"cannot parse value '{value}' as {expected}"
-        else:
-            what = f"cannot convert to {m.group('type')}: {m.group('what')[:80]}"
-        return InputDataError(f"{label}: column '{name}'{row}: {what}")
+        type_name = m.group("type").strip()
+        expected = _TYPE_WORDS.get(type_name, type_name)
+        row = None
+        if reopen is not None and key in names:
+            with contextlib.suppress(pa.ArrowInvalid, OSError, ValueError, TypeError):
+                row = _locate_value(reopen, opts, key, pa.type_for_alias(type_name))
+        where = f"data row {row}" if row is not None else somewhere
+        return InputDataError(
+            f"{label}: column '{name}', {where}: the value is not {expected} "
+            "(values are never shown in messages)"
+        )
     m = _PARSE_RE.search(msg)
     if m:
-        row = f" (data row {m.group('row')})" if m.group("row") else ""
+        row = _locate_malformed(reopen, opts) if reopen is not None else None
+        where = f"data row {row}" if row is not None else somewhere
         return InputDataError(
-            f"{label}: malformed CSV{row}: {m.group('what').strip()} "
-            "(truncated file, wrong delimiter or a quoted value with a line break?)"
+            f"{label}: {where}: malformed CSV: {m.group('what').strip()} "
+            "(truncated file or wrong delimiter?)"
         )
-    return InputDataError(f"{label}: cannot read the CSV data: {msg.splitlines()[0][:200]}")
+    what = msg.splitlines()[0].split(":")[0][:200] if msg else type(exc).__name__
+    return InputDataError(f"{label}: {somewhere}: cannot read the CSV data: {what}")
 
 
 def parse_csv_stream(
@@ -274,39 +388,70 @@ def parse_csv_stream(
     block_size: int,
     newlines_in_values: bool = False,
     skip_rows: int = 1,
+    reopen: Reopen | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Parse a CSV byte stream into batches with ``spec.schema`` (absent optional cols null).
 
     ``parser_names`` names every column of the stream (lower case); ``shown`` maps the spec
     columns present to the names the user knows (for messages). ``block_size`` is in bytes.
-    Raises ``InputDataError`` for decompression, parse and conversion errors.
+    Only the spec columns present are decoded (UTF-8 checked, typed); other columns are split
+    off and never decoded. Raises ``InputDataError`` for decompression, parse and conversion
+    errors, naming the data row (1-based, header excluded) and column, never a value.
+
+    ``reopen`` opens the same bytes again from the start. With it, an error is located by a
+    second read (error path only), and a quoted value holding a line break where a block ends
+    (which the fast chunker of ``newlines_in_values=False`` cannot split) is read correctly:
+    the stream is read again from the start with line breaks in values allowed, skipping the
+    rows already yielded. Without it, such a value is an error naming the rows read before it.
     """
     include = [c.name for c in spec.columns if c.name in shown]
     types = {c.name: c.type for c in spec.columns if c.name in shown}
-    read_opts = pacsv.ReadOptions(
-        column_names=parser_names, skip_rows=skip_rows, block_size=int(block_size), use_threads=True
+    opts = dict(
+        parser_names=parser_names,
+        skip_rows=skip_rows,
+        block_size=block_size,
+        newlines_in_values=newlines_in_values,
     )
-    parse_opts = pacsv.ParseOptions(
-        delimiter=",", quote_char='"', double_quote=True, escape_char=False,
-        newlines_in_values=newlines_in_values, ignore_empty_lines=True,
-    )  # fmt: skip
-    convert_opts = pacsv.ConvertOptions(
-        include_columns=include, column_types=types, null_values=[""],
-        strings_can_be_null=True, quoted_strings_can_be_null=True, check_utf8=True,
-    )  # fmt: skip
-    reader = None
+    done = 0
     try:
-        reader = pacsv.open_csv(stream, read_opts, parse_opts, convert_opts)
-        for batch in reader:
+        for batch in _read_batches(stream, opts, include, types):
+            done += batch.num_rows
             yield _complete(batch, spec)
+        return
     except (pa.ArrowInvalid, OSError) as exc:
         if _is_decompress_error(exc) and "CSV" not in str(exc):
             raise _decompress_error(label, exc) from None
-        raise _conversion_error(exc, label, parser_names, shown) from None
+        if reopen is None or newlines_in_values or _OUT_OF_SYNC not in str(exc):
+            raise _csv_error(exc, label, shown, opts, done, reopen) from None
+    log.info(
+        f"{label}: a quoted value holds a line break where a read block ends; reading the "
+        f"file again with line breaks in values allowed, from data row {done + 1}"
+    )
+    opts["newlines_in_values"] = True
+    seen = 0
+    try:
+        with reopen() as again:
+            for batch in _read_batches(again, opts, include, types):
+                skip = min(max(done - seen, 0), batch.num_rows)
+                seen += batch.num_rows
+                if skip < batch.num_rows:
+                    yield _complete(batch.slice(skip), spec)
+    except (pa.ArrowInvalid, OSError) as exc:
+        if _is_decompress_error(exc) and "CSV" not in str(exc):
+            raise _decompress_error(label, exc) from None
+        raise _csv_error(exc, label, shown, opts, max(seen, done), reopen) from None
+
+
+def _read_batches(
+    stream: pa.NativeFile | BinaryIO, opts: dict, include: list[str], types: dict
+) -> Iterator[pa.RecordBatch]:
+    """The typed batches of ``stream`` (the reader is closed when the iteration ends)."""
+    reader = pacsv.open_csv(stream, *_options(**opts, include=include, types=types))
+    try:
+        yield from reader
     finally:
-        if reader is not None:
-            with contextlib.suppress(Exception):
-                reader.close()
+        with contextlib.suppress(Exception):
+            reader.close()
 
 
 def _complete(batch: pa.RecordBatch, spec: tables.TableSpec) -> pa.RecordBatch:
@@ -355,8 +500,10 @@ class CsvSource:
     path:
         The directory holding e.g. ``CHARTEVENTS.csv.gz``.
     newlines_in_values:
-        Allow line breaks inside quoted values (slower parsing; not needed for MIMIC-III's
-        CHARTEVENTS/LABEVENTS).
+        Split blocks with Arrow's quote-aware chunker from the start. Off by default: the fast
+        chunker reads a line break inside quotes correctly unless it falls where a block ends,
+        and then :func:`parse_csv_stream` reads the file again with this on (measured in
+        benchmarks/README.md, "Line breaks in values").
     """
 
     kind = "csv"
@@ -399,6 +546,7 @@ class CsvSource:
                     spec=spec,
                     block_size=block,
                     newlines_in_values=self.newlines_in_values,
+                    reopen=lambda: open_input(path),
                 )
             except InputDataError as err:
                 # Threads parse blocks while the stream is still being inflated: garbage from

@@ -83,7 +83,7 @@ class Reader(Protocol):
 
 # --------------------------------------------------------------------------- small tables
 
-#: Most offending examples a key error shows.
+#: Most offending rows a key error shows.
 EXAMPLES = 5
 
 
@@ -91,7 +91,8 @@ def check_keys(table: pa.Table, spec: tables.TableSpec, source: str) -> None:
     """Raise :class:`InputDataError` unless ``spec``'s key columns are non-null and unique.
 
     The message names the source, table and column, the offending count and the first
-    examples (1-based data row numbers for missing keys, the repeated values for duplicates).
+    1-based data rows (the rows missing a key; the rows repeating an earlier row's key), never
+    a value: keys are identifiers.
     """
     for col in spec.not_null:
         missing = np.flatnonzero(table.column(col).is_null().to_numpy(zero_copy_only=False))
@@ -102,13 +103,18 @@ def check_keys(table: pa.Table, spec: tables.TableSpec, source: str) -> None:
                 f"{len(missing)} row(s) have no value (first data rows: {rows})"
             )
     for col in spec.unique:
-        values, counts = np.unique(table.column(col).to_numpy(), return_counts=True)
-        repeated = values[counts > 1]
-        if len(repeated):
-            first = ", ".join(str(v) for v in repeated[:EXAMPLES])
+        values = table.column(col).to_numpy()
+        _, first, inverse, counts = np.unique(
+            values, return_index=True, return_inverse=True, return_counts=True
+        )
+        if (counts > 1).any():
+            # rows repeating an earlier row's value, named by row: a key is an identifier
+            again = np.flatnonzero(np.arange(len(values)) != first[inverse])
+            rows = ", ".join(str(i + 1) for i in again[:EXAMPLES])
             raise InputDataError(
                 f"{source}: table {spec.name}: column {col} must be unique (a MIMIC-III key); "
-                f"{len(repeated)} value(s) occur more than once (first: {first})"
+                f"{int((counts > 1).sum())} value(s) occur more than once (first data rows "
+                f"repeating an earlier row's value: {rows})"
             )
 
 
@@ -121,10 +127,10 @@ def small_table_to_arrow(df: pd.DataFrame, spec: tables.TableSpec, source: str) 
         table = pa.Table.from_pandas(
             df[spec.column_names], schema=spec.schema, preserve_index=False
         )
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # Arrow's text quotes the value: not shown
         raise InputDataError(
             f"{source}: table {spec.name}: columns do not have the expected types "
-            f"{dict(zip(spec.column_names, map(str, spec.schema.types), strict=True))}: {exc}"
+            f"{dict(zip(spec.column_names, map(str, spec.schema.types), strict=True))}"
         ) from None
     table = table.replace_schema_metadata(None)
     check_keys(table, spec, source)
@@ -148,9 +154,10 @@ def normalise_batch(batch: pa.RecordBatch | pa.Table, source: str, table: str) -
     if not tab.schema.equals(schema):
         try:
             tab = tab.cast(schema)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # Arrow's text quotes values
             raise InputDataError(
-                f"{source}: {table}: cannot cast batch to {schema}: {exc}"
+                f"{source}: {table}: cannot cast batch to {schema} (columns "
+                f"{dict(zip(tab.schema.names, map(str, tab.schema.types), strict=True))})"
             ) from None
     return tab
 

@@ -79,6 +79,27 @@ def _scrub(text: str, dsn: str) -> str:
     return text
 
 
+#: SQLSTATE classes whose server message may quote a value of the data (data exception,
+#: integrity constraint violation): their text is not shown, only the condition's name.
+DATA_SQLSTATE_CLASSES = ("22", "23")
+
+
+def _server_reason(exc: psycopg2.Error, dsn: str) -> str:
+    """The server's reason for ``exc``, without a password and without a data value: for a
+    data exception (e.g. 'invalid input syntax for type timestamp: "<value>"') only the
+    SQLSTATE and its condition name."""
+    code = getattr(exc, "pgcode", None)
+    if code is None or code[:2] in DATA_SQLSTATE_CLASSES:
+        from psycopg2 import errorcodes
+
+        name = (errorcodes.lookup(code) or "unknown").lower() if code else "no SQLSTATE"
+        return (
+            f"SQLSTATE {code or '-'} ({name}); the server's message is not shown, as it may "
+            "quote a value of the data"
+        )
+    return _scrub(" ".join(str(exc).split()), dsn)
+
+
 def connect(dsn: str = "", readonly: bool = True) -> psycopg2.extensions.connection:
     """Open a session with ISO dates, UTC and exact floats; map failures to
     ``SourceConnectionError`` naming host/port/dbname (never the password).
@@ -365,8 +386,9 @@ class PostgresSource:
             reason = _scrub(" ".join(str(exc).split()), self.dsn)
             return SourceConnectionError(f"{label}: connection lost during COPY: {reason}")
         if isinstance(exc, psycopg2.Error):
-            reason = _scrub(" ".join(str(exc).split()), self.dsn)
-            return InputDataError(f"{label}: the COPY query failed: {reason}")
+            return InputDataError(
+                f"{label}: the COPY query failed: {_server_reason(exc, self.dsn)}"
+            )
         return exc if isinstance(exc, Exception) else RuntimeError(repr(exc))
 
     # -- reader protocol -------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The MIMIC-III v1.4 tables the extraction reads: their columns, Arrow types and output order.
 
 Column names are lower case here; sources map file headers / database columns onto these names
-case-insensitively. Every source (CSV, PostgreSQL) parses into exactly these Arrow types, so the
+case-insensitively. A spec lists only the columns the project uses: the others are split off by
+the parser and never decoded, so a stray byte in e.g. ICUSTAYS.DBSOURCE or a D_ICD_DIAGNOSES
+title cannot stop a run (a bad byte in a column listed here is an error naming its row). Every source (CSV, PostgreSQL) parses into exactly these Arrow types, so the
 raw artefacts are identical whatever the source.
 
 Small tables (PATIENTS, ADMISSIONS, ICUSTAYS) are read whole; event tables (CHARTEVENTS,
@@ -105,14 +107,12 @@ ICUSTAYS = TableSpec(
         ("subject_id", pa.int64()),
         ("hadm_id", pa.int64()),
         ("icustay_id", pa.int64()),
-        ("dbsource", pa.string()),
         ("first_careunit", pa.string()),
         ("last_careunit", pa.string()),
         ("first_wardid", pa.int64()),
         ("last_wardid", pa.int64()),
         ("intime", TIMESTAMP),
         ("outtime", TIMESTAMP),
-        ("los", pa.float64()),
     ),
     sort_by=("icustay_id", "hadm_id", "subject_id"),
     unique=("icustay_id",),
@@ -165,8 +165,6 @@ D_ICD_DIAGNOSES = TableSpec(
     "d_icd_diagnoses",
     _cols(
         ("icd9_code", pa.string()),
-        ("short_title", pa.string()),
-        ("long_title", pa.string()),
     ),
     sort_by=("icd9_code",),
     unique=("icd9_code",),

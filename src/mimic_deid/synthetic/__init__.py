@@ -64,7 +64,10 @@ missing variables; CareVue items (< 220000, older shifted years) and MetaVision 
 temperatures, kg/lb/oz weights, inch/cm heights, SpO2 fractions, FiO2 percent and fractions;
 "120/80" blood pressure text in both systolic and diastolic rows; GCS and capillary refill
 text; heart rate 0/999 and temperature 0 artefacts; MetaVision ERROR = 1 rows; ~12 % of
-chart rows from distractor items listed in D_ITEMS.
+chart rows from distractor items listed in D_ITEMS; one ICU stay per block of 100 subjects
+(~0.8 % of stays) with OUTTIME = INTIME and LOS 0 (``generator.zero_length_stays``, own random
+stream; real MIMIC-III has such stays, in a share REAL-MIMIC.md does not measure, so this one
+is chosen to exercise the cohort rule ``valid_times``; the stays keep their events).
 """
 
 import hashlib

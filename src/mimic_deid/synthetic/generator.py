@@ -9,10 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mimic_deid.atomic import atomic_dir
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
+from mimic_deid.seeding import derive_rng
 from mimic_deid.synthetic import catalog, diagnoses, population
 from mimic_deid.synthetic.chart import ChartBuilder, num_to_string
 from mimic_deid.synthetic.labs import lab_events, lab_flags
@@ -114,6 +116,29 @@ def _dictionary_tables() -> dict[str, dict[str, pa.Array]]:
         "LOINC_CODE": pa.array([it.loinc for it in labs], pa.string()),
     }
     return {"D_ITEMS": d_items, "D_LABITEMS": d_labitems}
+
+
+#: Stays of no duration (OUTTIME == INTIME, LOS 0) per block of subjects: real MIMIC-III has
+#: such stays (issue 28); their share is not measured (REAL-MIMIC.md), so this one is chosen to
+#: exercise the cohort rule ``valid_times`` (one stay per 100 subjects, ~0.8 % of stays).
+ZERO_LENGTH_STAYS_PER_BLOCK = 1
+
+
+def zero_length_stays(icustays: dict[str, pa.Array], seed: int, block: int) -> None:
+    """Give :data:`ZERO_LENGTH_STAYS_PER_BLOCK` stays of a block's ICUSTAYS OUTTIME = INTIME
+    and LOS 0, in place; the stays are drawn from their own stream ``derive_rng(seed,
+    "zero-length-stays", block)``, so every other table and column keeps its rows (the stays'
+    events and transfers are unchanged, as in the real tables)."""
+    n = len(icustays["INTIME"])
+    if n == 0:
+        return
+    rng = derive_rng(seed, "zero-length-stays", block)
+    pick = rng.choice(n, size=min(ZERO_LENGTH_STAYS_PER_BLOCK, n), replace=False)
+    zero = np.zeros(n, dtype=bool)
+    zero[pick] = True
+    mask = pa.array(zero)
+    icustays["OUTTIME"] = pc.if_else(mask, icustays["INTIME"], icustays["OUTTIME"])
+    icustays["LOS"] = pc.if_else(mask, pa.scalar(0.0, pa.float64()), icustays["LOS"])
 
 
 def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[str, pa.Array]]:
@@ -263,9 +288,11 @@ def generate(
                     pop = admission_gaps(make_population(rng, first, n, ids), seed, b)
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)
+                    tables = _block_tables(pop, rng)
+                    zero_length_stays(tables["ICUSTAYS"], seed, b)
                     pending.append(
                         {
-                            **_block_tables(pop, rng),
+                            **tables,
                             **diagnoses.block_tables(pop, seed, b),
                             **sequence_tables(pop, seed, b),
                             "PROCEDURES_ICD": procedures_icd(pop, seed, b),

@@ -183,14 +183,24 @@ class Hierarchy:
         return tuple(len(lab) for lab in self.labels)
 
 
+class UncoveredValue(InputDataError):
+    """A value outside a hierarchy step; the message never shows it (it may be a patient's),
+    ``value`` lets :func:`encode` name its first row instead."""
+
+    def __init__(self, message: str, value: str) -> None:
+        super().__init__(message)
+        self.value = value
+
+
 def _uncovered(
     column: str, name: str, level: int, value: str, expected: Sequence[str]
-) -> InputDataError:
+) -> UncoveredValue:
     shown = ", ".join(repr(e) for e in list(expected)[:12])
     more = ", ..." if len(expected) > 12 else ""
-    return InputDataError(
-        f"column '{column}': value {value!r} is not covered by step {level} of hierarchy "
-        f"'{name}'; the step covers {shown}{more}"
+    return UncoveredValue(
+        f"column '{column}': a value is not covered by step {level} of hierarchy '{name}' "
+        f"(values are never shown in messages); the step covers {shown}{more}",
+        value,
     )
 
 
@@ -353,7 +363,12 @@ def encode(
             )
         labels = _as_labels(df[col])
         values, inverse = np.unique(labels.astype(str), return_inverse=True)
-        built.append(build_hierarchy(col, hierarchies[name], [str(v) for v in values], name))
+        try:
+            built.append(build_hierarchy(col, hierarchies[name], [str(v) for v in values], name))
+        except UncoveredValue as exc:
+            rows = np.flatnonzero(labels.astype(str) == exc.value)[:1] + 1
+            where = f"{what}, row {rows[0]}: " if len(rows) else f"{what}: "
+            raise InputDataError(where + str(exc)) from None
         codes.append(inverse.astype(np.int64))
     arr = np.column_stack(codes) if codes else np.zeros((len(df), 0), dtype=np.int64)
     return Encoded(tuple(columns), arr, tuple(built))
