@@ -44,7 +44,19 @@ def test_shipped_config_is_valid_and_equals_the_schema_defaults(config):
             ["fifty"],
             "config parameter 'deid/dk/0': 'fifty' is not of type 'integer'",
         ),
-        (("deid", "fk"), [0], "config parameter 'deid/fk/0': 0 is less than the minimum of 1"),
+        # k 1 hides no one: every k of anonymity is at least 2 (issue 26)
+        (("deid", "fk"), [1], "config parameter 'deid/fk/0': 1 is less than the minimum of 2"),
+        (("deid", "dk"), [1], "config parameter 'deid/dk/0': 1 is less than the minimum of 2"),
+        (
+            ("tabular", "release", "k"),
+            1,
+            "config parameter 'tabular/release/k': 1 is less than the minimum of 2",
+        ),
+        (
+            ("codes", "lda", "k"),
+            [1, 5],
+            "config parameter 'codes/lda/k/0': 1 is less than the minimum of 2",
+        ),
         (
             ("deid", "heuristic"),
             ["widest"],
@@ -82,7 +94,7 @@ def test_shipped_config_is_valid_and_equals_the_schema_defaults(config):
 def test_bad_value_names_the_parameter(config, path, value, expected):
     node = config
     for key in path[:-1]:
-        node = node[key]
+        node = node.setdefault(key, {})
     node[path[-1]] = value
     assert message(config) == expected
 
@@ -255,4 +267,17 @@ def test_a_key_given_twice_in_a_config_file_is_refused(tmp_path, text, key):
     assert str(err.value) == (
         f"config file {bad}: key {key} is given twice; give each key once (YAML readers keep "
         "the last one and silently drop the first)"
+    )
+
+
+def test_a_weak_release_k_warns_in_one_line_naming_each_parameter():
+    from mimic_deid.config import weak_k_warning
+
+    config = {"deid": {"dk": [50, 4], "fk": [3]}, "tabular": {"release": {"k": 5}}}
+    assert weak_k_warning(config) == (
+        "mimic-deid: warning: k below 5 hides each person among fewer than 5 (the strong "
+        "attacker's bound 1/k is above 20 %): config parameter 'deid/dk' = 4, 'deid/fk' = 3"
+    )
+    assert (
+        weak_k_warning({"deid": {"dk": [50], "fk": [10]}, "tabular": {"release": {"k": 5}}}) is None
     )

@@ -30,6 +30,7 @@ def targets() -> list[str]:
             out += [
                 f"results/{release}/{POINT}/{label}/check.json",
                 f"results/{release}/{POINT}/{label}/privacy/linkage.json",
+                f"results/{release}/{POINT}/{label}/release",
             ]
         out.append(f"results/ihm48/{POINT}/{label}/utility/trust_settings.csv")
     return out
@@ -47,16 +48,26 @@ def kp_run(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("label", LABELS)
-def test_kp_release_passes_its_check_and_is_evaluated(kp_run, label):
-    for target in targets():
-        if label in target:
-            assert (kp_run / target).stat().st_size > 0, target
+def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, label):
+    """Claim 11 holds for both (k,P) methods; claim 14 (the strong attacker within 1/k) decides
+    the verdict, and the public folder follows it: the tables, or refused.txt."""
     for release in ("stays", "ihm48"):
-        check = json.loads((kp_run / f"results/{release}/{POINT}/{label}/check.json").read_text())
+        point = kp_run / f"results/{release}/{POINT}/{label}"
+        check = json.loads((point / "check.json").read_text())
         kp = check["checks"]["kp_groups"]
-        assert check["passed"] and kp["k"] == 3 and kp["P"] == 2
+        assert kp["k"] == 3 and kp["P"] == 2
         assert kp["smallest_k_group"] >= 3 and kp["smallest_word_share"] >= 2
         assert "heart_rate" in kp["variables"]
+        bound = json.loads((point / "privacy/linkage.json").read_text())["bound"]
+        assert bound["k"] == 3 and bound["top1"] == pytest.approx(1 / 3)
+        published = sorted(p.name for p in (point / "release").iterdir())
+        if bound["strong_top1"] <= bound["top1"]:
+            assert check["passed"] and check["verdict"] == "certified"
+            assert published == ["index.parquet", "series.parquet"]
+        else:
+            assert not check["passed"]
+            assert check["verdict"].startswith("refused: linkage bound: strong attacker's top-1")
+            assert published == ["refused.txt"]
     trust = pd.read_csv(kp_run / f"results/ihm48/{POINT}/{label}/utility/trust_settings.csv")
     assert set(trust["setting"]) == {
         "orig. / orig.",
@@ -77,8 +88,9 @@ def test_private_groups_hold_envelopes_words_and_the_midpoint_release(kp_run, la
     assert len(row["word_heart_rate"]) == 2  # PAA 2
     mine = perturbed[perturbed["icustay_id"] == row["icustay_id"]].sort_values("hour")
     np.testing.assert_allclose(mine["heart_rate"].to_numpy(), (lo + hi) / 2)
-    # the public release holds no group, word or envelope
-    public = pd.read_parquet(kp_run / f"results/stays/{POINT}/{label}/release/series.parquet")
+    # the release (staged; published as is when certified) holds no group, word or envelope
+    staged = kp_run / f"results/private/stays/{POINT}/{label}/staged/series.parquet"
+    public = pd.read_parquet(staged)
     assert not [c for c in public.columns if c.startswith(("k_group", "word", "lo_", "hi_"))]
 
 

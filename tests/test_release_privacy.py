@@ -177,12 +177,34 @@ def test_claim_outcomes():
     assert str(err.value) == "outcome label: this release must publish it (long_stay)"
 
 
-def test_linkage_bound():
+def test_linkage_bound_is_one_over_k_and_ignores_every_measured_rate():
     linkage = {
+        # the seed attacker leaves 2 % unmet: a bound that added it would pass 0.11 at k 10
         "release": {"0": {"top1": 0.02}, "0.1": {"top1": 0.01}},
-        "strong": {"release": {"0": {"top1": 0.11}, "0.1": {"top1": 0.05}}},
+        "strong": {
+            "release": {
+                "0": {"top1": 0.11, "top1_ci": [0.09, 0.13], "n": 900},
+                "0.1": {"top1": 0.05, "top1_ci": [0.04, 0.07], "n": 900},
+            }
+        },
     }
-    assert linkage_bound(linkage, 10) == pytest.approx(
-        {"error": 0.0, "top1": 0.12, "strong_top1": 0.11, "within": True}
-    )
-    assert linkage_bound(linkage, 20)["within"] is False
+    assert linkage_bound(linkage, 10) == {
+        "error": 0.0,
+        "k": 10,
+        "top1": 0.1,
+        "strong_top1": 0.11,
+        "strong_top1_ci": [0.09, 0.13],
+        "n": 900,
+        "within": False,
+    }
+    assert linkage_bound(linkage, 5)["within"] is True
+    assert linkage_bound(linkage, 5)["top1"] == 0.2
+
+
+def test_attack_rates_carry_their_wilson_interval():
+    from mimic_deid.evaluate.linkage import rate_interval
+
+    low, high = rate_interval(10, 100)
+    assert (round(low, 4), round(high, 4)) == (0.0552, 0.1744)  # Wilson, 95 %
+    assert rate_interval(0, 50)[0] == 0.0
+    assert all(np.isnan(rate_interval(0, 0)))

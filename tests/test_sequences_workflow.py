@@ -50,7 +50,8 @@ def test_stage_writes_its_artefacts_and_publishes_no_times(runs):
     a, _ = runs
     for table in ("transfers", "cptevents"):
         public = a / "results" / "sequences" / table
-        release = pd.read_parquet(public / "release.parquet")
+        assert sorted(p.name for p in (public / "release").iterdir()) == ["release.parquet"]
+        release = pd.read_parquet(public / "release" / "release.parquet")
         assert list(release.columns) == ["object", "section", "position", "state"]
         private = pd.read_parquet(a / "results/private/sequences" / table / "generated.parquet")
         assert "time" in private.columns and len(private) == len(release)
@@ -65,7 +66,7 @@ def test_stage_writes_its_artefacts_and_publishes_no_times(runs):
         attack = json.loads((public / "attack.json").read_text())
         assert attack["release"]["released"] == summary["generated_objects"]
         check = json.loads((public / "check.json").read_text())
-        assert check["passed"] is True
+        assert check["passed"] is True and check["verdict"] == "certified"
         copies = check["checks"]["verbatim_copies"]
         # at most the check's bound sequences.attack.max_verbatim_unique (0.10); TRANSFERS with
         # the real quirks (direct ICU admissions, fewer second-ward moves) measures 0.078 on
@@ -113,21 +114,46 @@ def test_vital_sign_states_are_a_third_input(tmp_path):
     assert summary["table"] == "VITALS" and summary["states"] == 4
     assert summary["generated_records"] > 0
     assert summary["generated_objects"] == summary["source_objects"] > 10
-    release = pd.read_parquet(tmp_path / "results/sequences/vitals/release.parquet")
+    release = pd.read_parquet(tmp_path / "results/private/sequences/vitals/staged/release.parquet")
     assert set(release["state"]) <= {"a", "b", "c", "d"}
 
 
-def test_a_release_above_the_copy_bound_stops_the_run(runs, tmp_path):
-    """Claim 13 with a bound of 0: the check fails naming the release and the figures, and
-    writes no check.json."""
+def _copy_bound_zero(runs, tmp_path, **extra):
+    """A copy of the finished run whose TRANSFERS check is to be re-run with a copy bound of 0
+    (claim 13 fails on the synthetic TRANSFERS, which has copies of unique paths)."""
     a, _ = runs
     work = tmp_path / "run"
     shutil.copytree(a, work, symlinks=True)
     share = json.loads((work / "results/sequences/transfers/attack.json").read_text())
     share = share["release"]["verbatim_unique"]
-    assert share > 0  # the synthetic TRANSFERS has copies of unique paths
-    config = prepare(work, {**SEQ, "sequences": {**SEQ["sequences"], "attack": {
+    assert share > 0
+    config = prepare(work, {**SEQ, **extra, "sequences": {**SEQ["sequences"], "attack": {
         "max_verbatim_unique": 0.0}}})  # fmt: skip
+    return work, config, share
+
+
+def test_a_refused_release_is_withheld_and_the_run_goes_on(runs, tmp_path):
+    """Claim 13 fails: the verdict names the figures, the public directory holds only
+    refused.txt, and the stage's other artefacts are built (issue 28: a refusal is a result)."""
+    work, config, share = _copy_bound_zero(runs, tmp_path)
+    proc = snakemake(work, "--cores", "1", "sequences", config=config, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    verdict = (
+        "refused: sequence release sequences/transfers/release: "
+        f"{share:.4f} of the released sequences copy a sequence unique in the source, above "
+        "sequences.attack.max_verbatim_unique = 0.0"
+    )
+    check = json.loads((work / "results/sequences/transfers/check.json").read_text())
+    assert (check["passed"], check["verdict"]) == (False, verdict)
+    public = work / "results/sequences/transfers/release"
+    assert [p.name for p in public.iterdir()] == ["refused.txt"]
+    assert (public / "refused.txt").read_text() == verdict + "\n"
+
+
+def test_a_refused_release_stops_a_strict_run(runs, tmp_path):
+    """With `strict: true` the failed claim stops the run, naming the release and the figures,
+    and no check.json is written."""
+    work, config, share = _copy_bound_zero(runs, tmp_path, strict=True)
     target = "results/sequences/transfers/check.json"
     (work / target).unlink()
     proc = snakemake(work, "--cores", "1", target, config=config, check=False)
@@ -137,7 +163,7 @@ def test_a_release_above_the_copy_bound_stops_the_run(runs, tmp_path):
     ]
     assert errors == [
         "mimic-deid error in rule 'sequences_check': sequence release "
-        f"sequences/transfers/release.parquet: {share:.4f} of the released sequences copy a "
+        f"sequences/transfers/release: {share:.4f} of the released sequences copy a "
         "sequence unique in the source, above sequences.attack.max_verbatim_unique = 0.0"
     ]
     assert not (work / target).exists()

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from psycopg2 import sql
 from test_sources_postgres import _server_error
-from workflow_helpers import ROOT, output_digests, planned_jobs, prepare, snakemake
+from workflow_helpers import ROOT, mimic_messages, output_digests, planned_jobs, prepare, snakemake
 
 sys.path.insert(0, str(ROOT / "workflow"))
 from paths import PATHS
@@ -138,7 +138,7 @@ def test_dry_run_stops_on_missing_tables_and_on_a_wrong_path(tmp_path):
     cfg = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": str(folder)}}})
     proc = snakemake(tmp_path / "run", "-n", config=cfg, check=False)
     assert proc.returncode != 0
-    lines = [x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")]
+    lines = mimic_messages(proc.stderr)
     assert lines == [
         f"mimic-deid: source: CSV source {folder}: missing MIMIC-III tables for the selected "
         "stages: ICUSTAYS (stages series, codes), PROCEDURES_ICD (stage tabular), TRANSFERS "
@@ -152,7 +152,7 @@ def test_dry_run_stops_on_missing_tables_and_on_a_wrong_path(tmp_path):
     cfg = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": "/no/such/dir"}}})
     proc = snakemake(tmp_path / "run", "-n", config=cfg, check=False)
     assert proc.returncode != 0
-    assert [x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")] == [
+    assert mimic_messages(proc.stderr) == [
         "mimic-deid: source: CSV source directory /no/such/dir does not exist or is not a "
         "directory (config parameter 'source/csv/path'; expected the MIMIC-III v1.4 files, e.g. "
         "ICUSTAYS.csv.gz)"
@@ -292,7 +292,7 @@ def test_real_source_dry_run_draws_a_secret_seed_once_and_never_prints_it(tmp_pa
         proc = snakemake(run, "-n", config=cfg)
         seed = seed_file.read_text().strip()
         assert seed not in proc.stdout + proc.stderr
-        notes.append([x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")])
+        notes.append(mimic_messages(proc.stderr))
     assert notes == [
         [
             "mimic-deid: seed: no seed configured for the csv source: drew a secret seed, kept "
@@ -308,7 +308,7 @@ def test_real_source_dry_run_draws_a_secret_seed_once_and_never_prints_it(tmp_pa
     # the synthetic source keeps the public seed: no seed file, no note
     cfg = prepare(tmp_path / "synth", {})
     proc = snakemake(tmp_path / "synth", "-n", config=cfg)
-    assert not [x for x in proc.stderr.splitlines() if x.startswith("mimic-deid")]
+    assert not mimic_messages(proc.stderr)
     assert not (tmp_path / "synth" / PATHS["master_seed"]).exists()
 
 

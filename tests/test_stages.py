@@ -231,6 +231,54 @@ def test_check_sweep_point_refuses_a_release_under_its_claims(point):
     )
 
 
+def _linkage(strong_top1: float, k: int, seed_top1: float = 0.05) -> dict:
+    from mimic_deid.evaluate.privacy import linkage_bound
+
+    linkage = {
+        "release": {"0": {"top1": seed_top1}},
+        "strong": {"release": {"0": {"top1": strong_top1, "top1_ci": [0.1, 0.2], "n": 400}}},
+    }
+    return linkage | {"bound": linkage_bound(linkage, k)}
+
+
+def test_a_release_above_its_linkage_bound_is_refused_with_the_figures(point):
+    p = point
+    args = (p["public"], p["index"], p["durations"], p["targets"], p["pseudonyms"])
+    kw = dict(dk=10, fk=5, group_by_split=False)
+    ok = check_sweep_point(*args, **kw, linkage=_linkage(0.2, 5), strict=False)
+    assert (ok["passed"], ok["verdict"]) == (True, "certified")
+    assert ok["checks"]["linkage_bound"]["top1"] == 0.2
+    # 0.21 > 1/5, though 1/5 + the seed attacker's 0.05 would have passed it
+    refused = check_sweep_point(*args, **kw, linkage=_linkage(0.21, 5), strict=False)
+    verdict = (
+        "linkage bound: strong attacker's top-1 21.0 % > bound 1/5 = 20.0 % (95 % interval "
+        "10.0 % to 20.0 %, 400 series)"
+    )
+    assert (refused["passed"], refused["verdict"]) == (False, f"refused: {verdict}")
+    # the claims checked before the failed one keep their figures
+    assert refused["checks"]["equivalence_classes"]["smallest"] >= 5
+    assert "linkage_bound" not in refused["checks"]
+    with pytest.raises(ReleaseCheckError) as err:
+        check_sweep_point(*args, **kw, linkage=_linkage(0.21, 5))
+    assert str(err.value) == verdict
+
+
+def test_a_refused_release_is_withheld_and_a_certified_one_published(point, tmp_path):
+    from mimic_deid.deid import publish_release
+
+    staged = tmp_path / "staged.parquet"
+    staged.write_bytes(b"PAR1 tables")
+    public = tmp_path / "release"
+    assert publish_release({"passed": True, "verdict": "certified"}, {"series.parquet": staged},
+                           public) == ["series.parquet"]  # fmt: skip
+    assert (public / "series.parquet").read_bytes() == b"PAR1 tables"
+    verdict = "refused: linkage bound: strong attacker's top-1 21.0 % > bound 1/5 = 20.0 %"
+    assert publish_release({"passed": False, "verdict": verdict}, {"series.parquet": staged},
+                           public) == ["refused.txt"]  # fmt: skip
+    assert [q.name for q in public.iterdir()] == ["refused.txt"]
+    assert (public / "refused.txt").read_text() == verdict + "\n"
+
+
 def test_map_classes_runs_each_class_once_in_order(point):
     lengths = map_classes(_length, point["classes"], label="test")
     assert lengths == [c.length for c in point["classes"]]
@@ -328,7 +376,10 @@ def test_sweep_overview_shows_the_compared_columns_rounded():
             "release_top1_pct_err0": [6.66666],
             "release_top1_pct_err5": [4.0],
             "strong_release_top1_pct_err0": [11.9],
-            "strong_bound_top1_pct": [16.5],
+            "strong_top1_ci_low_pct": [9.04],
+            "strong_top1_ci_high_pct": [15.2],
+            "strong_bound_top1_pct": [10.0],
+            "verdict_stays": ["refused: linkage bound: ..."],
             "test_roc_auc_orig_orig_all": [0.8813],
             "test_roc_auc_orig_orig_released": [0.8412],
             "test_roc_auc_deid_orig": [0.8012],
@@ -338,13 +389,15 @@ def test_sweep_overview_shows_the_compared_columns_rounded():
     out = sweep_overview(summary)
     assert list(out.columns) == [
         "method", "dk", "fk", "heuristic", "records lost %", "unfeasibility", "distortion",
-        "re-id top-1 % (seed attacker)", "re-id top-1 % (strong attacker)", "promised bound %",
-        "ROC-AUC orig./orig., all variables", "ROC-AUC orig./orig., released variables",
+        "re-id top-1 % (seed attacker)", "re-id top-1 % (strong attacker)",
+        "strong top-1 95 % interval, low %", "strong top-1 95 % interval, high %",
+        "promised bound 1/k %", "verdict (stays)", "ROC-AUC orig./orig., all variables", "ROC-AUC orig./orig., released variables",
         "ROC-AUC de-id. / orig.", "original side of the cross settings",
         "ΔROC-AUC de-id./orig. against orig./orig., released variables",
         "ΔROC-AUC de-id./orig. against orig./orig., all variables",
     ]  # fmt: skip
     assert out.iloc[0].tolist() == [
-        ADHOC, 50, 10, "range", 12.3, 0.0123, 3.14, 6.67, 11.9, 16.5, 0.881, 0.841, 0.801,
+        ADHOC, 50, 10, "range", 12.3, 0.0123, 3.14, 6.67, 11.9, 9.04, 15.2, 10.0,
+        "refused: linkage bound: ...", 0.881, 0.841, 0.801,
         "gap_filled", -0.04, -0.0801,
     ]  # fmt: skip

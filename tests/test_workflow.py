@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from workflow_helpers import ROOT, SNAKEMAKE, output_digests, planned_jobs, prepare, snakemake
+from workflow_helpers import (
+    ROOT,
+    SNAKEMAKE,
+    mimic_messages,
+    output_digests,
+    planned_jobs,
+    prepare,
+    snakemake,
+)
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
@@ -38,8 +46,23 @@ PRIVATE = (
 def finished_run(tmp_path_factory) -> tuple[Path, Path]:
     workdir = tmp_path_factory.mktemp("run")
     config = prepare(workdir)
-    snakemake(workdir, "--cores", "2", config=config)
+    proc = snakemake(workdir, "--cores", "2", config=config)
+    (workdir / "stderr.txt").write_text(proc.stderr)
     return workdir, config
+
+
+def test_a_weak_k_is_named_in_one_warning_line(finished_run):
+    workdir, _ = finished_run
+    warnings = [
+        ln
+        for ln in (workdir / "stderr.txt").read_text().splitlines()
+        if ln.startswith("mimic-deid: warning:")
+    ]
+    assert set(warnings) == {
+        "mimic-deid: warning: k below 5 hides each person among fewer than 5 (the strong "
+        "attacker's bound 1/k is above 20 %): config parameter 'deid/fk' = 3, "
+        "'tabular/release/k' = 3"
+    }
 
 
 def test_run_produces_report_and_checked_releases(finished_run):
@@ -58,7 +81,13 @@ def test_run_produces_report_and_checked_releases(finished_run):
     assert len(sweep) == 2 and set(sweep["method"].str.split("-").str[0]) == {"adhoc", "genetic"}
     checks = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
     assert len(checks) == 4
-    assert all(json.loads(p.read_text())["passed"] for p in checks)
+    for path in checks:  # every release certified, published, and its verdict in the summary
+        check = json.loads(path.read_text())
+        assert check["passed"] and check["verdict"] == "certified", path
+        published = sorted(p.name for p in (path.parent / "release").iterdir())
+        assert published == ["index.parquet", "series.parquet"], path
+    for release in ("stays", "ihm48"):
+        assert set(sweep[f"verdict_{release}"]) == {"certified"}
 
 
 def test_release_protects_every_published_value(finished_run):
@@ -252,7 +281,7 @@ def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
     proc = snakemake(tmp_path / "run", "--cores", "1", config=config, check=False)
     assert proc.returncode != 0
     output = proc.stdout + proc.stderr
-    errors = [line for line in output.splitlines() if line.startswith("mimic-deid")]
+    errors = mimic_messages(output)
     assert errors == [
         f"mimic-deid: source: CSV source {source}: missing MIMIC-III tables for the selected "
         "stages: ADMISSIONS (stages series, tabular, codes), CHARTEVENTS (stages series, codes), "

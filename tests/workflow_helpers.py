@@ -69,6 +69,16 @@ TINY_CONFIG = {
 }
 
 
+def mimic_messages(text: str) -> list[str]:
+    """The project's own lines of a run's output (``mimic-deid...``) but its warnings
+    (``mimic-deid: warning:``, e.g. the weak-k warning the tiny config's fk 3 prints)."""
+    return [
+        ln
+        for ln in text.splitlines()
+        if ln.startswith("mimic-deid") and not ln.startswith("mimic-deid: warning:")
+    ]
+
+
 def prepare(workdir: Path, overrides: dict | None = None) -> Path:
     """Copy the config into ``workdir`` and write the tiny override config; return its path."""
     workdir.mkdir(parents=True, exist_ok=True)

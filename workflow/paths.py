@@ -34,9 +34,12 @@ PATHS = {
     "method_series": f"{PRIVATE}/{{release}}/{POINT}/optimiser.parquet",
     "method_summary": f"results/{{release}}/{POINT}/optimiser.json",
     "pseudonyms": f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
-    "release_series": f"results/{{release}}/{POINT}/release/series.parquet",
-    "release_index": f"results/{{release}}/{POINT}/release/index.parquet",
+    # the staged release: private until its check certifies it (deid.check, claims 1-14)
+    "release_series": f"{PRIVATE}/{{release}}/{POINT}/staged/series.parquet",
+    "release_index": f"{PRIVATE}/{{release}}/{POINT}/staged/index.parquet",
     "check": f"results/{{release}}/{POINT}/check.json",
+    # the public release: series.parquet and index.parquet when certified, else refused.txt
+    "published": f"results/{{release}}/{POINT}/release",
     "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
     "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
     "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",
@@ -51,7 +54,9 @@ PATHS = {
     # sequences (seed 004): {table} is transfers | cptevents
     "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
     "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",
-    "seq_release": "results/sequences/{table}/release.parquet",
+    "seq_release": f"{PRIVATE}/sequences/{{table}}/staged/release.parquet",
+    # the public sequence release: release.parquet when certified, else refused.txt
+    "seq_published": "results/sequences/{table}/release",
     "seq_summary": "results/sequences/{table}/summary.json",
     "seq_attack": "results/sequences/{table}/attack.json",
     "seq_check": "results/sequences/{table}/check.json",

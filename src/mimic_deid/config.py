@@ -35,7 +35,15 @@ __all__ = [
     "dsn_params",
     "load_schema",
     "validate_config",
+    "weak_k_warning",
 ]
+
+#: The k parameters that set what a published file hides each person among (``/`` paths).
+#: Comparator grids (OLA, DPS, GCCens, LDA k) measure costs and publish aggregates only, so
+#: they take part in the floor of 2 (schema) but not in the warning.
+RELEASE_K: tuple[str, ...] = ("deid/dk", "deid/fk", "tabular/release/k")
+#: Below this k a release is allowed but weak: :func:`weak_k_warning`.
+WEAK_K = 5
 
 #: Old config key path -> new one; the old spelling is refused with a message naming the new.
 RENAMED: dict[tuple[str, ...], tuple[str, ...]] = {
@@ -317,3 +325,24 @@ def validate_config(config: dict, schema_path: str | os.PathLike, variables: boo
         names = [v.name for v in series_variables(load_variables(config["variables"]))]
     check_cross_fields(config, names)
     return config
+
+
+def weak_k_warning(config: Mapping) -> str | None:
+    """One warning line naming every release k parameter (:data:`RELEASE_K`) below
+    :data:`WEAK_K`, or None. The schema already refuses k below 2."""
+    weak = []
+    for key in RELEASE_K:
+        value: Any = config
+        for part in key.split("/"):
+            value = value.get(part, {}) if isinstance(value, Mapping) else {}
+        values = value if isinstance(value, list) else [value]
+        low = [v for v in values if isinstance(v, int) and v < WEAK_K]
+        if low:
+            weak.append(f"'{key}' = {low[0] if len(low) == 1 else low}")
+    if not weak:
+        return None
+    return (
+        f"mimic-deid: warning: k below {WEAK_K} hides each person among fewer than {WEAK_K} "
+        f"(the strong attacker's bound 1/k is above {100 // WEAK_K} %): config parameter "
+        + ", ".join(weak)
+    )

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mimic_deid.deid.duration import GROUP_BY_SPLIT
+from mimic_deid.deid.methods import method_labels
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.sources.extract import EVENT_ORDER, SMALL_ORDER
@@ -35,6 +37,7 @@ __all__ = [
     "required_tables",
     "selected_stages",
     "stage_names",
+    "sweep_points",
 ]
 
 #: An artefact of a stage: its key in ``workflow/paths.py`` and the wildcards to fill in.
@@ -89,8 +92,27 @@ def _series_tables(config: Mapping[str, Any]) -> tuple[str, ...]:
     return EXTRACTION_TABLES
 
 
+def sweep_points(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every (dk, fk, heuristic, method label) point of the series sweep, as wildcard dicts,
+    in sweep order (dk, then fk, heuristic, method)."""
+    deid = config["deid"]
+    return [
+        dict(dk=dk, fk=fk, heuristic=h, method=m)
+        for dk in deid["dk"]
+        for fk in deid["fk"]
+        for h in deid["heuristic"]
+        for m in method_labels(deid["methods"])
+    ]
+
+
 def _series_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
-    return (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
+    # every release's public directory (its tables, or refused.txt), then the report
+    published = tuple(
+        ("published", dict(point, release=release))
+        for release in GROUP_BY_SPLIT
+        for point in sweep_points(config)
+    )
+    return published + (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
 
 
 CODES_TARGETS = ("codes_audit", "codes_cdf", "codes_gccens", "codes_lda")
@@ -109,7 +131,7 @@ def _codes_report(config: Mapping[str, Any]) -> dict[str, Target]:
     return {key: (key, {}) for key in ("codes_audit", "codes_gccens", "codes_lda")}
 
 
-SEQUENCE_TARGETS = ("seq_release", "seq_summary", "seq_check", "seq_sweep", "seq_friedman")
+SEQUENCE_TARGETS = ("seq_published", "seq_summary", "seq_check", "seq_sweep", "seq_friedman")
 
 
 def _sequences_tables(config: Mapping[str, Any]) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from paths import LOGS, PATHS, POINT, PRIVATE, path
 
 from mimic_deid.atomic import make_private_dir, write_text
-from mimic_deid.config import check_config_files, validate_config
+from mimic_deid.config import check_config_files, validate_config, weak_k_warning
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
     LABELLED,
@@ -23,6 +23,7 @@ from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
 from mimic_deid.seeding import master_seed
 from mimic_deid.stages import check_source_tables, get_stage, selected_stages
+from mimic_deid.stages import sweep_points as sweep_points_of
 from mimic_deid.variables import load_variables, series_variables
 
 try:
@@ -34,6 +35,8 @@ except ConfigError as exc:
     # One line naming the parameter, no traceback, before any job runs.
     print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
     sys.exit(1)
+if weak_k_warning(config):
+    print(weak_k_warning(config), file=sys.stderr)
 
 try:
     # Before any job, also on a dry run: every source table the selected stages need, in one
@@ -88,13 +91,7 @@ wildcard_constraints:
 
 def sweep_points():
     """Every (dk, fk, heuristic, method) combination of the config, as wildcard dicts."""
-    return [
-        dict(dk=dk, fk=fk, heuristic=h, method=m)
-        for dk in DEID["dk"]
-        for fk in DEID["fk"]
-        for h in DEID["heuristic"]
-        for m in METHODS
-    ]
+    return sweep_points_of(config)
 
 
 def stage_paths(targets):
@@ -197,6 +194,8 @@ def sweep_summary_input(wildcards):
         "disagreement": point_paths("disagreement_series", release="stays"),
         "linkage": point_paths("linkage", release="stays"),
         "utility": point_paths("utility"),
+        "check_stays": point_paths("check", release="stays"),
+        "check_ihm48": point_paths("check", release="ihm48"),
     }
 
 

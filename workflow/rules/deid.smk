@@ -102,6 +102,7 @@ rule release:
 
 
 rule check_release:
+    """Every privacy claim of the staged release, the linkage bound among them: the verdict."""
     input:
         series=PATHS["release_series"],
         index=PATHS["release_index"],
@@ -109,6 +110,7 @@ rule check_release:
         targets=PATHS["targets"],
         pseudonyms=PATHS["pseudonyms"],
         per_series=PATHS["method_series"],
+        linkage=PATHS["linkage"],
     output:
         check=PATHS["check"],
     log:
@@ -125,8 +127,30 @@ rule check_release:
         variables=RELEASED,
         labelled=labelled,
         outcome_l=DEID["outcome_l"],
+        strict=config["strict"],
     script:
         "../scripts/check_release.py"
+
+
+rule publish_release:
+    """The public release: the staged tables if certified, else refused.txt (the verdict)."""
+    input:
+        series=PATHS["release_series"],
+        index=PATHS["release_index"],
+        check=PATHS["check"],
+    output:
+        public=directory(PATHS["published"]),
+    log:
+        f"logs/{{release}}/{POINT}/publish_release.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/publish_release.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+    script:
+        "../scripts/publish_release.py"
 
 
 rule tuning_table:

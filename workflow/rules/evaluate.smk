@@ -30,13 +30,13 @@ rule privacy_baseline:
 
 
 rule privacy:
-    """Disagreement and linkage attack of a release against the original series."""
+    """Disagreement and linkage attacks of the staged release against the original series
+    (before its check: the linkage bound is one of its claims)."""
     input:
         series=PATHS["series"],
         classes=PATHS["duration"],
         release_series=PATHS["release_series"],
         pseudonyms=PATHS["pseudonyms"],
-        check=PATHS["check"],
     output:
         per_series=PATHS["disagreement_series"],
         summary=PATHS["disagreement_summary"],

@@ -81,7 +81,7 @@ rule sequences_attack:
 
 
 rule sequences_check:
-    """The privacy claims of the release (deid.check claims 12 and 13); fails the run otherwise."""
+    """The privacy claims of the staged release (deid.check claims 12 and 13): the verdict."""
     input:
         release=PATHS["seq_release"],
         attack=PATHS["seq_attack"],
@@ -98,8 +98,29 @@ rule sequences_check:
         mem_mb=1000,
     params:
         bounds=SEQ["attack"],
+        strict=config["strict"],
     script:
         "../scripts/sequences_check.py"
+
+
+rule sequences_publish:
+    """The public sequence release: the staged table if certified, else refused.txt."""
+    input:
+        release=PATHS["seq_release"],
+        check=PATHS["seq_check"],
+    output:
+        public=directory(PATHS["seq_published"]),
+    log:
+        "logs/sequences/{table}/publish.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/publish.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+    script:
+        "../scripts/publish_release.py"
 
 
 rule sequences_sweep:

@@ -1,8 +1,9 @@
-"""Rule check_release: verify every privacy claim of a release; fail the run otherwise."""
+"""Rule check_release: verify every privacy claim of a staged release and write its verdict
+(the run stops on a refusal only with config `strict: true`)."""
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json
+from mimic_deid.atomic import read_json, write_json
 from mimic_deid.deid import check_sweep_point
 from mimic_deid.logs import run_stage
 
@@ -19,5 +20,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         outcome_l=snakemake.params.outcome_l,
         method=snakemake.wildcards.method,
         per_series=read["per_series"],
+        linkage=read_json(snakemake.input.linkage),
+        strict=bool(snakemake.params.strict),
     )
     write_json(result, snakemake.output.check)

@@ -1,4 +1,5 @@
-"""Rule sequences_check: verify the privacy claims of a sequence release; fail the run otherwise."""
+"""Rule sequences_check: the privacy claims of a staged sequence release, and its verdict
+(the run stops on a refusal only with config `strict: true`)."""
 
 import pandas as pd
 
@@ -10,8 +11,9 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     result = check_sequence_release(
         pd.read_parquet(snakemake.input.release),
         read_json(snakemake.input.attack),
-        table=f"sequences/{snakemake.wildcards.table}/release.parquet",
+        table=f"sequences/{snakemake.wildcards.table}/release",
         max_verbatim_unique=float(snakemake.params.bounds["max_verbatim_unique"]),
         max_advantage=float(snakemake.params.bounds["max_advantage"]),
+        strict=bool(snakemake.params.strict),
     )
     write_json(result, snakemake.output.check)

@@ -18,6 +18,12 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         linkage=[read_json(p) for p in snakemake.input.linkage],
         utility=[pd.read_csv(p) for p in snakemake.input.utility],
         utility_cross=snakemake.params.utility_cross,
+        checks=[
+            {"stays": read_json(stays), "ihm48": read_json(ihm48)}
+            for stays, ihm48 in zip(
+                snakemake.input.check_stays, snakemake.input.check_ihm48, strict=True
+            )
+        ],
     )
     write_csv(table, snakemake.output.csv)
     write_text(to_markdown(table.round(4)), snakemake.output.md)

@@ -3,6 +3,7 @@ pseudonymous release and its privacy check."""
 
 from mimic_deid.deid.check import (
     check_kp_groups,
+    check_linkage_bound,
     check_release,
     check_sequence_release,
     check_sweep_point,
@@ -44,7 +45,13 @@ from mimic_deid.deid.methods import (
     parse_method_label,
     run_method,
 )
-from mimic_deid.deid.release import assemble_release, make_pseudonyms, pseudonymous_release
+from mimic_deid.deid.release import (
+    REFUSED_FILE,
+    assemble_release,
+    make_pseudonyms,
+    pseudonymous_release,
+    publish_release,
+)
 from mimic_deid.deid.targets import mondrian_targets
 from mimic_deid.deid.tuning import (
     fitness_comparison,
@@ -55,6 +62,7 @@ from mimic_deid.deid.tuning import (
 )
 
 __all__ = [
+    "REFUSED_FILE",
     "DURATION_METHODS",
     "GROUP_BY_SPLIT",
     "KEY",
@@ -70,6 +78,7 @@ __all__ = [
     "attacker_features",
     "assemble_release",
     "check_kp_groups",
+    "check_linkage_bound",
     "check_release",
     "check_sequence_release",
     "check_sweep_point",
@@ -92,6 +101,7 @@ __all__ = [
     "parse_method_label",
     "protected_features",
     "pseudonymous_release",
+    "publish_release",
     "released_variables",
     "run_method",
     "trim_to_classes",

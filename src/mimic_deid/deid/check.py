@@ -42,14 +42,26 @@ claims:
     ``max_advantage``: ``advantage - 1.96 * advantage_se <= max_advantage``
     (:func:`check_verbatim_copies`).
 
+The privacy evaluation of a series release (``privacy/linkage.json``,
+:mod:`mimic_deid.evaluate.privacy`) claims:
+
+14. **linkage bound**: the strong attacker, who knows every released variable's mean,
+    variance, extremes and observed hours exactly, links at most ``1 / k`` of the series to
+    their own (k = fk; a (k,P) method's k-group size), a bound stated before the attack and
+    never widened by a measured rate (:func:`check_linkage_bound`).
+
 Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
+
+A failed claim is a result, not a crash: :func:`check_sweep_point` with ``strict=False``
+returns the point refused (``verdict`` ``"refused: <claim>: <figures>"``) and the workflow
+withholds its public files (config ``strict``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -77,6 +89,7 @@ __all__ = [
     "check_feature_k",
     "check_hours",
     "check_kp_groups",
+    "check_linkage_bound",
     "check_no_identifiers",
     "check_pseudonyms",
     "check_release",
@@ -523,6 +536,44 @@ def check_release(
     return result
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def check_linkage_bound(linkage: Mapping) -> dict:
+    """Claim 14: the strong attacker's top-1 rate is within the bound stated before the attack.
+
+    Parameters
+    ----------
+    linkage : mapping
+        The privacy evaluation's ``linkage.json``; its ``bound`` entry
+        (:func:`mimic_deid.evaluate.privacy.linkage_bound`).
+
+    Returns
+    -------
+    dict
+        The bound entry (bound, measured rate and its 95 % interval, k, targets).
+
+    Raises
+    ------
+    ReleaseCheckError
+        No bound was evaluated, or the measured rate exceeds it.
+    """
+    bound = linkage.get("bound")
+    if bound is None:
+        raise ReleaseCheckError(
+            "linkage bound: the privacy evaluation holds no strong attacker's bound"
+        )
+    if not bound["within"]:
+        low, high = bound["strong_top1_ci"]
+        raise ReleaseCheckError(
+            f"linkage bound: strong attacker's top-1 {_pct(bound['strong_top1'])} > bound "
+            f"1/{bound['k']} = {_pct(bound['top1'])} (95 % interval {_pct(low)} to "
+            f"{_pct(high)}, {bound['n']} series)"
+        )
+    return dict(bound)
+
+
 def check_sweep_point(
     series_public: pd.DataFrame,
     index_public: pd.DataFrame,
@@ -538,6 +589,8 @@ def check_sweep_point(
     outcome_l: int = 1,
     method: str | None = None,
     per_series: pd.DataFrame | None = None,
+    linkage: Mapping | None = None,
+    strict: bool = True,
 ) -> dict:
     """:func:`check_release` of one sweep point's release, from its private artefacts.
 
@@ -559,18 +612,52 @@ def check_sweep_point(
         The point's method label; a (k,P) method (``k_from_fk``) adds claim 11 with ``k = fk``.
     per_series : DataFrame, optional
         The method's ``optimiser.parquet`` (required for a (k,P) method).
+    linkage : mapping, optional
+        The point's ``linkage.json``; adds claim 14 (:func:`check_linkage_bound`).
+    strict : bool
+        Raise on a failed claim (config ``strict: true``); otherwise return the point
+        refused.
 
     Returns
     -------
     dict
-        ``{"passed": True, "dk", "fk", "checks": check_release(...)}`` (``check.json``).
+        ``check.json``: ``passed``, ``verdict`` (``"certified"`` or ``"refused: <the failed
+        claim and its figures>"``), ``dk``, ``fk`` and ``checks`` (the figures of every claim
+        checked: all of them, or when refused those checked before the failed one; claims 1-10
+        are checked as one step).
+
+    Raises
+    ------
+    ReleaseCheckError
+        With ``strict``, the first failed claim.
     """
+    checks: dict = {}
+    try:
+        _point_claims(
+            checks, series_public, index_public, classes, targets, pseudonyms, dk=dk, fk=fk,
+            group_by_split=group_by_split, variables=variables, labelled=labelled,
+            outcome_l=outcome_l, method=method, per_series=per_series, linkage=linkage,
+        )  # fmt: skip
+    except ReleaseCheckError as exc:
+        if strict:
+            raise
+        log.warning("release refused: %s", exc)
+        return {"passed": False, "verdict": f"refused: {exc}", "dk": dk, "fk": fk, "checks": checks}
+    return {"passed": True, "verdict": "certified", "dk": dk, "fk": fk, "checks": checks}
+
+
+def _point_claims(
+    result, series_public, index_public, classes, targets, pseudonyms, *, dk, fk,
+    group_by_split, variables, labelled, outcome_l, method, per_series, linkage,
+) -> None:  # fmt: skip
+    """Fill ``result`` claim by claim (claims 1-10, then 11 and 14), so that a refusal keeps
+    the figures of the claims checked before the one that failed."""
     eq = targets[[KEY, "group", "class_length", "eq_class"]].merge(pseudonyms, on=KEY)
     index_for_check = index_public if group_by_split else index_public.drop(columns=["split"])
     eq_classes = (
         eq.rename(columns={"group": "split"}) if group_by_split else eq.drop(columns=["group"])
     )
-    result = check_release(
+    result |= check_release(
         series_public,
         index_for_check,
         dk=dk,
@@ -592,7 +679,8 @@ def check_sweep_point(
             result["kp_groups"] = check_kp_groups(
                 per_series, series_public, pseudonyms, k=fk, P=params["P"]
             )
-    return {"passed": True, "dk": dk, "fk": fk, "checks": result}
+    if linkage is not None:
+        result["linkage_bound"] = check_linkage_bound(linkage)
 
 
 #: z of the one-sided 97.5 % bound on the membership advantage (claim 13).
@@ -666,12 +754,25 @@ def check_sequence_release(
     table: str,
     max_verbatim_unique: float,
     max_advantage: float,
+    strict: bool = True,
 ) -> dict:
-    """Claims 12 and 13 of one sequence release; ``{"passed": True, "table", "checks"}``
-    (``check.json``), or :class:`~mimic_deid.errors.ReleaseCheckError` on the first failure."""
-    checks = {
-        "sequence_columns": check_sequence_columns(release, table),
-        "verbatim_copies": check_verbatim_copies(attack, table, max_verbatim_unique, max_advantage),
-    }
+    """Claims 12 and 13 of one sequence release (``check.json``).
+
+    Returns ``{"passed": True, "verdict": "certified", "table", "checks"}``; on the first
+    failed claim, with ``strict`` :class:`~mimic_deid.errors.ReleaseCheckError`, otherwise
+    ``{"passed": False, "verdict": "refused: <claim and figures>", "table", "checks": {}}``.
+    """
+    try:
+        checks = {
+            "sequence_columns": check_sequence_columns(release, table),
+            "verbatim_copies": check_verbatim_copies(
+                attack, table, max_verbatim_unique, max_advantage
+            ),
+        }
+    except ReleaseCheckError as exc:
+        if strict:
+            raise
+        log.warning("sequence release refused: %s", exc)
+        return {"passed": False, "verdict": f"refused: {exc}", "table": table, "checks": {}}
     log.info("sequence release check passed: %s, %d rows", table, len(release))
-    return {"passed": True, "table": table, "checks": checks}
+    return {"passed": True, "verdict": "certified", "table": table, "checks": checks}

@@ -8,14 +8,22 @@ Public tables (docs/architecture.md, "Artefacts"):
   labels of :data:`mimic_deid.deid.duration.LABELS` (int8: ``label`` = in-hospital mortality,
   ``long_stay``); sorted by pseudonym, so row order reveals nothing about the private ids.
 
-The privacy claims of a release are verified by :mod:`mimic_deid.deid.check`.
+The privacy claims of a release are verified by :mod:`mimic_deid.deid.check`; the tables are
+staged privately and reach their public directory only through :func:`publish_release`, once
+the check certifies them (a refused release's directory holds :data:`REFUSED_FILE` instead).
 """
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
+from mimic_deid.atomic import atomic_dir
 from mimic_deid.deid.classes import KEY, class_frame, dims_of, iter_class_arrays
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
@@ -24,6 +32,9 @@ from mimic_deid.logs import get_logger
 from mimic_deid.seeding import derive_rng
 
 log = get_logger(__name__)
+
+#: What a refused release's public directory holds: its verdict, one line.
+REFUSED_FILE = "refused.txt"
 
 PSEUDONYM_PREFIX = "P"
 PSEUDONYM_HEX_DIGITS = 12
@@ -240,3 +251,36 @@ def pseudonymous_release(
         dims=dims,
     )
     return series_public, index_public, pseudonyms
+
+
+def publish_release(
+    check: Mapping, staged: Mapping[str, str | PathLike], public_dir: str | PathLike
+) -> list[str]:
+    """Publish a checked release, or withhold it: the public directory, written atomically.
+
+    Parameters
+    ----------
+    check : mapping
+        The release's ``check.json`` (:func:`mimic_deid.deid.check.check_sweep_point` or
+        :func:`~mimic_deid.deid.check.check_sequence_release`): ``passed`` and ``verdict``.
+    staged : mapping of str to path
+        Public file name -> the staged (private) file it is a copy of.
+    public_dir : path
+        The release's public directory; replaced as a whole.
+
+    Returns
+    -------
+    list of str
+        The file names the directory holds: those of ``staged`` when the check passed, else
+        only :data:`REFUSED_FILE` (the verdict: ``refused: <claim>: <figures>``).
+    """
+    with atomic_dir(public_dir) as tmp:
+        if check["passed"]:
+            for name, source in staged.items():
+                shutil.copyfile(source, tmp / name)
+            names = sorted(staged)
+        else:
+            (tmp / REFUSED_FILE).write_text(f"{check['verdict']}\n", encoding="utf-8")
+            names = [REFUSED_FILE]
+    log.info("%s: %s", Path(public_dir), "published" if check["passed"] else "withheld")
+    return names

@@ -32,6 +32,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from scipy.stats import binomtest
 
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.disagreement import TIE_TOL, check_class, class_std
@@ -187,6 +188,37 @@ def linkage_header(n: int, standardise: bool, top: tuple[int, ...]) -> dict[str,
     }
 
 
+#: Confidence level of the intervals reported beside attack rates.
+CONFIDENCE = 0.95
+
+
+def rate_interval(hits: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Wilson score interval of an attack's success rate ``hits / n``.
+
+    Scipy's :func:`scipy.stats.binomtest` computes it (method ``"wilson"``); the expected hits
+    of shared ties (module docstring) are rounded to the nearest whole target first.
+
+    Parameters
+    ----------
+    hits : float
+        Successes over the targets (expected successes where ties are shared).
+    n : int
+        Targets attacked.
+    confidence : float
+        Coverage of the interval.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Fractions in [0, 1]; ``(nan, nan)`` when ``n`` is 0.
+    """
+    if n <= 0:
+        return (float("nan"), float("nan"))
+    k = min(int(round(hits)), int(n))
+    ci = binomtest(k, int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
 def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Combine per-class ``linkage_attack`` results (same ``errors`` and ``top``) over classes.
 
@@ -219,6 +251,7 @@ def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
             hits = sum(row[f"top{k}_hits"] for row in rows)
             agg[f"top{k}"] = hits / n_t if n_t else float("nan")
             agg[f"top{k}_hits"] = hits
+            agg[f"top{k}_ci"] = list(rate_interval(hits, n_t))
         rec_sum = sum(row["reconstruction_sum"] for row in rows)
         rec_n = sum(row["reconstruction_n"] for row in rows)
         agg["reconstruction_sum"] = rec_sum

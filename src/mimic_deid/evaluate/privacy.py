@@ -557,7 +557,7 @@ def evaluate_release(
         The strong attacker's knowledge (:func:`~mimic_deid.deid.features.attacker_features`
         of the released variables); no strong attack when None.
     fk : int, optional
-        Feature k of the release, for :func:`linkage_bound`.
+        The release's k (feature k; a (k,P) method's k-group size), for :func:`linkage_bound`.
     block_rows : int
         Target series per block (:func:`evaluate_class`, config ``evaluate/block_rows``).
     series_distance : {"euclidean", "per_record", "dtw"}
@@ -632,35 +632,54 @@ def evaluate_release(
     return per_series, summary, linkage
 
 
-def linkage_bound(linkage: Mapping, fk: int) -> dict:
-    """The promise to the strong attacker, and whether the release keeps it.
+def linkage_bound(linkage: Mapping, k: int) -> dict:
+    """The promise to the strong attacker, stated before the attack, and whether it holds.
 
-    With exact knowledge (error 0, or the smallest error measured) the strong attacker's top-1 rate on the release must not
-    exceed ``1 / fk`` (a target hidden among at least fk series with the same feature
-    targets) plus the seed attacker's top-1 rate, which measures what the release method
-    leaves unmet (its residual unfeasibility).
+    A release whose every published group (Mondrian equivalence class; (k,P) k-group) holds
+    at least ``k`` series with the same protected values hides a target among ``k``: an
+    attacker who knows the target exactly links it to its own series with probability at most
+    ``1 / k``. The bound is that figure and nothing else (it never grows with a measured
+    rate, seed §7.2); it is compared with the strong attacker's top-1 rate at its most precise
+    knowledge (the smallest error measured), reported with its 95 % Wilson interval.
+
+    Parameters
+    ----------
+    linkage : mapping
+        :func:`evaluate_release`'s linkage result with the strong attacker (key ``strong``).
+    k : int
+        The release's k: feature k for a Mondrian method, the k-group size for a (k,P)
+        method (which takes it from fk, :mod:`mimic_deid.deid.kapra`).
 
     Returns
     -------
     dict
-        ``top1`` (the bound, a fraction), ``strong_top1`` (measured), ``within`` (bool).
+        ``error`` (the knowledge error), ``k``, ``top1`` (the bound, a fraction),
+        ``strong_top1`` (measured), ``strong_top1_ci`` ([low, high]), ``n`` (targets) and
+        ``within`` (bool: measured <= bound).
     """
-    error = min(linkage["release"], key=float)  # the most precise knowledge measured
-    seed_top1 = linkage["release"][error]["top1"]
-    strong_top1 = linkage["strong"]["release"][error]["top1"]
-    bound = 1.0 / fk + seed_top1
+    if k < 1:
+        raise ConfigError(f"linkage bound: k must be at least 1, got {k}")
+    strong = linkage["strong"]["release"]
+    error = min(strong, key=float)  # the most precise knowledge measured
+    measured = strong[error]
+    bound = 1.0 / k
     return {
         "error": float(error),
+        "k": int(k),
         "top1": bound,
-        "strong_top1": strong_top1,
-        "within": bool(strong_top1 <= bound),
+        "strong_top1": measured["top1"],
+        "strong_top1_ci": measured["top1_ci"],
+        "n": measured["n"],
+        "within": bool(measured["top1"] <= bound + 1e-12),
     }
 
 
 def linkage_summary(per_class: Mapping[str, list[dict]]) -> dict:
     """Class-size-weighted linkage results per side, keyed by the estimation error.
 
-    ``{side: {"<error>": {top1, top5, reconstruction_error, n}}, "details": {side: ...}}``.
+    ``{side: {"<error>": {top1, top1_ci, top5, top5_ci, reconstruction_error, n}},
+    "details": {side: ...}}``; ``*_ci`` are 95 % Wilson intervals
+    (:func:`~mimic_deid.evaluate.linkage.rate_interval`).
     """
     out: dict = {"details": {}}
     for side, results in per_class.items():
@@ -669,7 +688,9 @@ def linkage_summary(per_class: Mapping[str, list[dict]]) -> dict:
         out[side] = {
             f"{row['error']:g}": {
                 "top1": row.get("top1"),
+                "top1_ci": row.get("top1_ci"),
                 "top5": row.get("top5"),
+                "top5_ci": row.get("top5_ci"),
                 "reconstruction_error": row["reconstruction_error"],
                 "n": row["n_targets"],
             }

@@ -913,10 +913,12 @@ def _bound_text(data: ReportData) -> str:
     bound = data.linkage.get("bound")
     if not bound:
         return "no bound measured"
-    verdict = "kept" if bound["within"] else "NOT kept"
+    verdict = "kept: certified" if bound["within"] else "NOT kept: the release is refused"
+    low, high = bound.get("strong_top1_ci", (float("nan"), float("nan")))
     return (
-        f"top-1 {100 * bound['strong_top1']:.1f} % against the promised at most "
-        f"{100 * bound['top1']:.1f} % = 1/fk + the seed attacker's rate: {verdict}"
+        f"top-1 {100 * bound['strong_top1']:.1f} % (95 % interval {100 * low:.1f} to "
+        f"{100 * high:.1f} %) against the bound 1/k = {100 * bound['top1']:.1f} % stated "
+        f"before the attack: {verdict}"
     )
 
 

@@ -77,6 +77,7 @@ def sweep_row(
     linkage: Mapping,
     utility: pd.DataFrame,
     utility_cross: str = "shipped",
+    checks: Mapping[str, Mapping] | None = None,
 ) -> dict:
     """One row of the sweep summary.
 
@@ -92,6 +93,9 @@ def sweep_row(
         ``utility/trust_settings.csv`` of the point's ``ihm48`` release.
     utility_cross : str
         Config ``evaluate.utility.cross`` (:func:`utility_columns`).
+    checks : mapping, optional
+        Release name (``stays``, ``ihm48``) -> the point's ``check.json``: a column
+        ``verdict_<release>`` (``certified`` or ``refused: <claim and figures>``).
 
     Returns
     -------
@@ -141,6 +145,11 @@ def sweep_row(
     if "bound" in linkage:
         row["strong_bound_top1_pct"] = _pct(linkage["bound"]["top1"])
         row["strong_within_bound"] = bool(linkage["bound"]["within"])
+        low, high = linkage["bound"].get("strong_top1_ci", (float("nan"),) * 2)
+        row["strong_top1_ci_low_pct"] = _pct(low)
+        row["strong_top1_ci_high_pct"] = _pct(high)
+    for release, check in (checks or {}).items():
+        row[f"verdict_{release}"] = check["verdict"]
     row.update(utility_columns(utility, utility_cross))
     return row
 
@@ -199,11 +208,13 @@ def sweep_table(
     linkage: Sequence[Mapping],
     utility: Sequence[pd.DataFrame],
     utility_cross: str = "shipped",
+    checks: Sequence[Mapping[str, Mapping]] | None = None,
 ) -> pd.DataFrame:
     """:func:`sweep_row` of every sweep point, in sweep order.
 
     ``duration`` and ``baseline`` are keyed by dk; the other sequences follow ``points``;
-    ``utility_cross`` is config ``evaluate.utility.cross``.
+    ``utility_cross`` is config ``evaluate.utility.cross``; ``checks`` (one mapping of release
+    name to ``check.json`` per point) adds the verdicts.
     """
     rows = [
         sweep_row(
@@ -215,6 +226,7 @@ def sweep_table(
             linkage[i],
             utility[i],
             utility_cross,
+            checks[i] if checks is not None else None,
         )
         for i, point in enumerate(points)
     ]
@@ -233,7 +245,11 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("distortion_mean", "distortion"),
     ("release_top1_pct_err0", "re-id top-1 % (seed attacker)"),
     ("strong_release_top1_pct_err0", "re-id top-1 % (strong attacker)"),
-    ("strong_bound_top1_pct", "promised bound %"),
+    ("strong_top1_ci_low_pct", "strong top-1 95 % interval, low %"),
+    ("strong_top1_ci_high_pct", "strong top-1 95 % interval, high %"),
+    ("strong_bound_top1_pct", "promised bound 1/k %"),
+    ("verdict_stays", "verdict (stays)"),
+    ("verdict_ihm48", "verdict (ihm48)"),
     ("kp_joint_unique_pct", "unique k-group combination % ((k,P) methods)"),
     ("test_roc_auc_orig_orig_all", "ROC-AUC orig./orig., all variables"),
     ("test_roc_auc_orig_orig_released", "ROC-AUC orig./orig., released variables"),
