@@ -597,7 +597,7 @@ def test_joint_risk_of_stays_and_demographics(hierarchies):
 @pytest.mark.parametrize(
     ("section", "message"),
     [
-        ({"ola": {"k": [0]}}, "config parameter 'tabular/ola/k/0': 0 is less than the minimum of 1"),
+        ({"ola": {"k": [1]}}, "config parameter 'tabular/ola/k/0': 1 is less than the minimum of 2"),
         ({"ola": {"max_sup": [101]}},
          "config parameter 'tabular/ola/max_sup/0': 101 is greater than the maximum of 100"),
         ({"inverse": {"max_sup": [-1]}},
@@ -608,7 +608,7 @@ def test_joint_risk_of_stays_and_demographics(hierarchies):
          "config parameter 'tabular/epsilon/beta/0': 1.0 is greater than or equal to the maximum of 1"),
         ({"epsilon": {"la_beta": 0}},
          "config parameter 'tabular/epsilon/la_beta': 0 is less than or equal to the minimum of 0"),
-        ({"release": {"k": 0}}, "config parameter 'tabular/release/k': 0 is less than the minimum of 1"),
+        ({"release": {"k": 1}}, "config parameter 'tabular/release/k': 1 is less than the minimum of 2"),
     ],
 )  # fmt: skip
 def test_bad_tabular_config_names_the_parameter(section, message):

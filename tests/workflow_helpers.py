@@ -69,6 +69,12 @@ TINY_CONFIG = {
 }
 
 
+def published_files(folder: Path) -> list[str]:
+    """The files of a release's public folder, sorted, without the empty
+    ``.snakemake_timestamp`` marker Snakemake writes into every directory output."""
+    return sorted(p.name for p in folder.iterdir() if p.name != ".snakemake_timestamp")
+
+
 def mimic_messages(text: str) -> list[str]:
     """The project's own lines of a run's output (``mimic-deid...``) but its warnings
     (``mimic-deid: warning:``, e.g. the weak-k warning the tiny config's fk 3 prints)."""
