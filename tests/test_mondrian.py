@@ -218,3 +218,40 @@ def test_performance_range() -> None:
     assert np.bincount(labels).min() >= 5
     assert elapsed < 2.0, f"Mondrian range n=5000 m=22 took {elapsed:.2f}s"
     assert np.array_equal(labels, mondrian_partition(F, 5, "range"))
+
+
+def test_ell_diverse_split_keeps_both_outcomes_in_every_class() -> None:
+    # The hand example's k=2 classes are {0,2}, {1,3}, {4,5}, {6,7}. Deaths at 0 and 1 only:
+    # the root split on f0 would leave the right half {4..7} without a death, so it is not
+    # allowed; f1's lower median 2 gives {0,2,5} | {1,3,4,6,7}, both with a death and a
+    # survivor; neither half can split again without losing one.
+    died = np.array([1, 1, 0, 0, 0, 0, 0, 0])
+    labels = mondrian_partition(HAND_F, 2, "range", outcomes=died[:, None], ell=2)
+    assert labels.tolist() == [0, 1, 0, 1, 1, 0, 1, 1]
+    # without the requirement (ell 1, or no outcomes) the partition is the plain one
+    plain = [0, 1, 0, 1, 2, 2, 3, 3]
+    assert mondrian_partition(HAND_F, 2, "range", outcomes=died[:, None], ell=1).tolist() == plain
+    assert mondrian_partition(HAND_F, 2, "range").tolist() == plain
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=feature_arrays,
+    seed=st.integers(0, 2**16),
+    heuristic=st.sampled_from(["range", "diversity"]),
+)
+def test_every_class_of_an_ell_diverse_partition_holds_both_values_of_each_label(
+    data, seed, heuristic
+) -> None:
+    F, k = data
+    rng = np.random.default_rng(seed)
+    n = F.shape[0]
+    outcomes = np.column_stack([np.arange(n) % 2, rng.permutation(np.arange(n) % 2)])
+    X = rng.normal(size=(n, 3, 2))
+    labels = mondrian_partition(F, k, heuristic, X=X, outcomes=outcomes, ell=2)
+    for c in np.unique(labels):
+        members = outcomes[labels == c]
+        if n >= 2:  # the whole set holds both values of each label from 2 series on
+            assert all(len(np.unique(members[:, j])) == 2 for j in range(2)), c
+    if n >= k:
+        assert np.bincount(labels).min() >= k

@@ -208,3 +208,31 @@ def test_attack_rates_carry_their_wilson_interval():
     assert (round(low, 4), round(high, 4)) == (0.0552, 0.1744)  # Wilson, 95 %
     assert rate_interval(0, 50)[0] == 0.0
     assert all(np.isnan(rate_interval(0, 0)))
+
+
+def test_a_recoverable_group_of_one_outcome_is_refused():
+    index = pd.DataFrame(
+        {
+            "pseudonym": ["a", "b", "c", "d", "e", "f"],
+            "label": np.int8([1, 0, 0, 0, 1, 0]),
+            "long_stay": np.int8([0, 1, 0, 1, 1, 0]),
+        }
+    )
+    groups = pd.DataFrame({"pseudonym": list("abcdef"), "eq_class": [0, 0, 0, 1, 1, 1]})
+    assert check.check_group_outcomes(index, groups, 2, "equivalence class") == {
+        "l": 2,
+        "groups": {"eq_class": 2},
+    }
+    # a and d swap classes: {b, c, d} are all survivors
+    groups["eq_class"] = [1, 0, 0, 1, 1, 1]
+    with pytest.raises(ReleaseCheckError) as err:
+        check.check_group_outcomes(index, groups, 2, "equivalence class")
+    assert str(err.value) == (
+        "outcome disclosed: 1 equivalence class(s) (eq_class) with fewer than l=2 distinct "
+        "values of 'label'"
+    )
+    # a (k,P) k-group column: -1 (not grouped) is left out
+    kp = pd.DataFrame({"pseudonym": list("abcdef"), "k_group_heart_rate": [0, 0, -1, -1, 1, 1]})
+    assert check.check_group_outcomes(index, kp, 2, "k-group")["groups"] == {
+        "k_group_heart_rate": 2
+    }

@@ -27,9 +27,12 @@ rule duration_classes:
 
 
 rule mondrian:
+    """Mondrian equivalence classes and feature targets; ℓ-diverse in the labels a release
+    publishes (deid.outcome_l)."""
     input:
         series=PATHS["series"],
         classes=PATHS["duration"],
+        meta=PATHS["meta"],
     output:
         targets=PATHS["targets"],
         summary=PATHS["mondrian_summary"],
@@ -44,6 +47,7 @@ rule mondrian:
         mem_mb=4000,
     params:
         features=PROTECTED,
+        outcome_l=outcome_l,
     script:
         "../scripts/mondrian.py"
 

@@ -1,9 +1,10 @@
-"""Rule mondrian: Mondrian equivalence classes and feature targets per duration class."""
+"""Rule mondrian: Mondrian equivalence classes and feature targets per duration class
+(ℓ-diverse in the outcome labels of a release that publishes them)."""
 
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
-from mimic_deid.deid import class_arrays, mondrian_targets
+from mimic_deid.deid import KEY, LABELS, class_arrays, mondrian_targets
 from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
@@ -12,12 +13,18 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         pd.read_parquet(snakemake.input.classes),
         fill_missing=True,
     )
+    ell = snakemake.params.outcome_l  # None: the release publishes no label
+    outcomes = (
+        pd.read_parquet(snakemake.input.meta, columns=[KEY, *LABELS]) if ell else None
+    )
     targets, summary = mondrian_targets(
         classes,
         dims,
         dict(snakemake.params.features),
         fk=int(snakemake.wildcards.fk),
         heuristic=snakemake.wildcards.heuristic,
+        outcomes=outcomes,
+        ell=int(ell or 1),
     )
     write_parquet(targets, snakemake.output.targets)
     write_json(summary, snakemake.output.summary)

@@ -23,7 +23,9 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
    for every series or null for every series (:func:`check_missing_withheld`);
 10. **outcomes**: a release publishes labels only if it needs them, then all of
     :data:`~mimic_deid.deid.duration.LABELS` (mortality, long stay), and every published class
-    holds at least ``l`` distinct values of each (:func:`check_outcomes`);
+    holds at least ``l`` distinct values of each (:func:`check_outcomes`); so does every group
+    an attacker can recover from the released values: each Mondrian equivalence class and,
+    for a (k,P) method, each k-group of every variable (:func:`check_group_outcomes`);
 11. **(k,P) groups** (methods with ``k_from_fk``, :mod:`mimic_deid.deid.kapra`): per variable,
     every k-group has at least ``k`` series, every pattern word within a k-group is shared by
     at least ``P`` of its series, and all series of a k-group publish the same values, the
@@ -87,6 +89,7 @@ __all__ = [
     "check_coverage",
     "check_duration_k",
     "check_feature_k",
+    "check_group_outcomes",
     "check_hours",
     "check_kp_groups",
     "check_linkage_bound",
@@ -344,6 +347,44 @@ def check_outcomes(index_public: pd.DataFrame, labelled: bool, ell: int) -> dict
                 f"values of '{column}'"
             )
     return {"label": True, "labels": public, "l": int(ell), "classes": len(distinct)}
+
+
+def check_group_outcomes(
+    index_public: pd.DataFrame, groups: pd.DataFrame, ell: int, what: str
+) -> dict:
+    """Claim 10, recoverable groups: every group holds >= ``ell`` distinct values of each label.
+
+    Parameters
+    ----------
+    index_public : DataFrame
+        ``pseudonym`` and the label columns of :data:`~mimic_deid.deid.duration.LABELS`.
+    groups : DataFrame
+        ``pseudonym`` and one column per grouping (e.g. ``eq_class``; ``k_group_<var>``, -1 =
+        not grouped); each column's groups are checked on their own.
+    ell : int
+    what : str
+        What the groups are, for the message (``"equivalence class"``, ``"k-group"``).
+
+    Returns
+    -------
+    dict
+        ``l`` and the number of groups checked per grouping column.
+    """
+    labels = [c for c in LABELS.values() if c in index_public.columns]
+    frame = groups.merge(index_public[["pseudonym", *labels]], on="pseudonym", how="inner")
+    checked = {}
+    for column in [c for c in groups.columns if c != "pseudonym"]:
+        grouped = frame[frame[column] >= 0]
+        distinct = grouped.groupby(column, sort=True)[labels].nunique()
+        for label in labels:
+            poor = int((distinct[label] < ell).sum())
+            if poor:
+                raise ReleaseCheckError(
+                    f"outcome disclosed: {poor} {what}(s) ({column}) with fewer than l={ell} "
+                    f"distinct values of '{label}'"
+                )
+        checked[column] = len(distinct)
+    return {"l": int(ell), "groups": checked}
 
 
 def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:
@@ -669,6 +710,13 @@ def _point_claims(
         labelled=labelled,
         outcome_l=outcome_l,
     )
+    diverse = labelled and outcome_l is not None and outcome_l > 1
+    if diverse:  # the Mondrian classes can be read off the released values
+        # (group, eq_class) is unique over the release
+        eq_groups = eq[["pseudonym", "eq_class"]]
+        result["outcomes_per_equivalence_class"] = check_group_outcomes(
+            index_public, eq_groups, outcome_l, "equivalence class"
+        )
     if method is not None:
         name, params = parse_method_label(method)
         if REGISTRY[name].k_from_fk:
@@ -679,6 +727,16 @@ def _point_claims(
             result["kp_groups"] = check_kp_groups(
                 per_series, series_public, pseudonyms, k=fk, P=params["P"]
             )
+            if diverse:  # a k-group is (class, group id) per variable
+                kg = [c for c in per_series.columns if c.startswith("k_group_")]
+                ids = per_series[[KEY, "group", "class_length", *kg]].merge(pseudonyms, on=KEY)
+                groups = pd.DataFrame({"pseudonym": ids["pseudonym"]})
+                for column in kg:
+                    code = ids.groupby(["group", "class_length", column], sort=True).ngroup()
+                    groups[column] = code.where(ids[column] >= 0, -1)
+                result["outcomes_per_k_group"] = check_group_outcomes(
+                    index_public, groups, outcome_l, "k-group"
+                )
     if linkage is not None:
         result["linkage_bound"] = check_linkage_bound(linkage)
 

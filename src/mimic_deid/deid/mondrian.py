@@ -6,7 +6,10 @@ every series, a partition is split on one feature at a time:
 - split value = the *lower* median of the partition's non-null values of that feature;
 - left half = values <= split value; right half = values > split value OR null (by
   convention nulls go right);
-- a split is *allowed* only if both halves hold >= k series;
+- a split is *allowed* only if both halves hold >= k series, and, with outcomes (the labels a
+  release publishes, ``ell`` > 1), only if both halves hold >= ``ell`` distinct values of every
+  outcome column (ℓ-diverse Mondrian: a class an attacker recovers by grouping released
+  values never discloses its members' outcome; issue 26);
 - the feature is chosen by a heuristic:
   ``range``: features ordered by the partition's range of non-null values divided by the
   range of that feature over all n series (a feature whose overall range is zero or undefined
@@ -147,10 +150,14 @@ class _Diversity:
         return np.where(np.isnan(score), -np.inf, score)
 
 
-def _candidate_splits(FP: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _candidate_splits(
+    FP: np.ndarray, k: int, YP: tuple[np.ndarray, np.ndarray] | None = None, ell: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
     """Lower-median split of every feature of a partition.
 
-    FP: (p, m). Returns (left membership (p, m) bool, allowed (m,) bool).
+    FP: (p, m); YP: the partition's one-hot outcome values and their columns (``_one_hot``)
+    or None. Returns (left
+    membership (p, m) bool, allowed (m,) bool).
     """
     p = FP.shape[0]
     n_nonnull = np.sum(~np.isnan(FP), axis=0)
@@ -160,11 +167,45 @@ def _candidate_splits(FP: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     left = FP <= median[None, :]  # NaN compares False -> right
     n_left = left.sum(axis=0)
     allowed = (n_nonnull > 0) & (n_left >= k) & (p - n_left >= k)
+    if YP is not None and ell > 1:
+        allowed &= _diverse_halves(left, YP, ell)
     return left, allowed
 
 
+def _one_hot(outcomes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes (n, t) as one indicator column per (outcome column, value): (n, v) float64,
+    and the outcome column of each indicator, (v,)."""
+    columns, owner = [], []
+    for c in range(outcomes.shape[1]):
+        for value in np.unique(outcomes[:, c]):
+            columns.append(outcomes[:, c] == value)
+            owner.append(c)
+    return np.column_stack(columns).astype(np.float64), np.asarray(owner, dtype=np.int64)
+
+
+def _distinct(counts: np.ndarray, owner: np.ndarray, t: int) -> np.ndarray:
+    """Fewest distinct values over the outcome columns: counts (v, m) -> (m,)."""
+    present = counts > 0
+    per_column = np.stack([present[owner == c].sum(axis=0) for c in range(t)])
+    return per_column.min(axis=0)
+
+
+def _diverse_halves(left: np.ndarray, YP: tuple[np.ndarray, np.ndarray], ell: int) -> np.ndarray:
+    """Splits (m,) whose both halves hold >= ell distinct values of every outcome column."""
+    onehot, owner = YP
+    t = int(owner.max()) + 1
+    n_left = onehot.T @ left.astype(np.float64)  # (v, m) series per value in the left half
+    n_right = onehot.sum(axis=0)[:, None] - n_left
+    return (_distinct(n_left, owner, t) >= ell) & (_distinct(n_right, owner, t) >= ell)
+
+
 def mondrian_partition(
-    F: np.ndarray, k: int, heuristic: str = "range", X: np.ndarray | None = None
+    F: np.ndarray,
+    k: int,
+    heuristic: str = "range",
+    X: np.ndarray | None = None,
+    outcomes: np.ndarray | None = None,
+    ell: int = 1,
 ) -> np.ndarray:
     """Mondrian equivalence classes of the series' feature vectors.
 
@@ -178,6 +219,12 @@ def mondrian_partition(
         Split-feature choice (module docstring).
     X : ndarray, shape (n, L, D), optional
         The series; required by ``diversity`` (an ``InputDataError`` otherwise), ignored by ``range``.
+    outcomes : ndarray, shape (n, t), optional
+        The outcome labels the release publishes (e.g. mortality and long stay, integers).
+    ell : int
+        With ``outcomes``: a split is allowed only if both halves hold at least ``ell``
+        distinct values of every outcome column (module docstring). A partition that starts
+        with fewer keeps them; the caller (the duration classes) suppresses such classes.
 
     Returns
     -------
@@ -207,6 +254,15 @@ def mondrian_partition(
         return labels
 
     diversity = _Diversity(X, n) if heuristic == "diversity" else None
+    Y = None
+    if outcomes is not None and ell > 1:
+        outcomes = np.asarray(outcomes)
+        if outcomes.ndim != 2 or outcomes.shape[0] != n:
+            raise InputDataError(
+                f"outcomes must be a 2-D array with one row per series ({n}), got "
+                f"{outcomes.shape}"
+            )
+        Y = _one_hot(outcomes)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
         global_range = np.nanmax(F, axis=0) - np.nanmin(F, axis=0)
@@ -220,7 +276,7 @@ def mondrian_partition(
             leaves.append(P)
             continue
         FP = F[P]
-        left, allowed = _candidate_splits(FP, k)
+        left, allowed = _candidate_splits(FP, k, None if Y is None else (Y[0][P], Y[1]), ell)
         if diversity is None:
             allowed &= range_ok
         if not allowed.any():

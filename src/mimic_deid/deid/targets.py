@@ -25,7 +25,14 @@ __all__ = ["class_target_matrix", "mondrian_targets"]
 log = get_logger(__name__)
 
 
-def _partition_class(cls: ClassArray, spec: FeatureSpec, fk: int, heuristic: str):
+def _partition_class(
+    cls: ClassArray,
+    spec: FeatureSpec,
+    fk: int,
+    heuristic: str,
+    outcomes: np.ndarray | None = None,
+    ell: int = 1,
+):
     n = len(cls.keys)
     if n < fk:
         raise ConfigError(
@@ -33,7 +40,9 @@ def _partition_class(cls: ClassArray, spec: FeatureSpec, fk: int, heuristic: str
             f"(group {cls.group}) with {n} series; use fk <= dk"
         )
     F = compute_features(cls.X, spec)
-    labels = mondrian_partition(F, fk, heuristic, X=cls.X if heuristic == "diversity" else None)
+    labels = mondrian_partition(
+        F, fk, heuristic, X=cls.X if heuristic == "diversity" else None, outcomes=outcomes, ell=ell
+    )
     return F, labels, class_targets(F, labels)
 
 
@@ -43,6 +52,8 @@ def mondrian_targets(
     features: Mapping[str, list[str]],
     fk: int,
     heuristic: str,
+    outcomes: pd.DataFrame | None = None,
+    ell: int = 1,
 ) -> tuple[pd.DataFrame, dict]:
     """Mondrian equivalence classes and class-mean feature targets of every series.
 
@@ -57,6 +68,11 @@ def mondrian_targets(
     fk : int
         Minimum series per equivalence class.
     heuristic : {"range", "diversity"}
+    outcomes : DataFrame, optional
+        ``icustay_id`` and the outcome labels the release publishes (one row per series): the
+        partition is ℓ-diverse in them (:func:`~mimic_deid.deid.mondrian.mondrian_partition`).
+    ell : int
+        Distinct outcomes every equivalence class keeps (config ``deid.outcome_l``).
 
     Returns
     -------
@@ -68,12 +84,19 @@ def mondrian_targets(
         smallest_equivalence_class, mean_equivalence_class (``mondrian.json``).
     """
     spec = feature_spec(dict(features), dims)
+    if outcomes is not None:
+        by_key = outcomes.set_index(KEY)
+        per_class = [by_key.loc[cls.keys].to_numpy() for cls in classes]
+    else:
+        per_class = [None] * len(classes)
     results = map_classes(
         _partition_class,
         classes,
         [spec] * len(classes),
         [fk] * len(classes),
         [heuristic] * len(classes),
+        per_class,
+        [ell] * len(classes),
         label="mondrian duration classes",
     )
     frames, sizes = [], []
@@ -96,6 +119,7 @@ def mondrian_targets(
     summary = {
         "fk": fk,
         "heuristic": heuristic,
+        "outcome_l": int(ell) if outcomes is not None else None,
         "features": list(spec.names),
         "duration_classes": len(frames),
         "equivalence_classes": int(all_sizes.size),
