@@ -40,6 +40,8 @@ PATHS = {
     "check": f"results/{{release}}/{POINT}/check.json",
     # the public release: series.parquet and index.parquet when certified, else refused.txt
     "published": f"results/{{release}}/{POINT}/release",
+    # the release card: promises, attacks against the bound, verdict, utility (evaluate.card)
+    "card": f"results/{{release}}/{POINT}/card.json",
     "tuning_table": "results/stays/dk{dk}/tuning/{method}.csv",
     "tuning_grid": "results/stays/dk{dk}/tuning/grid_summary.csv",
     "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",

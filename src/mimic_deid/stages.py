@@ -108,9 +108,10 @@ def sweep_points(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _series_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
     # every release's public directory (its tables, or refused.txt), then the report
     published = tuple(
-        ("published", dict(point, release=release))
+        (key, dict(point, release=release))
         for release in GROUP_BY_SPLIT
         for point in sweep_points(config)
+        for key in ("published", "card")
     )
     return published + (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
 

@@ -172,6 +172,14 @@ def outcome_l(wildcards):
     return DEID["outcome_l"] if LABELLED[wildcards.release] else None
 
 
+def card_input(wildcards):
+    """A release card's inputs: its check and attacks, and for ihm48 its utility table."""
+    inputs = {"check": PATHS["check"], "linkage": PATHS["linkage"]}
+    if wildcards.release == "ihm48":
+        inputs["utility"] = PATHS["utility"]
+    return {name: path.format(**wildcards) for name, path in inputs.items()}
+
+
 def primary_point():
     """The sweep point the figures show: the first of the sweep."""
     return sweep_points()[0]
@@ -222,6 +230,11 @@ def report_input(wildcards):
         "release_series": path("release_series", **p),
         "pseudonyms": path("pseudonyms", **p),
     }
+    # every release's card (the release_cards table)
+    for point in sweep_points():
+        for release in RELEASES:
+            name = f"card_{release}_{'_'.join(str(point[k]) for k in ('dk', 'fk', 'heuristic'))}"
+            inputs[f"{name}_{point['method']}"] = path("card", release=release, **point)
     # the selected comparators' public outputs (a deselected one is absent from the report)
     for stage in SELECTED_STAGES:
         for name, (key, wildcards) in stage.report_inputs(config).items():

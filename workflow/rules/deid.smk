@@ -157,6 +157,28 @@ rule publish_release:
         "../scripts/publish_release.py"
 
 
+rule release_card:
+    """The release card: method, promises, attacks with intervals against the bound, verdict
+    and (ihm48) utility beside the seed's figures."""
+    input:
+        unpack(card_input),
+    output:
+        card=PATHS["card"],
+    log:
+        f"logs/{{release}}/{POINT}/release_card.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/release_card.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+    params:
+        outcome_l=outcome_l,
+    script:
+        "../scripts/release_card.py"
+
+
 rule tuning_table:
     """Seed Tables 6.1/6.2: 20 series from each of 5 duration classes, Mondrian k=5."""
     input:

@@ -83,6 +83,10 @@ class ReleaseMethod:
     k_from_fk : bool
         The method takes the sweep point's feature k (fk) as its parameter ``k`` (the
         (k,P)-anonymity methods); :func:`run_method` adds it to ``params``.
+    promises : str
+        What a release made by the method guarantees (its release card, issue 26).
+    not_promised : str
+        What it does not guarantee.
     plan : callable, optional
         ``plan(X, targets, spec, params, rng)`` splitting one class into independent chunks
         (an object with ``tasks()``, ``chunk_costs()``, ``chunk_sizes()`` and
@@ -97,6 +101,8 @@ class ReleaseMethod:
     choices: Mapping[str, tuple[str, ...]] | None = None
     k_from_fk: bool = False
     plan: Callable[..., Any] | None = None
+    promises: str = ""
+    not_promised: str = ""
 
 
 def _run_adhoc(X, targets, spec, params, rng) -> OptimiseResult:
@@ -113,17 +119,42 @@ def _plan_genetic(X, targets, spec, params, rng) -> genetic.GeneticPlan:
     return genetic.plan_genetic(X, targets, spec, genetic.GeneticParams.from_dict(params), rng)
 
 
+#: What every Mondrian-targeted method promises (claims 5-7, 10 and 14 of deid.check).
+_MONDRIAN_PROMISES = (
+    "every duration class holds at least dk series; every Mondrian equivalence class at least "
+    "fk series whose released features are pushed towards one shared target; in a labelled "
+    "release every class holds at least l distinct outcomes; the strong attacker's top-1 "
+    "re-identification rate is at most 1/fk"
+)
+
+
 #: Every release method, by name (label order of the config's sweep is this order).
 REGISTRY: dict[str, ReleaseMethod] = {
     m.name: m
     for m in (
-        ReleaseMethod("adhoc", (("iterations", "it", int), ("noise_sd", "ns", float)), _run_adhoc),
+        ReleaseMethod(
+            "adhoc",
+            (("iterations", "it", int), ("noise_sd", "ns", float)),
+            _run_adhoc,
+            promises=_MONDRIAN_PROMISES,
+            not_promised=(
+                "features reach their targets only as far as the iterations allow (the "
+                "residual is the unfeasibility); released values are close to the originals, "
+                "so an attacker who knows a series' exact values can still find it"
+            ),
+        ),
         ReleaseMethod(
             "genetic",
             (("fitness", "", str), *genetic.LABEL_PARAMS),
             _run_genetic,
             choices={"fitness": genetic.FITNESS_VARIANTS},
             plan=_plan_genetic,
+            promises=_MONDRIAN_PROMISES,
+            not_promised=(
+                "features reach their targets only as far as the search converges (the "
+                "residual is the unfeasibility); the search is randomised, so two runs with "
+                "different seeds release different series"
+            ),
         ),
         *(
             ReleaseMethod(
@@ -132,6 +163,17 @@ REGISTRY: dict[str, ReleaseMethod] = {
                 run,
                 choices={"impute": kapra.IMPUTE_RULES},
                 k_from_fk=True,
+                promises=(
+                    "per variable, every k-group holds at least k series (k = fk) publishing "
+                    "one value envelope's midpoint, and every pattern word within a k-group is "
+                    "shared by at least P series; the strong attacker's top-1 rate is at most "
+                    "1/k, or the release is refused"
+                ),
+                not_promised=(
+                    "k-groups are formed per variable: the combination of a series' groups "
+                    "over the published variables can be unique (kp_joint_unique_pct), which "
+                    "the strong attacker exploits"
+                ),
             )
             for name, run in (("kapra", kapra.run_kapra), ("pc-kapra", kapra.run_pc_kapra))
         ),

@@ -259,8 +259,7 @@ def mondrian_partition(
         outcomes = np.asarray(outcomes)
         if outcomes.ndim != 2 or outcomes.shape[0] != n:
             raise InputDataError(
-                f"outcomes must be a 2-D array with one row per series ({n}), got "
-                f"{outcomes.shape}"
+                f"outcomes must be a 2-D array with one row per series ({n}), got {outcomes.shape}"
             )
         Y = _one_hot(outcomes)
     with warnings.catch_warnings():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -23,6 +24,7 @@ from mimic_deid.deid.duration import (
     duration_uniqueness,
 )
 from mimic_deid.errors import require_columns
+from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report.shaping import utility_rows
 
@@ -38,15 +40,6 @@ ALL_VARIABLES = "orig. / orig., all variables"
 #: Rows of a trust-settings table per metric: the original side as recorded, gap-filled like
 #: the release (``evaluate.utility.cross``), and the seed's figure.
 TRUST_ROWS: dict[str, str] = {"shipped": "shipped", "gap_filled": "like-for-like", "seed": "seed"}
-#: Seed 000, Table 6.3 (split ``train``) and Table 6.4 (split ``test``): in-hospital mortality
-#: ROC-AUC and PR-AUC per trust setting, in :data:`SETTINGS` order (orig. / orig.,
-#: de-id. / de-id., orig. / de-id., de-id. / orig.).
-SEED_TRUST_SETTINGS: dict[tuple[str, str], tuple[float, float, float, float]] = {
-    ("train", "roc_auc"): (0.87, 0.87, 0.86, 0.64),
-    ("train", "pr_auc"): (0.54, 0.54, 0.51, 0.22),
-    ("test", "roc_auc"): (0.85, 0.83, 0.82, 0.64),
-    ("test", "pr_auc"): (0.49, 0.45, 0.40, 0.22),
-}
 NOT_AVAILABLE = "n/a"
 
 OPTIMISER_LABELS: dict[str, str] = {
@@ -298,6 +291,47 @@ def _round_measure(values: np.ndarray) -> np.ndarray:
 
 def _significant(values: np.ndarray, digits: int = 2) -> np.ndarray:
     return np.array([float(f"{v:.{digits}g}") if np.isfinite(v) else v for v in values])
+
+
+def _pct_ci(figures: Mapping | None, rate: str) -> str:
+    """``"12.3 % [10.1, 14.6]"`` of an attacker's rate (fractions) and its interval."""
+    if not figures or figures.get(rate) is None:
+        return NOT_AVAILABLE
+    low, high = figures.get(f"{rate}_ci") or (None, None)
+
+    def pct(x: Any) -> float | None:
+        return None if x is None else 100.0 * x
+
+    return format_ci(pct(figures[rate]), pct(low), pct(high), digits=1) + " %"
+
+
+def card_table(cards: Sequence[Mapping]) -> pd.DataFrame:
+    """One row per release card (``card.json``, :mod:`mimic_deid.evaluate.card`): the release,
+    its method, k and l, each attacker's exact-knowledge top-1 and top-5 re-identification
+    rate with its 95 % interval, the bound 1/k and the verdict."""
+    if not cards:
+        return pd.DataFrame({"note": ["no release card in this run"]})
+    rows = []
+    for card in cards:
+        attackers = card["attackers"]
+        bound = card.get("bound") or {}
+        rows.append(
+            {
+                "release": card["release"],
+                "method": card["point"]["method"],
+                "dk": card["dk"],
+                "k": card["k"],
+                "l": card["l"] if card["l"] is not None else "-",
+                "seed top-1": _pct_ci(attackers.get("seed"), "top1"),
+                "strong top-1": _pct_ci(attackers.get("strong"), "top1"),
+                "strong top-5": _pct_ci(attackers.get("strong"), "top5"),
+                "bound 1/k": (
+                    f"{100.0 * bound['top1']:.1f} %" if bound.get("top1") else NOT_AVAILABLE
+                ),
+                "verdict": card["verdict"],
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def round_table(df: pd.DataFrame) -> pd.DataFrame:

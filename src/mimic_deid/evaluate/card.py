@@ -1,0 +1,143 @@
+"""The release card: one machine-readable page per release of a sweep point (issue 26).
+
+A data owner reads, for each release (``stays`` or ``ihm48`` at one sweep point), what was run,
+what it promises and what it does not, how the attacks went against the bound stated before
+them, the verdict of the release's own check, and (``ihm48``) what it costs a mortality and a
+long-stay model beside the seed's figures. The card only gathers figures that other rules
+measured (``check.json``, ``privacy/linkage.json``, ``optimiser.json``,
+``utility/trust_settings.csv``); it computes none.
+
+Schema (``card.json``, docs/outputs.md):
+
+- ``release``, ``point`` (dk, fk, heuristic, method label), ``passed``, ``verdict``;
+- ``method``: ``name``, ``params``, ``promises``, ``not_promised`` (the registry entry,
+  :class:`~mimic_deid.deid.methods.ReleaseMethod`);
+- ``k`` (the bound's k), ``dk``, ``l`` (distinct outcomes per class; null for a release without
+  labels);
+- ``attackers``: per attacker (``seed``, ``strong``, ``alternative`` when measured) at its
+  most precise knowledge (the smallest error measured): ``error``, ``top1``, ``top1_ci``,
+  ``top5``, ``top5_ci``, ``n`` (fractions; intervals 95 % Wilson);
+- ``bound``: as ``privacy/linkage.json``;
+- ``utility``: null for ``stays``; for ``ihm48`` one entry per task, trust setting and
+  variables on the test split (original side as recorded), ``roc_auc`` with ``roc_auc_lo`` /
+  ``roc_auc_hi``, ``pr_auc``, and ``seed_roc_auc`` / ``seed_pr_auc`` (seed Table 6.4, mortality
+  on the released variables) where the seed has the figure;
+- ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from mimic_deid.deid.methods import get_method, parse_method_label
+from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
+
+__all__ = ["NOT_PROTECTED", "release_card"]
+
+#: What no release of this project protects, whatever the method (every card lists it).
+NOT_PROTECTED: tuple[str, ...] = (
+    "membership: the release shows that each of its patients had an ICU stay in the source",
+    "the duration class of each series (dk-anonymous, not hidden)",
+    "what several releases of one population disclose together: pair them only as the "
+    "cross-release measures allow; publish one release per population",
+    "population-level facts (means, correlations, the mortality model itself)",
+)
+
+_ATTACKERS = {"seed": None, "strong": "strong", "alternative": "alternative"}
+
+
+def _attack(linkage: Mapping, key: str | None) -> dict[str, Any] | None:
+    source = linkage if key is None else linkage.get(key)
+    if not source or "release" not in source:
+        return None
+    error = min(source["release"], key=float)
+    row = source["release"][error]
+    return {
+        "error": float(error),
+        **{name: row.get(name) for name in ("top1", "top1_ci", "top5", "top5_ci", "n")},
+    }
+
+
+def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
+    test = table[(table["split"].astype(str) == "test") & (table["cross"] == "shipped")]
+    order = [label for label, _, _ in UTILITY_SETTINGS]
+    seed = {m: SEED_TRUST_SETTINGS[("test", m)] for m in ("roc_auc", "pr_auc")}
+    out = []
+    for row in test.itertuples(index=False):
+        entry = {
+            "task": row.task,
+            "setting": row.setting,
+            "variables": row.variables,
+            "roc_auc": float(row.roc_auc),
+            "roc_auc_lo": float(row.roc_auc_lo),
+            "roc_auc_hi": float(row.roc_auc_hi),
+            "pr_auc": float(row.pr_auc),
+        }
+        if row.task == "mortality" and row.variables == "released":
+            entry["seed_roc_auc"] = seed["roc_auc"][order.index(row.setting)]
+            entry["seed_pr_auc"] = seed["pr_auc"][order.index(row.setting)]
+        out.append(entry)
+    return out
+
+
+def release_card(
+    release: str,
+    point: Mapping[str, Any],
+    check: Mapping,
+    linkage: Mapping,
+    outcome_l: int | None,
+    utility: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """The card of one release (module docstring).
+
+    Parameters
+    ----------
+    release : str
+        ``stays`` or ``ihm48``.
+    point : mapping
+        dk, fk, heuristic, method (the sweep point's wildcards; dk and fk as int).
+    check : mapping
+        The release's ``check.json`` (verdict).
+    linkage : mapping
+        Its ``privacy/linkage.json``.
+    outcome_l : int or None
+        Distinct outcomes per published group (config ``deid.outcome_l``) for a labelled
+        release, None otherwise.
+    utility : DataFrame, optional
+        ``utility/trust_settings.csv`` of the point (``ihm48``).
+
+    Returns
+    -------
+    dict
+        The card, JSON-ready.
+    """
+    name, params = parse_method_label(point["method"])
+    method = get_method(name)
+    attackers = {
+        attacker: figures
+        for attacker, key in _ATTACKERS.items()
+        if (figures := _attack(linkage, key)) is not None
+    }
+    return {
+        "release": release,
+        "point": {key: point[key] for key in ("dk", "fk", "heuristic", "method")},
+        "passed": bool(check["passed"]),
+        "verdict": check["verdict"],
+        "method": {
+            "name": name,
+            "params": params,
+            "promises": method.promises,
+            "not_promised": method.not_promised,
+        },
+        "k": int(point["fk"]),
+        "dk": int(point["dk"]),
+        "l": None if outcome_l is None else int(outcome_l),
+        "attackers": attackers,
+        "bound": linkage.get("bound"),
+        "utility": None if utility is None else _utility(utility),
+        "not_protected": list(NOT_PROTECTED),
+    }
