@@ -53,6 +53,8 @@ PATHS = {
     "disagreement_summary": f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
     "linkage": f"results/{{release}}/{POINT}/privacy/linkage.json",
     "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
+    # cross-release pairing of the sweep's releases of one population (evaluate.pairing)
+    "cross_release": "results/cross_release.csv",
     # sequences (seed 004): {table} is transfers | cptevents
     "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
     "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",

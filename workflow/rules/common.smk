@@ -22,6 +22,7 @@ from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
 from mimic_deid.seeding import master_seed
+from mimic_deid.evaluate.pairing import release_name, release_pairs
 from mimic_deid.stages import check_source_tables, get_stage, selected_stages
 from mimic_deid.stages import sweep_points as sweep_points_of
 from mimic_deid.variables import load_variables, series_variables
@@ -177,7 +178,26 @@ def card_input(wildcards):
     inputs = {"check": PATHS["check"], "linkage": PATHS["linkage"]}
     if wildcards.release == "ihm48":
         inputs["utility"] = PATHS["utility"]
-    return {name: path.format(**wildcards) for name, path in inputs.items()}
+    inputs = {name: path.format(**wildcards) for name, path in inputs.items()}
+    return inputs | {"cross_release": PATHS["cross_release"]}
+
+
+def cross_release_pairs():
+    """The release pairs rule cross_release measures, as pairs of input names."""
+    return [
+        (release_name(*a), release_name(*b)) for a, b in release_pairs(sweep_points())
+    ]
+
+
+def cross_release_input(wildcards):
+    """The staged series and pseudonym map of every release of the sweep."""
+    inputs = {}
+    for release in RELEASES:
+        for point in sweep_points():
+            name = release_name(release, point)
+            inputs[f"series_{name}"] = path("release_series", release=release, **point)
+            inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
+    return inputs
 
 
 def primary_point():
@@ -204,6 +224,7 @@ def sweep_summary_input(wildcards):
         "utility": point_paths("utility"),
         "check_stays": point_paths("check", release="stays"),
         "check_ihm48": point_paths("check", release="ihm48"),
+        "cross_release": PATHS["cross_release"],
     }
 
 
@@ -230,6 +251,7 @@ def report_input(wildcards):
         "release_series": path("release_series", **p),
         "pseudonyms": path("pseudonyms", **p),
     }
+    inputs["cross_release"] = PATHS["cross_release"]
     # every release's card (the release_cards table)
     for point in sweep_points():
         for release in RELEASES:

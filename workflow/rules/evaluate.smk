@@ -88,3 +88,25 @@ rule utility:
         seed=config["seed"],
     script:
         "../scripts/utility.py"
+
+
+rule cross_release:
+    """How well two releases of one population pair series to series (evaluate.pairing)."""
+    input:
+        unpack(cross_release_input),
+    output:
+        table=PATHS["cross_release"],
+    log:
+        "logs/cross_release.log",
+    benchmark:
+        "logs/benchmarks/cross_release.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        pairs=cross_release_pairs(),
+        seed=config["seed"],
+    script:
+        "../scripts/cross_release.py"

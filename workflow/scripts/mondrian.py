@@ -14,9 +14,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         fill_missing=True,
     )
     ell = snakemake.params.outcome_l  # None: the release publishes no label
-    outcomes = (
-        pd.read_parquet(snakemake.input.meta, columns=[KEY, *LABELS]) if ell else None
-    )
+    outcomes = pd.read_parquet(snakemake.input.meta, columns=[KEY, *LABELS]) if ell else None
     targets, summary = mondrian_targets(
         classes,
         dims,

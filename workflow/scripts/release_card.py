@@ -17,5 +17,6 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         read_json(snakemake.input.linkage),
         snakemake.params.outcome_l,
         pd.read_csv(utility) if utility else None,
+        pd.read_csv(snakemake.input.cross_release),
     )
     write_json(card, snakemake.output.card)

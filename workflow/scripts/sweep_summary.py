@@ -18,6 +18,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         linkage=[read_json(p) for p in snakemake.input.linkage],
         utility=[pd.read_csv(p) for p in snakemake.input.utility],
         utility_cross=snakemake.params.utility_cross,
+        pairing=pd.read_csv(snakemake.input.cross_release),
         checks=[
             {"stays": read_json(stays), "ihm48": read_json(ihm48)}
             for stays, ihm48 in zip(

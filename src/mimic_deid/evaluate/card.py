@@ -22,6 +22,9 @@ Schema (``card.json``, docs/outputs.md):
   variables on the test split (original side as recorded), ``roc_auc`` with ``roc_auc_lo`` /
   ``roc_auc_hi``, ``pr_auc``, and ``seed_roc_auc`` / ``seed_pr_auc`` (seed Table 6.4, mortality
   on the released variables) where the seed has the figure;
+- ``pairing``: the cross-release pairing of this release with every other release of the
+  population the sweep measured (:func:`mimic_deid.evaluate.pairing.pairs_of`: ``other``,
+  ``as``, ``rate``, ``rate_lo``, ``rate_hi``, ``targets``, ``candidates``, ``chance``);
 - ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`).
 """
 
@@ -33,6 +36,7 @@ from typing import Any
 import pandas as pd
 
 from mimic_deid.deid.methods import get_method, parse_method_label
+from mimic_deid.evaluate.pairing import pairs_of, release_name
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
@@ -91,6 +95,7 @@ def release_card(
     linkage: Mapping,
     outcome_l: int | None,
     utility: pd.DataFrame | None = None,
+    pairing: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The card of one release (module docstring).
 
@@ -109,6 +114,8 @@ def release_card(
         release, None otherwise.
     utility : DataFrame, optional
         ``utility/trust_settings.csv`` of the point (``ihm48``).
+    pairing : DataFrame, optional
+        The sweep's cross-release table (``cross_release.csv``).
 
     Returns
     -------
@@ -139,5 +146,6 @@ def release_card(
         "attackers": attackers,
         "bound": linkage.get("bound"),
         "utility": None if utility is None else _utility(utility),
+        "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),
     }

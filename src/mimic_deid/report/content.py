@@ -51,6 +51,7 @@ from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import (
     card_table,
+    cross_release_table,
     duration_table,
     optimiser_table,
     trust_settings_table,
@@ -130,6 +131,8 @@ class ReportData:
         when the stage did not run.
     cards : list of dict
         Every release's card (``card.json``, inputs ``card_*``), in input-name order.
+    cross_release : DataFrame
+        The cross-release pairing of the sweep (``cross_release.csv``; empty without it).
     """
 
     point: dict
@@ -155,6 +158,7 @@ class ReportData:
     sequences_attack: list[dict] = field(default_factory=list)
     tabular: dict[str, Any] = field(default_factory=dict)
     cards: list[dict] = field(default_factory=list)
+    cross_release: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __post_init__(self) -> None:
         self.main_class = _closest_class(self.summary, 30)
@@ -407,6 +411,9 @@ def load_report_data(
         ],
         tabular=tab.load_tabular(inputs),
         cards=[read_json(v) for k, v in sorted(inputs.items()) if k.startswith("card_")],
+        cross_release=(
+            pd.read_csv(inputs["cross_release"]) if "cross_release" in inputs else pd.DataFrame()
+        ),
     )
 
 
@@ -706,6 +713,16 @@ ITEMS: tuple[ReportItem, ...] = (
         "rate with its 95 % interval against the bound 1/k stated before the attack, and the "
         "verdict of the release's own check (card.json).",
         lambda d, out: write_table(card_table(d.cards), out, Path(out).with_suffix(".md")),
+    ),
+    ReportItem(
+        "cross_release",
+        "table",
+        "Linkage attack",
+        "Releases of one population held together: the share of release A's series that a "
+        "nearest-neighbour join on released values pairs with their own series of release B.",
+        lambda d, out: write_table(
+            cross_release_table(d.cross_release), out, Path(out).with_suffix(".md")
+        ),
     ),
     ReportItem(
         "linkage",

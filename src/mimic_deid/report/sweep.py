@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from mimic_deid.evaluate.pairing import pairs_of, release_name
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report.shaping import utility_keys
 
@@ -78,6 +79,7 @@ def sweep_row(
     utility: pd.DataFrame,
     utility_cross: str = "shipped",
     checks: Mapping[str, Mapping] | None = None,
+    pairing: pd.DataFrame | None = None,
 ) -> dict:
     """One row of the sweep summary.
 
@@ -96,6 +98,10 @@ def sweep_row(
     checks : mapping, optional
         Release name (``stays``, ``ihm48``) -> the point's ``check.json``: a column
         ``verdict_<release>`` (``certified`` or ``refused: <claim and figures>``).
+    pairing : DataFrame, optional
+        The sweep's ``cross_release.csv``: ``pairing_stays_ihm48_pct`` (the point's ``ihm48``
+        series paired with its ``stays`` series) and ``pairing_methods_max_pct`` (the highest
+        rate of the point's releases with another method's at the same dk, fk, heuristic).
 
     Returns
     -------
@@ -150,8 +156,21 @@ def sweep_row(
         row["strong_top1_ci_high_pct"] = _pct(high)
     for release, check in (checks or {}).items():
         row[f"verdict_{release}"] = check["verdict"]
+    if pairing is not None:
+        row.update(_pairing_columns(point, pairing))
     row.update(utility_columns(utility, utility_cross))
     return row
+
+
+def _pairing_columns(point: Mapping, pairing: pd.DataFrame) -> dict[str, float]:
+    names = {release: release_name(release, point) for release in ("stays", "ihm48")}
+    own, other = [], []
+    for row in pairs_of(pairing, names["stays"]) + pairs_of(pairing, names["ihm48"]):
+        (own if row["other"] in names.values() else other).append(100.0 * row["rate"])
+    return {
+        "pairing_stays_ihm48_pct": max(own) if own else float("nan"),
+        "pairing_methods_max_pct": max(other) if other else float("nan"),
+    }
 
 
 def _setting_name(train_side: str, test_side: str, variables: str) -> str:
@@ -209,6 +228,7 @@ def sweep_table(
     utility: Sequence[pd.DataFrame],
     utility_cross: str = "shipped",
     checks: Sequence[Mapping[str, Mapping]] | None = None,
+    pairing: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """:func:`sweep_row` of every sweep point, in sweep order.
 
@@ -227,6 +247,7 @@ def sweep_table(
             utility[i],
             utility_cross,
             checks[i] if checks is not None else None,
+            pairing,
         )
         for i, point in enumerate(points)
     ]
@@ -250,6 +271,8 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("strong_bound_top1_pct", "promised bound 1/k %"),
     ("verdict_stays", "verdict (stays)"),
     ("verdict_ihm48", "verdict (ihm48)"),
+    ("pairing_stays_ihm48_pct", "stays-ihm48 pairing %"),
+    ("pairing_methods_max_pct", "pairing with another method's release, max %"),
     ("kp_joint_unique_pct", "unique k-group combination % ((k,P) methods)"),
     ("test_roc_auc_orig_orig_all", "ROC-AUC orig./orig., all variables"),
     ("test_roc_auc_orig_orig_released", "ROC-AUC orig./orig., released variables"),

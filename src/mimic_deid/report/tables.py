@@ -334,6 +334,28 @@ def card_table(cards: Sequence[Mapping]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def cross_release_table(pairing: pd.DataFrame) -> pd.DataFrame:
+    """The cross-release pairing (``cross_release.csv``) for reading: the two releases, the
+    targets and candidates, the pairing rate with its 95 % interval and chance, in percent."""
+    if pairing.empty:
+        return pd.DataFrame({"note": ["no two releases of one population in this run"]})
+    return pd.DataFrame(
+        {
+            "release A (targets)": pairing["release_a"],
+            "release B (candidates)": pairing["release_b"],
+            "targets": pairing["targets"],
+            "candidates": pairing["candidates"],
+            "paired": [
+                format_ci(100 * r, 100 * lo, 100 * hi, digits=1) + " %"
+                for r, lo, hi in zip(
+                    pairing["rate"], pairing["rate_lo"], pairing["rate_hi"], strict=True
+                )
+            ],
+            "chance": [f"{100 * c:.2f} %" for c in pairing["chance"]],
+        }
+    )
+
+
 def round_table(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with every number rounded for reading, by :func:`column_kind`.
 

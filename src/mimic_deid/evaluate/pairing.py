@@ -1,0 +1,183 @@
+"""Cross-release linkage: how well two releases of one population pair series to series.
+
+A recipient who holds two releases of the same patients (two methods of a sweep; the ``stays``
+and the ``ihm48`` release of one method) can join them: for every series of release A it takes
+the series of release B whose released values look most alike. Each correct pair puts
+together what the two releases protect apart (e.g. a ``stays`` series' duration class and an
+``ihm48`` series' outcome labels). This module measures that join as the data owner sees it,
+with the pseudonym maps that only the owner holds.
+
+Attacker. Released values are summarised per series by the strong attacker's statistics
+(:data:`~mimic_deid.deid.features.ATTACKER_STATS`: mean, variance, min, max and observed
+hours of every variable the two releases both publish), each standardised by its standard
+deviation over both releases; the partner of a series of A is its nearest series of B
+(:func:`~mimic_deid.evaluate.distances.feature_distances`, ties shared as in the linkage
+attack: ``t`` equally near candidates count ``1/t`` if the true partner is among them).
+
+Pairs (:func:`release_pairs`). At every (dk, fk, heuristic) of a sweep: the releases of every
+two methods (``stays`` with ``stays``, ``ihm48`` with ``ihm48``), and the ``ihm48`` release of
+each method with its ``stays`` release. Points of a sweep with other dk or fk are releases of
+the same population too; they are not paired here (their number grows with the square of the
+sweep), which is one more reason for the README's rule: publish one release per population.
+
+Rate. The share of A's series (those whose person is also in B) paired with their own
+series of B, with its 95 % Wilson interval; ``1 / |B|`` is what guessing achieves. For a large
+release the targets are a random sample of ``max_targets`` series of A (drawn from the
+given generator), so the cost is ``O(max_targets * |B| * features)``: linear in the release.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.errors import InputDataError
+from mimic_deid.evaluate.distances import feature_distances
+from mimic_deid.evaluate.linkage import rate_interval
+
+__all__ = [
+    "MAX_TARGETS",
+    "pairing_rate",
+    "pairs_of",
+    "release_name",
+    "release_pairs",
+    "series_statistics",
+]
+
+#: Series of release A attacked at most (a random sample above it).
+MAX_TARGETS = 2000
+_TIE = 1e-9
+
+
+def series_statistics(series: pd.DataFrame, variables: list[str]) -> pd.DataFrame:
+    """Per-series mean, variance, min, max and observed hours of each variable.
+
+    Parameters
+    ----------
+    series : DataFrame
+        A release's long table: ``pseudonym``, ``hour``, one column per variable.
+    variables : list of str
+
+    Returns
+    -------
+    DataFrame, indexed by pseudonym
+        Columns ``<variable>_<statistic>``; NaN where a series never observed the variable.
+    """
+    missing = [v for v in ["pseudonym", *variables] if v not in series.columns]
+    if missing:
+        raise InputDataError(f"release series: missing column(s) {missing}")
+    grouped = series.groupby("pseudonym", sort=True)[variables]
+    parts = {
+        "mean": grouped.mean(),
+        "var": grouped.var(ddof=0),
+        "min": grouped.min(),
+        "max": grouped.max(),
+        "count": grouped.count().astype(np.float64),
+    }
+    out = pd.concat({stat: frame for stat, frame in parts.items()}, axis=1)
+    out.columns = [f"{var}_{stat}" for stat, var in out.columns]
+    return out
+
+
+def pairing_rate(
+    stats_a: pd.DataFrame,
+    keys_a: pd.Series,
+    stats_b: pd.DataFrame,
+    keys_b: pd.Series,
+    rng: np.random.Generator,
+    max_targets: int = MAX_TARGETS,
+) -> dict:
+    """Share of release A's series that a nearest-neighbour join pairs with their own in B.
+
+    Parameters
+    ----------
+    stats_a, stats_b : DataFrame, indexed by pseudonym
+        :func:`series_statistics` of the two releases (the common columns are used).
+    keys_a, keys_b : Series
+        Pseudonym -> the person's private key (``icustay_id``) of each release.
+    rng : numpy.random.Generator
+        Draws the sample of targets when A has more than ``max_targets`` series in B.
+    max_targets : int
+
+    Returns
+    -------
+    dict
+        ``targets`` (A's series attacked), ``candidates`` (B's series), ``paired`` (expected
+        correct pairs), ``rate`` (fraction), ``rate_ci`` ([low, high], 95 % Wilson),
+        ``chance`` (``1 / candidates``), ``features`` (statistics compared).
+    """
+    columns = [c for c in stats_a.columns if c in set(stats_b.columns)]
+    if not columns:
+        raise InputDataError("cross-release pairing: the two releases share no variable")
+    own_a = keys_a.reindex(stats_a.index).to_numpy()
+    key_b = keys_b.reindex(stats_b.index).to_numpy()
+    position = {key: i for i, key in enumerate(key_b)}
+    in_both = np.flatnonzero([key in position for key in own_a])
+    if in_both.size > max_targets:
+        in_both = np.sort(rng.choice(in_both, size=max_targets, replace=False))
+    A = stats_a[columns].to_numpy(dtype=np.float64)[in_both]
+    B = stats_b[columns].to_numpy(dtype=np.float64)
+    pooled = np.vstack([stats_a[columns].to_numpy(dtype=np.float64), B])
+    with np.errstate(invalid="ignore"):
+        scale = np.nanstd(pooled, axis=0)
+    truth = np.array([position[key] for key in own_a[in_both]], dtype=np.int64)
+    paired = 0.0
+    for start in range(0, len(in_both), 256):  # a block of targets at a time
+        D = feature_distances(A[start : start + 256], B, scale)
+        D = np.where(np.isnan(D), np.inf, D)
+        best = D.min(axis=1, keepdims=True)
+        tied = D <= best + _TIE
+        own = tied[np.arange(D.shape[0]), truth[start : start + 256]]
+        paired += float(np.sum(own / tied.sum(axis=1)))
+    n = int(in_both.size)
+    return {
+        "targets": n,
+        "candidates": int(B.shape[0]),
+        "paired": paired,
+        "rate": paired / n if n else float("nan"),
+        "rate_ci": list(rate_interval(paired, n)),
+        "chance": 1.0 / B.shape[0] if B.shape[0] else float("nan"),
+        "features": len(columns),
+    }
+
+
+def release_pairs(points: list[dict], releases: tuple[str, ...] = ("stays", "ihm48")) -> list:
+    """The pairs of releases :func:`pairing_rate` measures (module docstring).
+
+    Parameters
+    ----------
+    points : list of dict
+        The sweep points (dk, fk, heuristic, method), in sweep order.
+    releases : tuple of str
+        The release names; the last one is paired with the first at every point.
+
+    Returns
+    -------
+    list of ((release, point), (release, point))
+        Release A (the targets) and release B (the candidates); sweep order.
+    """
+    out = []
+    for i, a in enumerate(points):
+        for b in points[i + 1 :]:
+            if all(a[k] == b[k] for k in ("dk", "fk", "heuristic")):
+                out += [((release, a), (release, b)) for release in releases]
+    out += [((releases[-1], p), (releases[0], p)) for p in points]
+    return out
+
+
+def release_name(release: str, point: dict) -> str:
+    """One release of a sweep as a name: ``<release>_<dk>_<fk>_<heuristic>_<method>``."""
+    return "_".join([release, *(str(point[k]) for k in ("dk", "fk", "heuristic", "method"))])
+
+
+def pairs_of(table: pd.DataFrame, name: str) -> list[dict]:
+    """The rows of a cross-release table (rule ``cross_release``) that involve release
+    ``name``, each with ``other`` (the other release's name) and ``as`` (``a``: this release's
+    series were the targets; ``b``: the candidates)."""
+    out = []
+    for row in table.to_dict("records"):
+        if name in (row["release_a"], row["release_b"]):
+            side = "a" if row["release_a"] == name else "b"
+            other = row["release_b"] if side == "a" else row["release_a"]
+            out.append({"other": other, "as": side, **row})
+    return out

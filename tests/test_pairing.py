@@ -1,0 +1,82 @@
+"""Cross-release pairing (evaluate.pairing)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mimic_deid.evaluate.pairing import (
+    pairing_rate,
+    pairs_of,
+    release_name,
+    release_pairs,
+    series_statistics,
+)
+
+
+def _release(values: np.ndarray, keys: np.ndarray, prefix: str):
+    """A long release table of 4 hours per series and its pseudonym -> key map."""
+    n = len(keys)
+    pseudonyms = [f"{prefix}{i:03d}" for i in range(n)]
+    long = pd.DataFrame(
+        {
+            "pseudonym": np.repeat(pseudonyms, 4),
+            "hour": np.tile(np.arange(4), n),
+            "heart_rate": np.repeat(values, 4) + np.tile([0.0, 1.0, -1.0, 0.5], n),
+        }
+    )
+    return series_statistics(long, ["heart_rate"]), pd.Series(keys, index=pseudonyms)
+
+
+def test_statistics_are_the_strong_attackers_per_series():
+    stats, _ = _release(np.array([10.0, 20.0]), np.array([1, 2]), "P")
+    assert list(stats.columns) == [
+        "heart_rate_mean", "heart_rate_var", "heart_rate_min", "heart_rate_max",
+        "heart_rate_count",
+    ]  # fmt: skip
+    assert stats.loc["P000"].tolist() == pytest.approx([10.125, 0.546875, 9.0, 11.0, 4.0])
+
+
+def test_distinct_values_pair_every_series_and_identical_ones_only_by_chance():
+    rng = np.random.default_rng(0)
+    keys = np.arange(100, 150)
+    values = rng.normal(80, 10, size=50)
+    order = rng.permutation(50)  # B lists the same people in another order
+    a = _release(values, keys, "A")
+    b = _release(values[order], keys[order], "B")
+    result = pairing_rate(*a, *b, np.random.default_rng(1))
+    assert (result["targets"], result["candidates"], result["rate"]) == (50, 50, 1.0)
+    assert result["chance"] == 1 / 50 and result["rate_ci"][1] == 1.0
+    # one shared value for everybody: every candidate is tied, a pair is right 1/50 of the time
+    flat = _release(np.full(50, 80.0), keys, "C")
+    assert pairing_rate(*a, *flat, np.random.default_rng(1))["rate"] == pytest.approx(1 / 50)
+
+
+def test_only_people_in_both_releases_are_targets_and_large_releases_are_sampled():
+    keys = np.arange(40)
+    a = _release(np.arange(40, dtype=float) * 5, keys, "A")
+    b = _release(np.arange(20, dtype=float) * 5, keys[:20], "B")
+    assert pairing_rate(*a, *b, np.random.default_rng(0))["targets"] == 20
+    sampled = pairing_rate(*a, *b, np.random.default_rng(0), max_targets=7)
+    assert sampled["targets"] == 7 and sampled["rate"] == 1.0
+
+
+def test_pairs_are_methods_at_one_point_and_each_methods_two_releases():
+    p = [dict(dk=50, fk=10, heuristic="range", method=m) for m in ("adhoc-x", "genetic-y")]
+    q = dict(dk=50, fk=5, heuristic="range", method="adhoc-x")
+    pairs = release_pairs([*p, q])
+    names = [(release_name(*a), release_name(*b)) for a, b in pairs]
+    assert names == [
+        ("stays_50_10_range_adhoc-x", "stays_50_10_range_genetic-y"),
+        ("ihm48_50_10_range_adhoc-x", "ihm48_50_10_range_genetic-y"),
+        ("ihm48_50_10_range_adhoc-x", "stays_50_10_range_adhoc-x"),
+        ("ihm48_50_10_range_genetic-y", "stays_50_10_range_genetic-y"),
+        ("ihm48_50_5_range_adhoc-x", "stays_50_5_range_adhoc-x"),
+    ]
+    table = pd.DataFrame([{"release_a": a, "release_b": b, "rate": 0.5} for a, b in names])
+    mine = pairs_of(table, "stays_50_10_range_adhoc-x")
+    assert [(r["other"], r["as"]) for r in mine] == [
+        ("stays_50_10_range_genetic-y", "a"),
+        ("ihm48_50_10_range_adhoc-x", "b"),
+    ]

@@ -1,0 +1,32 @@
+"""Rule cross_release: the nearest-neighbour pairing rate of every pair of releases of one
+population (mimic_deid.evaluate.pairing)."""
+
+import pandas as pd
+
+from mimic_deid.atomic import write_csv
+from mimic_deid.deid import KEY, dims_of
+from mimic_deid.evaluate.pairing import pairing_rate, series_statistics
+from mimic_deid.logs import run_stage
+from mimic_deid.seeding import derive_rng
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    loaded = {}
+
+    def release(name):
+        if name not in loaded:
+            series = pd.read_parquet(snakemake.input[f"series_{name}"])
+            keys = pd.read_parquet(snakemake.input[f"pseudonyms_{name}"])
+            loaded[name] = (
+                series_statistics(series, dims_of(series)),
+                keys.set_index("pseudonym")[KEY],
+            )
+        return loaded[name]
+
+    rows = []
+    for a, b in snakemake.params.pairs:
+        result = pairing_rate(
+            *release(a), *release(b), derive_rng(snakemake.params.seed, "pairing", a, b)
+        )
+        low, high = result.pop("rate_ci")
+        rows.append({"release_a": a, "release_b": b, **result, "rate_lo": low, "rate_hi": high})
+    write_csv(pd.DataFrame(rows), snakemake.output.table)
