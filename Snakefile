@@ -24,6 +24,14 @@ include: "workflow/rules/sequences.smk"
 include: "workflow/rules/tabular.smk"
 
 
+# File copies and small JSON gatherers: run by the main Snakemake process, never submitted to
+# a cluster (a SLURM job's start-up costs more than the work).
+localrules:
+    publish_release,
+    sequences_publish,
+    release_card,
+
+
 rule all:
     default_target: True
     input:
