@@ -49,8 +49,9 @@ def kp_run(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("label", LABELS)
 def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, label):
-    """Claim 11 holds for both (k,P) methods; claim 14 (the strong attacker within 1/k) decides
-    the verdict, and the public folder follows it: the tables, or refused.txt."""
+    """Claim 11 holds for both (k,P) methods; claims 10 (outcomes per k-group, ihm48) and 14
+    (the strong attacker within 1/k) decide the verdict, and the public folder follows it:
+    the tables, or refused.txt."""
     for release in ("stays", "ihm48"):
         point = kp_run / f"results/{release}/{POINT}/{label}"
         check = json.loads((point / "check.json").read_text())
@@ -61,13 +62,18 @@ def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, labe
         bound = json.loads((point / "privacy/linkage.json").read_text())["bound"]
         assert bound["k"] == 3 and bound["top1"] == pytest.approx(1 / 3)
         published = published_files(point / "release")
-        if bound["strong_top1"] <= bound["top1"]:
-            assert check["passed"] and check["verdict"] == "certified"
+        verdict = check["verdict"]
+        if verdict.startswith("refused: outcome disclosed: "):
+            # (k,P) groups are formed without the outcome: on ihm48 a k-group of one outcome
+            # discloses it, and claim 10 refuses the release before the linkage bound
+            assert release == "ihm48" and "k-group(s) (k_group_" in verdict, verdict
+            assert not check["passed"] and published == ["refused.txt"]
+        elif bound["strong_top1"] <= bound["top1"]:
+            assert check["passed"] and verdict == "certified"
             assert published == ["index.parquet", "series.parquet"]
         else:
-            assert not check["passed"]
-            assert check["verdict"].startswith("refused: linkage bound: strong attacker's top-1")
-            assert published == ["refused.txt"]
+            assert not check["passed"] and published == ["refused.txt"]
+            assert verdict.startswith("refused: linkage bound: strong attacker's top-1"), verdict
     trust = pd.read_csv(kp_run / f"results/ihm48/{POINT}/{label}/utility/trust_settings.csv")
     assert set(trust["setting"]) == {
         "orig. / orig.",

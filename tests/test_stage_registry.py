@@ -19,7 +19,7 @@ import pytest
 import yaml
 from psycopg2 import sql
 from test_sources_postgres import _server_error
-from workflow_helpers import ROOT, mimic_messages, output_digests, planned_jobs, prepare, snakemake
+from workflow_helpers import ROOT, mimic_messages, planned_jobs, prepare, snakemake
 
 sys.path.insert(0, str(ROOT / "workflow"))
 from paths import PATHS
@@ -339,16 +339,5 @@ def test_real_source_run_keeps_the_seed_owner_only(tmp_path):
 # --------------------------------------------------------------------------- a real subset run
 
 
-@pytest.mark.workflow
-@pytest.mark.slow
-def test_report_builds_without_the_deselected_comparators(tmp_path):
-    cfg = prepare(tmp_path, {"stages": ["series"]})
-    snakemake(tmp_path, "--cores", "2", config=cfg)
-    files = output_digests(tmp_path)
-    assert PATHS["report_index"] in files and PATHS["sweep_csv"] in files
-    # no comparator ran, and the report says so instead of failing on a missing input
-    assert not [f for f in files if f.startswith(("results/tabular", "results/codes"))]
-    assert not [f for f in files if f.startswith("results/sequences")]
-    tables = tmp_path / "results" / "report" / "tables"
-    assert "tabular stage not run" in (tables / "tabular_uniqueness.csv").read_text()
-    assert "no sequences sweep in this run" in (tables / "sequences_summary.csv").read_text()
+# The report of a run without the comparators (stages: [series]) is built and checked by
+# tests/test_workflow.py::test_interrupted_run_resumes_to_identical_outputs.
