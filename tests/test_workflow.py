@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from mimic_deid.variables import load_variables, series_variables
 from workflow_helpers import (
     ROOT,
     SNAKEMAKE,
@@ -95,8 +96,9 @@ def test_release_protects_every_published_value(finished_run):
     """Only protected variables, no missing-hours pattern, labels only in ihm48, and the strong
     attacker (every released variable's features and hour counts) within the promised bound."""
     workdir, _ = finished_run
-    features = {"heart_rate", "systolic_blood_pressure", "diastolic_blood_pressure"}
-    features |= {"oxygen_saturation", "glucose", "height", "weight"}
+    # release.variables: all (the default): every series variable, each protected
+    features = {v.name for v in series_variables(load_variables(ROOT / "config/variables.yaml"))}
+    assert len(features) == 16 and "heart_rate" in features and "ph" in features
     for series_path in sorted(workdir.glob("results/*/dk*/fk*/*/release/series.parquet")):
         series = pd.read_parquet(series_path)
         index = pd.read_parquet(series_path.with_name("index.parquet"))
