@@ -231,6 +231,9 @@ def test_sequences_tables_are_in_percent():
     assert row["member_hit_rate_pct"] == 10.0 and row["holdout_hit_rate_pct"] == 4.0
     assert row["advantage_pct"] == pytest.approx(6.0) and row["released"] == 120
     assert not {"verbatim", "advantage", "member_hit_rate"} & set(attack_table([attack]).columns)
+    assert row["verdict"] == "n/a"  # no check given
+    refused = "refused: sequence release sequences/transfers/release: 0.1500 of the ..."
+    assert attack_table([attack], {"transfers": refused}).iloc[0]["verdict"] == refused
 
 
 def test_every_table_scrolls_inside_the_page(built):

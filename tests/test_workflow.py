@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from mimic_deid.variables import load_variables, series_variables
 from workflow_helpers import (
     ROOT,
     SNAKEMAKE,
@@ -30,6 +29,8 @@ from workflow_helpers import (
     published_files,
     snakemake,
 )
+
+from mimic_deid.variables import load_variables, series_variables
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 

@@ -154,6 +154,7 @@ def _sequences_report(config: Mapping[str, Any]) -> dict[str, Target]:
         for name, key in (("sweep", "seq_sweep"), ("friedman", "seq_friedman")):
             inputs[f"sequences_{name}_{t}"] = (key, {"table": t})
         inputs[f"sequences_attack_{t}"] = ("seq_attack", {"table": t})
+        inputs[f"sequences_check_{t}"] = ("seq_check", {"table": t})
     return inputs
 
 

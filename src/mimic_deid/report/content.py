@@ -126,6 +126,8 @@ class ReportData:
         stage is not part of the run).
     sequences_attack : list of dict
         The stage's verbatim-copy attack per table (``attack.json``; empty without it).
+    sequences_verdicts : dict of str to str
+        Each sequence release's verdict by table (``check.json``: certified or refused).
     tabular : dict
         The tabular stage's outputs (:func:`mimic_deid.report.tabular.load_tabular`); empty
         when the stage did not run.
@@ -156,6 +158,7 @@ class ReportData:
     sequences: pd.DataFrame = field(default_factory=pd.DataFrame)
     sequences_friedman: pd.DataFrame = field(default_factory=pd.DataFrame)
     sequences_attack: list[dict] = field(default_factory=list)
+    sequences_verdicts: dict[str, str] = field(default_factory=dict)
     tabular: dict[str, Any] = field(default_factory=dict)
     cards: list[dict] = field(default_factory=list)
     cross_release: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -409,6 +412,12 @@ def load_report_data(
         sequences_attack=[
             read_json(v) for k, v in sorted(inputs.items()) if k.startswith("sequences_attack_")
         ],
+        sequences_verdicts={
+            check["table"].split("/")[1].upper(): check["verdict"]
+            for check in (
+                read_json(v) for k, v in sorted(inputs.items()) if k.startswith("sequences_check_")
+            )
+        },
         tabular=tab.load_tabular(inputs),
         cards=[read_json(v) for k, v in sorted(inputs.items()) if k.startswith("card_")],
         cross_release=(
@@ -832,7 +841,9 @@ ITEMS: tuple[ReportItem, ...] = (
         "Verbatim-copy attack on each release: released sequences that copy a source sequence "
         "unique in the source, and the membership advantage against a holdout half.",
         lambda d, out: write_table(
-            attack_table(d.sequences_attack), out, Path(out).with_suffix(".md")
+            attack_table(d.sequences_attack, d.sequences_verdicts),
+            out,
+            Path(out).with_suffix(".md"),
         ),
     ),
     ReportItem(

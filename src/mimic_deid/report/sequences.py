@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
@@ -104,11 +105,16 @@ ATTACK_COLUMNS = (
     "holdout_hit_rate_pct",
     "advantage_pct",
     "advantage_se_pct",
+    "verdict",
 )
 
 
-def attack_table(attacks: list[dict]) -> pd.DataFrame:
+def attack_table(attacks: list[dict], verdicts: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per table of the verbatim-copy attack (``attack.json`` of each table).
+
+    ``verdicts`` maps a table name (as ``attack.json`` spells it, e.g. ``TRANSFERS``) to its
+    release's verdict (``check.json``: ``certified`` or ``refused: ...``); ``verdict`` is
+    ``n/a`` for a table without one.
 
     All shares in percent (``attack.json`` holds fractions): ``verbatim_pct`` and
     ``verbatim_unique_pct``: released sequences that copy a source sequence, and one unique in
@@ -130,6 +136,7 @@ def attack_table(attacks: list[dict]) -> pd.DataFrame:
             "holdout_hit_rate_pct": 100.0 * a["holdout"]["unique_reproduced_share"],
             "advantage_pct": 100.0 * a["advantage"],
             "advantage_se_pct": 100.0 * a["advantage_se"],
+            "verdict": (verdicts or {}).get(a["table"], "n/a"),
         }
         for a in attacks
     ]
