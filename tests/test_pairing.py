@@ -80,3 +80,19 @@ def test_pairs_are_methods_at_one_point_and_each_methods_two_releases():
         ("stays_50_10_range_genetic-y", "a"),
         ("ihm48_50_10_range_adhoc-x", "b"),
     ]
+
+
+def test_kgroup_intersections_below_k_are_counted_per_variable():
+    from mimic_deid.evaluate.pairing import kgroup_intersections
+
+    def groups(ids):  # six people, one class, one variable grouped, one never grouped
+        return pd.DataFrame(
+            {"icustay_id": range(6), "group": "all", "class_length": 10,
+             "k_group_heart_rate": ids, "k_group_ph": -1}
+        )  # fmt: skip
+
+    # release A groups {0,1,2} {3,4,5}; B groups {0,1,5} {2,3,4}: A∩B cells {0,1} {2} {3,4} {5}
+    a, b = groups([0, 0, 0, 1, 1, 1]), groups([0, 0, 1, 1, 1, 0])
+    assert kgroup_intersections(a, b, 3) == {"heart_rate": 100.0}  # every cell under 3
+    assert kgroup_intersections(a, b, 2) == {"heart_rate": pytest.approx(100 * 2 / 6)}
+    assert kgroup_intersections(a, a, 3) == {"heart_rate": 0.0}  # the same groups

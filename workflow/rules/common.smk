@@ -15,7 +15,7 @@ from mimic_deid.deid import (
     released_variables,
     tuning_labels,
 )
-from mimic_deid.deid.methods import REGISTRY, method_labels
+from mimic_deid.deid.methods import REGISTRY, method_labels, parse_method_label
 from mimic_deid.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
 from mimic_deid.synthetic import generator_fingerprint
@@ -183,9 +183,10 @@ def card_input(wildcards):
 
 
 def cross_release_pairs():
-    """The release pairs rule cross_release measures, as pairs of input names."""
+    """The release pairs rule cross_release measures: input names of both, and their k."""
     return [
-        (release_name(*a), release_name(*b)) for a, b in release_pairs(sweep_points())
+        (release_name(*a), release_name(*b), a[1]["fk"])
+        for a, b in release_pairs(sweep_points())
     ]
 
 
@@ -197,6 +198,9 @@ def cross_release_input(wildcards):
             name = release_name(release, point)
             inputs[f"series_{name}"] = path("release_series", release=release, **point)
             inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
+            if REGISTRY[parse_method_label(point["method"])[0]].k_from_fk:
+                # a (k,P) release: its private k-groups, for the intersection measure
+                inputs[f"groups_{name}"] = path("method_series", release=release, **point)
     return inputs
 
 

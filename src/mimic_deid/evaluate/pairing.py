@@ -31,12 +31,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.linkage import rate_interval
 
 __all__ = [
     "MAX_TARGETS",
+    "kgroup_intersections",
     "pairing_rate",
     "pairs_of",
     "release_name",
@@ -180,4 +182,45 @@ def pairs_of(table: pd.DataFrame, name: str) -> list[dict]:
             side = "a" if row["release_a"] == name else "b"
             other = row["release_b"] if side == "a" else row["release_a"]
             out.append({"other": other, "as": side, **row})
+    return out
+
+
+def kgroup_intersections(
+    per_series_a: pd.DataFrame, per_series_b: pd.DataFrame, k: int
+) -> dict[str, float]:
+    """Share of the people in two (k,P) releases whose k-groups intersect in fewer than ``k``.
+
+    A recipient who can tell the k-groups of each release apart (the members of a k-group
+    publish identical values) intersects, for one variable, a person's k-group in release A
+    with their k-group in release B: the people in both are the candidates for that person.
+
+    Parameters
+    ----------
+    per_series_a, per_series_b : DataFrame
+        The two releases' private per-series tables (``optimiser.parquet`` of a (k,P) method):
+        ``icustay_id``, ``group``, ``class_length`` and ``k_group_<variable>`` (-1: not
+        grouped).
+    k : int
+        The releases' k.
+
+    Returns
+    -------
+    dict
+        Variable -> percent of the people grouped in both releases whose intersection holds
+        fewer than ``k`` people (the owner's measure; the recipient sees the groups, not who
+        is in them).
+    """
+    variables = [c for c in per_series_a.columns if c.startswith("k_group_")]
+    variables = [c for c in variables if c in per_series_b.columns]
+    out = {}
+    for column in variables:
+        a = per_series_a[[KEY, "group", "class_length", column]]
+        b = per_series_b[[KEY, "group", "class_length", column]]
+        both = a[a[column] >= 0].merge(b[b[column] >= 0], on=KEY, suffixes=("_a", "_b"))
+        if both.empty:
+            continue
+        cell = ["group_a", "class_length_a", f"{column}_a", "group_b", "class_length_b",
+                f"{column}_b"]  # fmt: skip
+        size = both.groupby(cell, sort=False)[KEY].transform("size")
+        out[column.removeprefix("k_group_")] = float(100.0 * (size < k).mean())
     return out
