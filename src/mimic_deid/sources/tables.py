@@ -277,20 +277,6 @@ def get_small_spec(name: str) -> TableSpec:
     return spec
 
 
-def null_filled(table: pa.Table, spec: TableSpec) -> pa.Table:
-    """Return ``table`` with spec columns in spec order, absent optional columns as nulls.
-
-    ``table`` must already hold every required column with the spec type.
-    """
-    arrays = []
-    for col in spec.columns:
-        if col.name in table.column_names:
-            arrays.append(table.column(col.name))
-        else:
-            arrays.append(pa.nulls(table.num_rows, col.type))
-    return pa.Table.from_arrays(arrays, schema=spec.schema)
-
-
 # --------------------------------------------------------------------------- tabular stage
 # Read by the ``tabular`` stage only (not by ``extract_raw``), whole, through ``read_table``.
 
