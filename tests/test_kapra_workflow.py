@@ -8,6 +8,7 @@ methods of the default sweep).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +112,23 @@ def test_bad_kp_config_stops_before_any_job_with_the_parameter_named(tmp_path):
         "config parameters 'deid/methods/kapra/P' and 'deid/fk': every P must be <= every fk "
         "(k < P: a k-group is made of whole P-groups), got P [4] and fk [3]"
     ) in proc.stdout + proc.stderr
+
+
+def test_a_strict_run_stops_at_the_refused_release(kp_run, tmp_path):
+    """`strict: true`: the refusal that the default run records stops the run instead, with
+    the verdict's claim and figures, and no check.json is written."""
+    work = tmp_path / "run"
+    shutil.copytree(kp_run, work, symlinks=True)
+    target = f"results/ihm48/{POINT}/{LABELS[0]}/check.json"
+    verdict = json.loads((work / target).read_text())["verdict"]
+    assert verdict.startswith("refused: ")
+    (work / target).unlink()
+    config = work / "tiny.yaml"
+    proc = snakemake(work, "--cores", "1", target, "--config", "strict=true", config=config,
+                     check=False)  # fmt: skip
+    assert proc.returncode != 0
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("mimic-deid error")]
+    assert errors == [
+        f"mimic-deid error in rule 'check_release': {verdict.removeprefix('refused: ')}"
+    ]
+    assert not (work / target).exists()

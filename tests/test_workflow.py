@@ -122,6 +122,29 @@ def test_release_protects_every_published_value(finished_run):
         assert bound["within"] is True
 
 
+def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
+    """A card per release gathers its check and attacks (the same figures), and the
+    cross-release table pairs the two methods and each method's two releases."""
+    workdir, _ = finished_run
+    cards = sorted(workdir.glob("results/*/dk*/fk*/*/card.json"))
+    assert len(cards) == 4
+    for path in cards:
+        card = json.loads(path.read_text())
+        check = json.loads((path.parent / "check.json").read_text())
+        linkage = json.loads((path.parent / "privacy/linkage.json").read_text())
+        assert (card["passed"], card["verdict"]) == (check["passed"], check["verdict"])
+        assert card["bound"] == linkage["bound"] and card["k"] == 3
+        strong = card["attackers"]["strong"]
+        assert strong["top1"] == linkage["strong"]["release"]["0"]["top1"]
+        low, high = strong["top1_ci"]
+        assert low <= strong["top1"] <= high
+        assert (card["utility"] is None) == (card["release"] == "stays")
+        assert len(card["pairing"]) == 2  # the other method, and its own other release
+    pairs = pd.read_csv(workdir / "results/cross_release.csv")
+    assert len(pairs) == 4 and (pairs["rate_lo"] <= pairs["rate"]).all()
+    assert (pairs["rate"] <= pairs["rate_hi"]).all() and (pairs["chance"] < 0.01).all()
+
+
 def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
     workdir, _ = finished_run
     for path in sorted(workdir.glob("results/ihm48/dk*/fk*/*/utility/trust_settings.csv")):
