@@ -36,8 +36,9 @@ except ConfigError as exc:
     # One line naming the parameter, no traceback, before any job runs.
     print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
     sys.exit(1)
-if weak_k_warning(config):
-    print(weak_k_warning(config), file=sys.stderr)
+WEAK_K_WARNING = weak_k_warning(config)
+if WEAK_K_WARNING:
+    print(WEAK_K_WARNING, file=sys.stderr)
 
 try:
     # Before any job, also on a dry run: every source table the selected stages need, in one
@@ -259,8 +260,8 @@ def report_input(wildcards):
     # every release's card (the release_cards table)
     for point in sweep_points():
         for release in RELEASES:
-            name = f"card_{release}_{'_'.join(str(point[k]) for k in ('dk', 'fk', 'heuristic'))}"
-            inputs[f"{name}_{point['method']}"] = path("card", release=release, **point)
+            name = f"card_{release_name(release, point)}"
+            inputs[name] = path("card", release=release, **point)
     # the selected comparators' public outputs (a deselected one is absent from the report)
     for stage in SELECTED_STAGES:
         for name, (key, wildcards) in stage.report_inputs(config).items():

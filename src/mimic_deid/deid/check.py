@@ -672,19 +672,30 @@ def check_sweep_point(
     ReleaseCheckError
         With ``strict``, the first failed claim.
     """
-    checks: dict = {}
-    try:
-        _point_claims(
+    return _verdict(
+        lambda checks: _point_claims(
             checks, series_public, index_public, classes, targets, pseudonyms, dk=dk, fk=fk,
             group_by_split=group_by_split, variables=variables, labelled=labelled,
             outcome_l=outcome_l, method=method, per_series=per_series, linkage=linkage,
-        )  # fmt: skip
+        ),
+        strict,
+        {"dk": dk, "fk": fk},
+    )  # fmt: skip
+
+
+def _verdict(claims, strict: bool, fields: dict) -> dict:
+    """``check.json`` of a release: ``claims(checks)`` fills ``checks`` claim by claim; the
+    first :class:`ReleaseCheckError` is raised with ``strict``, otherwise it is the verdict
+    ``refused: <claim and figures>`` (the figures of the claims checked before it are kept)."""
+    checks: dict = {}
+    try:
+        claims(checks)
     except ReleaseCheckError as exc:
         if strict:
             raise
         log.warning("release refused: %s", exc)
-        return {"passed": False, "verdict": f"refused: {exc}", "dk": dk, "fk": fk, "checks": checks}
-    return {"passed": True, "verdict": "certified", "dk": dk, "fk": fk, "checks": checks}
+        return {"passed": False, "verdict": f"refused: {exc}", **fields, "checks": checks}
+    return {"passed": True, "verdict": "certified", **fields, "checks": checks}
 
 
 def _point_claims(
@@ -818,19 +829,15 @@ def check_sequence_release(
 
     Returns ``{"passed": True, "verdict": "certified", "table", "checks"}``; on the first
     failed claim, with ``strict`` :class:`~mimic_deid.errors.ReleaseCheckError`, otherwise
-    ``{"passed": False, "verdict": "refused: <claim and figures>", "table", "checks": {}}``.
+    ``{"passed": False, "verdict": "refused: <claim and figures>", "table", "checks"}`` (the
+    figures of the claims checked before the failed one).
     """
-    try:
-        checks = {
-            "sequence_columns": check_sequence_columns(release, table),
-            "verbatim_copies": check_verbatim_copies(
-                attack, table, max_verbatim_unique, max_advantage
-            ),
-        }
-    except ReleaseCheckError as exc:
-        if strict:
-            raise
-        log.warning("sequence release refused: %s", exc)
-        return {"passed": False, "verdict": f"refused: {exc}", "table": table, "checks": {}}
-    log.info("sequence release check passed: %s, %d rows", table, len(release))
-    return {"passed": True, "verdict": "certified", "table": table, "checks": checks}
+
+    def claims(checks: dict) -> None:
+        checks["sequence_columns"] = check_sequence_columns(release, table)
+        checks["verbatim_copies"] = check_verbatim_copies(
+            attack, table, max_verbatim_unique, max_advantage
+        )
+        log.info("sequence release check passed: %s, %d rows", table, len(release))
+
+    return _verdict(claims, strict, {"table": table})

@@ -156,8 +156,7 @@ def _candidate_splits(
     """Lower-median split of every feature of a partition.
 
     FP: (p, m); YP: the partition's one-hot outcome values and their columns (``_one_hot``)
-    or None. Returns (left
-    membership (p, m) bool, allowed (m,) bool).
+    or None. Returns (left membership (p, m) bool, allowed (m,) bool).
     """
     p = FP.shape[0]
     n_nonnull = np.sum(~np.isnan(FP), axis=0)

@@ -4,8 +4,8 @@ A data owner reads, for each release (``stays`` or ``ihm48`` at one sweep point)
 what it promises and what it does not, how the attacks went against the bound stated before
 them, the verdict of the release's own check, and (``ihm48``) what it costs a mortality and a
 long-stay model beside the seed's figures. The card only gathers figures that other rules
-measured (``check.json``, ``privacy/linkage.json``, ``optimiser.json``,
-``utility/trust_settings.csv``); it computes none.
+measured (``check.json``, ``privacy/linkage.json``, ``utility/trust_settings.csv``,
+``cross_release.csv``) and the method's registry entry; it computes none.
 
 Schema (``card.json``, docs/outputs.md):
 

@@ -412,11 +412,10 @@ def load_report_data(
         sequences_attack=[
             read_json(v) for k, v in sorted(inputs.items()) if k.startswith("sequences_attack_")
         ],
-        sequences_verdicts={
-            check["table"].split("/")[1].upper(): check["verdict"]
-            for check in (
-                read_json(v) for k, v in sorted(inputs.items()) if k.startswith("sequences_check_")
-            )
+        sequences_verdicts={  # keyed as attack.json names its table (input sequences_check_<t>)
+            k.removeprefix("sequences_check_").upper(): read_json(v)["verdict"]
+            for k, v in sorted(inputs.items())
+            if k.startswith("sequences_check_")
         },
         tabular=tab.load_tabular(inputs),
         cards=[read_json(v) for k, v in sorted(inputs.items()) if k.startswith("card_")],
