@@ -137,6 +137,12 @@ def test_good_release_passes(good) -> None:
         "hours_match_class",
         "duration_classes",
         "equivalence_classes",
+        "demographics",
+    }
+    assert result["demographics"] == {
+        "columns": [],
+        "classes": result["duration_classes"]["classes"],
+        "smallest": result["duration_classes"]["smallest"],
     }
     assert result["duration_classes"]["smallest"] >= DK
     assert result["equivalence_classes"]["smallest"] >= FK

@@ -33,7 +33,8 @@ RAW_SCHEMAS = {
     ),
     "admissions.parquet": pa.schema(
         [("subject_id", pa.int64()), ("hadm_id", pa.int64()), ("admittime", TS),
-         ("dischtime", TS), ("deathtime", TS), ("hospital_expire_flag", pa.int64())]
+         ("dischtime", TS), ("deathtime", TS), ("hospital_expire_flag", pa.int64()),
+         ("admission_type", pa.string()), ("insurance", pa.string()), ("ethnicity", pa.string())]
     ),
     "patients.parquet": pa.schema(
         [("subject_id", pa.int64()), ("gender", pa.string()), ("dob", TS), ("dod", TS)]

@@ -94,8 +94,10 @@ def test_run_produces_report_and_checked_releases(finished_run):
 
 
 def test_release_protects_every_published_value(finished_run):
-    """Only protected variables, no missing-hours pattern, labels only in ihm48, and the strong
-    attacker (every released variable's features and hour counts) within the promised bound."""
+    """Only protected variables, no missing-hours pattern, labels only in ihm48, demographics
+    banded and fk-anonymous with the duration classes (also in the joint-risk table), and the
+    strong attacker (every released variable's features and hour counts, and the exact
+    demographics) within the promised bound."""
     workdir, _ = finished_run
     # release.variables: all (the default): every series variable, each protected
     features = {v.name for v in series_variables(load_variables(ROOT / "config/variables.yaml"))}
@@ -114,6 +116,17 @@ def test_release_protects_every_published_value(finished_run):
         if "long_stay" in index:  # both labels diverse in every published class
             distinct = index.groupby(keys)[["label", "long_stay"]].nunique()
             assert (distinct >= 2).all().all(), series_path
+        # the default demographics, generalised: every (class x demographics) cell >= fk 3
+        bands = {"<30", "30-39", "40-49", "50-59", "60-69", "70-79", "80-89", "90+", "<40",
+                 "40-59", "60-79", "80+", "<60", "60+", "Age"}  # fmt: skip
+        assert set(index["age"]) <= bands and set(index["gender"]) <= {"F", "M", "Gender"}
+        by = keys if "ihm48" in series_path.parts else ["duration_class"]  # per split or not
+        assert index.groupby([*by, "age", "gender"]).size().min() >= 3, series_path
+        assert index["age"].nunique() > 1, series_path  # the cells split some classes
+    joint = pd.read_csv(workdir / "results/tabular/joint_risk_stays.csv").set_index("view")
+    released = joint.loc[[v for v in joint.index if v.startswith("release index:")]]
+    assert len(released) == 1 and released["smallest_class"].iloc[0] >= 3
+    assert "duration class x age x gender (adhoc-" in released.index[0]
     linkage = sorted(workdir.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
     assert len(linkage) == 2
     for path in linkage:
@@ -163,7 +176,7 @@ def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
 
 def test_release_folders_hold_no_identifiers(finished_run):
     workdir, _ = finished_run
-    forbidden = {"subject_id", "hadm_id", "icustay_id", "row_id", "age", "age_years"}
+    forbidden = {"subject_id", "hadm_id", "icustay_id", "row_id", "age_years", "dob"}
     raw_ids = set(pd.read_parquet(workdir / "results/private/cohort/stays.parquet")["icustay_id"])
     for path in (workdir / "results").rglob("*.parquet"):
         if "private" in path.parts:
@@ -177,6 +190,8 @@ def test_release_folders_hold_no_identifiers(finished_run):
             assert frame["pseudonym"].str.fullmatch(r"P[0-9a-f]{12}").all(), path
         for column in frame.select_dtypes("integer"):
             assert not set(frame[column].unique()) & raw_ids, (path, column)
+        if "age" in frame:  # published with the series: bands only, never an age
+            assert not frame["age"].astype(str).str.fullmatch(r"\d+(\.\d*)?").any(), path
 
 
 def test_second_call_does_nothing(finished_run):

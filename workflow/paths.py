@@ -21,6 +21,7 @@ PATHS = {
     "master_seed": f"{PRIVATE}/master_seed.txt",
     # cohort and series (private)
     "cohort_stays": f"{PRIVATE}/cohort/stays.parquet",
+    "cohort_demographics": f"{PRIVATE}/cohort/demographics.parquet",
     "cohort_counts": f"{PRIVATE}/cohort/cohort.json",
     "series": f"{PRIVATE}/series/{{release}}/series.parquet",
     "meta": f"{PRIVATE}/series/{{release}}/meta.parquet",

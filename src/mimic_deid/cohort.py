@@ -17,6 +17,12 @@ In-hospital mortality: DEATHTIME within [ADMITTIME, DISCHTIME]; when DEATHTIME i
 DOD (a date at midnight) within [day of ADMITTIME, DISCHTIME], so that a death on the day of
 admission counts and a death after discharge does not.
 
+Demographics of a stay (:func:`stay_demographics`, what a series release may publish once
+generalised, :mod:`mimic_deid.deid.demographics`): ``age`` in whole years at ICU admission
+(the floor of the cohort's age; shifted ages of 300+ kept, the hierarchy puts them in 90+),
+PATIENTS.GENDER and the admission's ADMISSION_TYPE, INSURANCE and ETHNICITY; a missing value
+is ``"?"``.
+
 Long stay (the second utility task, issue 27): the ICU stay lasts more than
 :data:`LONG_STAY_HOURS` (7 days, mimic3-benchmarks' long-stay cut), ``los_hours > 168``.
 """
@@ -108,6 +114,57 @@ def _count(rule: str, df: pd.DataFrame) -> dict:
             "(check the icustays/admissions/patients tables)"
         )
     return row
+
+
+#: The demographics of :func:`stay_demographics`, in the order a release publishes them.
+STAY_DEMOGRAPHICS = ("age", "gender", "admission_type", "insurance", "ethnicity")
+#: A missing demographic value (the tabular hierarchies' ``?``).
+MISSING_DEMOGRAPHIC = "?"
+
+
+def stay_demographics(
+    stays: pd.DataFrame, admissions: pd.DataFrame, patients: pd.DataFrame
+) -> pd.DataFrame:
+    """The demographics of every cohort stay (module docstring).
+
+    Parameters
+    ----------
+    stays : DataFrame
+        The cohort (:func:`build_cohort`): ``icustay_id``, ``subject_id``, ``hadm_id``,
+        ``age_years``.
+    admissions, patients : DataFrame
+        The raw tables: ``hadm_id``, ``admission_type``, ``insurance``, ``ethnicity``;
+        ``subject_id``, ``gender``.
+
+    Returns
+    -------
+    DataFrame
+        ``icustay_id`` (int64) then :data:`STAY_DEMOGRAPHICS`: ``age`` int64 (years),
+        the others str with ``"?"`` for a missing value; one row per stay, in the cohort's
+        order.
+    """
+    require_columns(stays, ["icustay_id", "subject_id", "hadm_id", "age_years"], "cohort stays")
+    require_columns(
+        admissions, ["hadm_id", "admission_type", "insurance", "ethnicity"], "table 'admissions'"
+    )
+    require_columns(patients, ["subject_id", "gender"], "table 'patients'")
+    adm = admissions.drop_duplicates("hadm_id")[["hadm_id", "admission_type", "insurance",
+                                                 "ethnicity"]]  # fmt: skip
+    pat = patients.drop_duplicates("subject_id")[["subject_id", "gender"]]
+    out = stays[["icustay_id", "subject_id", "hadm_id", "age_years"]].merge(
+        pat, on="subject_id", how="left"
+    )
+    out = out.merge(adm, on="hadm_id", how="left")
+    frame = pd.DataFrame(
+        {
+            "icustay_id": out["icustay_id"].to_numpy(dtype=np.int64),
+            "age": np.floor(out["age_years"].to_numpy(dtype=np.float64)).astype(np.int64),
+        }
+    )
+    for col in STAY_DEMOGRAPHICS[1:]:
+        values = out[col].astype(object)
+        frame[col] = values.where(values.notna(), MISSING_DEMOGRAPHIC).astype(str).to_numpy()
+    return frame
 
 
 def _seconds_between(later: pd.Series, earlier: pd.Series) -> pd.Series:

@@ -6,6 +6,7 @@ rule cohort:
         raw=PATHS["raw"],
     output:
         stays=PATHS["cohort_stays"],
+        demographics=PATHS["cohort_demographics"],
         counts=PATHS["cohort_counts"],
     log:
         "logs/cohort.log",

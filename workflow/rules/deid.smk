@@ -27,12 +27,14 @@ rule duration_classes:
 
 
 rule mondrian:
-    """Mondrian equivalence classes and feature targets; ℓ-diverse in the labels a release
-    publishes (deid.outcome_l)."""
+    """Mondrian equivalence classes and feature targets inside demographic cells
+    (release.demographics); ℓ-diverse in the labels a release publishes (deid.outcome_l)."""
     input:
         series=PATHS["series"],
         classes=PATHS["duration"],
         meta=PATHS["meta"],
+        demographics=PATHS["cohort_demographics"],
+        hierarchies=config["release"]["hierarchies"],
     output:
         targets=PATHS["targets"],
         summary=PATHS["mondrian_summary"],
@@ -48,6 +50,7 @@ rule mondrian:
     params:
         features=PROTECTED,
         outcome_l=outcome_l,
+        demographics=config["release"]["demographics"],
     script:
         "../scripts/mondrian.py"
 
@@ -84,6 +87,7 @@ rule release:
         perturbed=PATHS["perturbed"],
         classes=PATHS["duration"],
         meta=PATHS["meta"],
+        targets=PATHS["targets"],
     output:
         series=PATHS["release_series"],
         index=PATHS["release_index"],
@@ -101,6 +105,7 @@ rule release:
         seed=config["seed"],
         variables=RELEASED,
         labelled=labelled,
+        demographics=config["release"]["demographics"],
     script:
         "../scripts/release.py"
 
@@ -115,6 +120,8 @@ rule check_release:
         pseudonyms=PATHS["pseudonyms"],
         per_series=PATHS["method_series"],
         linkage=PATHS["linkage"],
+        demographics=PATHS["cohort_demographics"],
+        hierarchies=config["release"]["hierarchies"],
     output:
         check=PATHS["check"],
     log:
@@ -132,6 +139,7 @@ rule check_release:
         labelled=labelled,
         outcome_l=DEID["outcome_l"],
         strict=config["strict"],
+        demographics=config["release"]["demographics"],
     script:
         "../scripts/check_release.py"
 

@@ -36,6 +36,7 @@ rule privacy:
         series=PATHS["series"],
         classes=PATHS["duration"],
         release_series=PATHS["release_series"],
+        release_index=PATHS["release_index"],
         pseudonyms=PATHS["pseudonyms"],
     output:
         per_series=PATHS["disagreement_series"],

@@ -182,12 +182,25 @@ rule tabular_dps:
         "../scripts/tabular_dps.py"
 
 
+# The recipient's view of the first stays release of the sweep (its index: duration class and
+# published demographics) is the joint-risk table's last row.
+JOINT_RISK_RELEASE = path(
+    "release_index",
+    release="stays",
+    dk=DEID["dk"][0],
+    fk=DEID["fk"][0],
+    heuristic=DEID["heuristic"][0],
+    method=METHODS[0],
+)
+
+
 rule tabular_joint_risk:
     input:
         duration=path("duration", release="stays", dk=DEID["dk"][0]),
         stays=PATHS["cohort_stays"],
         demographics=DEMOGRAPHICS[0],
         hierarchies=TABULAR["hierarchies"],
+        release_index=JOINT_RISK_RELEASE,
     output:
         PATHS["tabular_joint_risk"],
     log:
@@ -201,6 +214,7 @@ rule tabular_joint_risk:
         mem_mb=2000,
     params:
         release=TABULAR["release"],
+        release_name=METHODS[0],
     script:
         "../scripts/tabular_joint_risk.py"
 

@@ -4,10 +4,12 @@
 import pandas as pd
 
 from mimic_deid.atomic import read_json, write_json
-from mimic_deid.deid import check_sweep_point
+from mimic_deid.deid import check_sweep_point, encode_demographics
 from mimic_deid.logs import run_stage
+from mimic_deid.tabular import load_hierarchies
 
 with run_stage(snakemake.rule, snakemake.log[0]):
+    columns = list(snakemake.params.demographics)
     tables = ("series", "index", "classes", "targets", "pseudonyms", "per_series")
     read = {name: pd.read_parquet(getattr(snakemake.input, name)) for name in tables}
     result = check_sweep_point(
@@ -22,5 +24,14 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         per_series=read["per_series"],
         linkage=read_json(snakemake.input.linkage),
         strict=bool(snakemake.params.strict),
+        demographics=(
+            encode_demographics(
+                pd.read_parquet(snakemake.input.demographics),
+                columns,
+                load_hierarchies(snakemake.input.hierarchies),
+            ).publishable()
+            if columns
+            else None
+        ),
     )
     write_json(result, snakemake.output.check)

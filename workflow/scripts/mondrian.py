@@ -1,11 +1,12 @@
-"""Rule mondrian: Mondrian equivalence classes and feature targets per duration class
-(ℓ-diverse in the outcome labels of a release that publishes them)."""
+"""Rule mondrian: Mondrian equivalence classes and feature targets per duration class, inside
+its demographic cells (ℓ-diverse in the outcome labels of a release that publishes them)."""
 
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
-from mimic_deid.deid import KEY, LABELS, class_arrays, mondrian_targets
+from mimic_deid.deid import KEY, LABELS, class_arrays, encode_demographics, mondrian_targets
 from mimic_deid.logs import run_stage
+from mimic_deid.tabular import load_hierarchies
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     classes, dims = class_arrays(
@@ -15,6 +16,16 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     )
     ell = snakemake.params.outcome_l  # None: the release publishes no label
     outcomes = pd.read_parquet(snakemake.input.meta, columns=[KEY, *LABELS]) if ell else None
+    columns = list(snakemake.params.demographics)
+    demographics = (
+        encode_demographics(
+            pd.read_parquet(snakemake.input.demographics),
+            columns,
+            load_hierarchies(snakemake.input.hierarchies),
+        )
+        if columns
+        else None
+    )
     targets, summary = mondrian_targets(
         classes,
         dims,
@@ -23,6 +34,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         heuristic=snakemake.wildcards.heuristic,
         outcomes=outcomes,
         ell=int(ell or 1),
+        demographics=demographics,
     )
     write_parquet(targets, snakemake.output.targets)
     write_json(summary, snakemake.output.summary)

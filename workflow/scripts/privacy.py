@@ -3,6 +3,7 @@
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.cohort import STAY_DEMOGRAPHICS
 from mimic_deid.deid import attacker_features, class_arrays, dims_of, iter_class_arrays
 from mimic_deid.evaluate import evaluate_release, released_by_key
 from mimic_deid.logs import run_stage
@@ -12,6 +13,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     original, dims = class_arrays(pd.read_parquet(snakemake.input.series), durations)
     pseudonyms = pd.read_parquet(snakemake.input.pseudonyms)
     release_series = pd.read_parquet(snakemake.input.release_series)
+    index = pd.read_parquet(snakemake.input.release_index)
     released = released_by_key(release_series, pseudonyms, durations, dims)
     per_series, summary, linkage = evaluate_release(
         original,
@@ -28,6 +30,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         series_distance=snakemake.params.series_distance,
         dtw_window=snakemake.params.dtw_window,
         alt_features=dict(snakemake.params.attacker_features),
+        # every attacker knows the demographics the index publishes
+        demographics=index[["pseudonym", *(c for c in index.columns if c in STAY_DEMOGRAPHICS)]],
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

@@ -3,10 +3,12 @@
 import pandas as pd
 
 from mimic_deid.atomic import write_parquet
-from mimic_deid.deid import pseudonymous_release
+from mimic_deid.deid import KEY, pseudonymous_release
 from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
+    columns = list(snakemake.params.demographics)
+    demographics = pd.read_parquet(snakemake.input.targets, columns=[KEY, *columns])
     series, index, pseudonyms = pseudonymous_release(
         pd.read_parquet(snakemake.input.perturbed),
         pd.read_parquet(snakemake.input.classes),
@@ -16,6 +18,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         salt=snakemake.output.series,
         variables=list(snakemake.params.variables),
         labelled=snakemake.params.labelled,
+        demographics=demographics if columns else None,
     )
     write_parquet(series, snakemake.output.series)
     write_parquet(index, snakemake.output.index)

@@ -16,5 +16,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         rel["k"],
         rel["max_sup"],
         rel["metric"],
+        release_index=pd.read_parquet(snakemake.input.release_index),
+        release_name=snakemake.params.release_name,
     )
     write_csv(table, snakemake.output[0])

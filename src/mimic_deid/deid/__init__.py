@@ -1,4 +1,4 @@
-"""De-identification: duration k-classes, Mondrian feature targets, release methods, the
+"""De-identification: duration k-classes, demographic cells, Mondrian feature targets, release methods, the
 pseudonymous release and its privacy check."""
 
 from mimic_deid.deid.check import (
@@ -17,6 +17,7 @@ from mimic_deid.deid.classes import (
     map_classes,
     trim_to_classes,
 )
+from mimic_deid.deid.demographics import DemographicCodes, demographic_cells, encode_demographics
 from mimic_deid.deid.duration import (
     DURATION_METHODS,
     GROUP_BY_SPLIT,
@@ -71,6 +72,7 @@ __all__ = [
     "REGISTRY",
     "RELEASE_VARIABLES",
     "ClassArray",
+    "DemographicCodes",
     "FeatureSpec",
     "KPGrouping",
     "ReleaseMethod",
@@ -85,9 +87,11 @@ __all__ = [
     "class_arrays",
     "compute_features",
     "deid_groups",
+    "demographic_cells",
     "dims_of",
     "duration_classes",
     "duration_uniqueness",
+    "encode_demographics",
     "feature_spec",
     "fitness_comparison",
     "iter_class_arrays",

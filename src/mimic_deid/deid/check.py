@@ -52,6 +52,16 @@ The privacy evaluation of a series release (``privacy/linkage.json``,
     their own (k = fk; a (k,P) method's k-group size), a bound stated before the attack and
     never widened by a measured rate (:func:`check_linkage_bound`).
 
+A series release that publishes demographics (config ``release.demographics``,
+:mod:`mimic_deid.deid.demographics`) also claims, checked by :func:`check_release` after
+claim 7:
+
+15. **demographics**: the index publishes exactly the configured demographics, every value a
+    label of its hierarchy at a publishable level (never an age: claim 1 leaves these
+    columns to this claim); every (split,) duration class x published demographics holds at
+    least ``fk`` series, and every Mondrian equivalence class lies inside one such cell
+    (:func:`check_demographics`).
+
 Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
 
@@ -68,7 +78,8 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid.classes import KEY
+from mimic_deid.cohort import STAY_DEMOGRAPHICS
+from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
 from mimic_deid.errors import ReleaseCheckError, require_columns
@@ -87,6 +98,7 @@ __all__ = [
     "check_sequence_release",
     "check_verbatim_copies",
     "check_coverage",
+    "check_demographics",
     "check_duration_k",
     "check_feature_k",
     "check_group_outcomes",
@@ -140,11 +152,22 @@ def check_no_identifiers(
     index_public: pd.DataFrame,
     forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
     forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
+    demographics: Iterable[str] = (),
 ) -> dict:
-    """Claim 1: no identifier, timestamp or age in either public table."""
+    """Claim 1: no identifier, timestamp or age in either public table.
+
+    ``demographics``: the index's published demographic columns, left to claim 15
+    (:func:`check_demographics`), which checks their values against their hierarchies.
+    """
+    demographics = set(demographics)
     problems = _identifier_columns(
         series_public, "series", forbidden_columns, forbidden_substrings
-    ) + _identifier_columns(index_public, "index", forbidden_columns, forbidden_substrings)
+    ) + _identifier_columns(
+        index_public.drop(columns=[c for c in index_public.columns if c in demographics]),
+        "index",
+        forbidden_columns,
+        forbidden_substrings,
+    )
     if problems:
         raise ReleaseCheckError(
             "identifier, timestamp or age in the release: " + "; ".join(problems)
@@ -289,6 +312,65 @@ def check_feature_k(index_public: pd.DataFrame, eq_classes: pd.DataFrame, fk: in
             f"{int(small.min())} members"
         )
     return {"fk": int(fk), **_size_figures(eq_sizes)}
+
+
+def check_demographics(
+    index_public: pd.DataFrame,
+    eq_classes: pd.DataFrame,
+    publishable: Mapping[str, Iterable[str]],
+    fk: int,
+) -> dict:
+    """Claim 15: published demographics are generalised and k-anonymous with the classes.
+
+    Parameters
+    ----------
+    index_public : DataFrame
+        The release index: ``pseudonym``, (``split``,) ``duration_class`` and the demographic
+        columns.
+    eq_classes : DataFrame
+        ``pseudonym``, (``split``,) ``class_length``, ``eq_class``.
+    publishable : mapping of str to iterable of str
+        Per published demographic, every label it may show
+        (:meth:`~mimic_deid.deid.demographics.DemographicCodes.publishable`).
+    fk : int
+
+    Returns
+    -------
+    dict
+        ``columns``, ``cells`` and ``smallest_cell``.
+    """
+    columns = list(publishable)
+    require_columns(index_public, columns, "release index", ReleaseCheckError)
+    extra = [c for c in index_public.columns if c in STAY_DEMOGRAPHICS and c not in publishable]
+    if extra:
+        raise ReleaseCheckError(
+            f"demographics: the index publishes {extra}, which the release does not protect "
+            f"(release.demographics: {columns})"
+        )
+    for col in columns:
+        bad = ~index_public[col].astype(str).isin(set(publishable[col]))
+        if bad.any():
+            raise ReleaseCheckError(
+                f"demographics: {int(bad.sum())} value(s) of index.{col} are not labels of its "
+                "hierarchy at a publishable level (values are never shown)"
+            )
+    by = _class_keys(index_public) + columns
+    sizes = index_public.groupby(by, sort=True).size()
+    if len(sizes) and sizes.min() < fk:
+        raise ReleaseCheckError(
+            f"demographics: {int((sizes < fk).sum())} (duration class x demographics) cell(s) "
+            f"under fk={fk}, smallest {int(sizes.min())} series"
+        )
+    if "pseudonym" in eq_classes.columns and columns:
+        eq = eq_classes.merge(index_public[["pseudonym", *columns]], on="pseudonym")
+        spread = eq.groupby(_eq_keys(index_public, eq_classes) + ["eq_class"])[columns].nunique()
+        mixed = int((spread.max(axis=1) > 1).sum())
+        if mixed:
+            raise ReleaseCheckError(
+                f"demographics: {mixed} Mondrian equivalence class(es) span more than one "
+                "demographic cell"
+            )
+    return {"columns": columns, **_size_figures(sizes)}
 
 
 def check_released_variables(series_public: pd.DataFrame, variables: Iterable[str]) -> dict:
@@ -445,7 +527,7 @@ def check_kp_groups(
         raise ReleaseCheckError(
             "(k,P) groups: the method's per-series table has no 'k_group_<variable>' column"
         )
-    keys = ["group", "class_length"]
+    keys = unit_keys(per_series)
     require_columns(per_series, [KEY, *keys], "method per-series table", ReleaseCheckError)
     n_groups, smallest, share = 0, None, None
     for var in variables:
@@ -510,6 +592,7 @@ def check_release(
     outcome_l: int = 1,
     forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
     forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
+    demographics: Mapping[str, Iterable[str]] | None = None,
 ) -> dict:
     """Verify every privacy claim of a release (module docstring); raise on the first violation.
 
@@ -535,6 +618,9 @@ def check_release(
         Distinct outcomes required per published class (claim 10).
     forbidden_columns, forbidden_substrings : iterable of str
         Column names (exact, case-insensitive) and name fragments that must not appear.
+    demographics : mapping of str to iterable of str, optional
+        The published demographics and the labels each may show (claim 15, checked after
+        claim 7). None: the release publishes none, and its index may show none.
 
     Returns
     -------
@@ -555,7 +641,11 @@ def check_release(
     )
     result = {
         "no_identifiers": check_no_identifiers(
-            series_public, index_public, forbidden_columns, forbidden_substrings
+            series_public,
+            index_public,
+            forbidden_columns,
+            forbidden_substrings,
+            demographics=demographics or {},
         ),
         "pseudonyms": check_pseudonyms(series_public, index_public),
         "series_accounted": check_accounting(index_public, n_input, n_suppressed),
@@ -564,6 +654,7 @@ def check_release(
     }
     check_coverage(index_public, eq_classes)
     result["equivalence_classes"] = check_feature_k(index_public, eq_classes, fk)
+    result["demographics"] = check_demographics(index_public, eq_classes, demographics or {}, fk)
     if variables is not None:
         result["variables_protected"] = check_released_variables(series_public, variables)
         result["missing_hours_withheld"] = check_missing_withheld(series_public, index_public)
@@ -632,6 +723,7 @@ def check_sweep_point(
     per_series: pd.DataFrame | None = None,
     linkage: Mapping | None = None,
     strict: bool = True,
+    demographics: Mapping[str, Iterable[str]] | None = None,
 ) -> dict:
     """:func:`check_release` of one sweep point's release, from its private artefacts.
 
@@ -658,6 +750,8 @@ def check_sweep_point(
     strict : bool
         Raise on a failed claim (config ``strict: true``); otherwise return the point
         refused.
+    demographics : mapping, optional
+        As :func:`check_release` (claim 15).
 
     Returns
     -------
@@ -677,6 +771,7 @@ def check_sweep_point(
             checks, series_public, index_public, classes, targets, pseudonyms, dk=dk, fk=fk,
             group_by_split=group_by_split, variables=variables, labelled=labelled,
             outcome_l=outcome_l, method=method, per_series=per_series, linkage=linkage,
+            demographics=demographics,
         ),
         strict,
         {"dk": dk, "fk": fk},
@@ -700,7 +795,7 @@ def _verdict(claims, strict: bool, fields: dict) -> dict:
 
 def _point_claims(
     result, series_public, index_public, classes, targets, pseudonyms, *, dk, fk,
-    group_by_split, variables, labelled, outcome_l, method, per_series, linkage,
+    group_by_split, variables, labelled, outcome_l, method, per_series, linkage, demographics,
 ) -> None:  # fmt: skip
     """Fill ``result`` claim by claim (claims 1-10, then 11 and 14), so that a refusal keeps
     the figures of the claims checked before the one that failed."""
@@ -720,6 +815,7 @@ def _point_claims(
         variables=variables,
         labelled=labelled,
         outcome_l=outcome_l,
+        demographics=demographics,
     )
     diverse = labelled and outcome_l is not None and outcome_l > 1
     if diverse:  # the Mondrian classes can be read off the released values
@@ -738,12 +834,13 @@ def _point_claims(
             result["kp_groups"] = check_kp_groups(
                 per_series, series_public, pseudonyms, k=fk, P=params["P"]
             )
-            if diverse:  # a k-group is (class, group id) per variable
+            if diverse:  # a k-group is (unit, group id) per variable
                 kg = [c for c in per_series.columns if c.startswith("k_group_")]
-                ids = per_series[[KEY, "group", "class_length", *kg]].merge(pseudonyms, on=KEY)
+                unit = unit_keys(per_series)
+                ids = per_series[[KEY, *unit, *kg]].merge(pseudonyms, on=KEY)
                 groups = pd.DataFrame({"pseudonym": ids["pseudonym"]})
                 for column in kg:
-                    code = ids.groupby(["group", "class_length", column], sort=True).ngroup()
+                    code = ids.groupby([*unit, column], sort=True).ngroup()
                     groups[column] = code.where(ids[column] >= 0, -1)
                 result["outcomes_per_k_group"] = check_group_outcomes(
                     index_public, groups, outcome_l, "k-group"

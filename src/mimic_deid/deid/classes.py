@@ -29,6 +29,8 @@ __all__ = [
     "dims_of",
     "iter_class_arrays",
     "map_classes",
+    "split_cells",
+    "unit_keys",
     "trim_to_classes",
 ]
 
@@ -50,12 +52,22 @@ class ClassArray:
         Series keys in ascending order.
     X : ndarray of float64, shape (n, length, n_dims)
         The series, NaN for null records.
+    part : int
+        Rank of the series' demographic cell within the class (0: the first or only one,
+        :func:`split_cells`).
     """
 
     group: str
     length: int
     keys: np.ndarray
     X: np.ndarray
+    part: int = 0
+
+    @property
+    def stream(self) -> tuple:
+        """What names the class's random stream (:mod:`mimic_deid.seeding`): group and length,
+        and the cell's rank when it is not the class's first cell."""
+        return (self.group, self.length, *((self.part,) if self.part else ()))
 
 
 def trim_to_classes(series: pd.DataFrame, classes: pd.DataFrame) -> pd.DataFrame:
@@ -125,6 +137,47 @@ def class_frame(cls: ClassArray, X: np.ndarray, dims: list[str]) -> pd.DataFrame
     frame.insert(0, "class_length", np.int64(L))
     frame.insert(0, "group", cls.group)
     return frame
+
+
+def unit_keys(frame: pd.DataFrame) -> list[str]:
+    """The columns of ``frame`` naming the unit a release method ran on: ``group``,
+    ``class_length`` and, where present, the demographic ``cell`` (a method's own group ids,
+    e.g. the (k,P) k-groups, are unique only within it)."""
+    return ["group", "class_length", *(["cell"] if "cell" in frame.columns else [])]
+
+
+def split_cells(classes: Sequence[ClassArray], cells: pd.Series) -> list[ClassArray]:
+    """Every class split into its demographic cells: the units a release method runs on.
+
+    Parameters
+    ----------
+    classes : sequence of ClassArray
+    cells : Series of int64
+        The cell of every series, indexed by ``icustay_id`` (``targets.parquet``'s ``cell``,
+        :mod:`mimic_deid.deid.demographics`).
+
+    Returns
+    -------
+    list of ClassArray
+        Per class, one array per cell in ascending cell order (``part`` = rank in the class);
+        a class of one cell is returned as it is.
+    """
+    out: list[ClassArray] = []
+    for cls in classes:
+        of = cells.reindex(cls.keys).to_numpy()
+        if pd.isna(of).any():
+            raise InputDataError(
+                f"targets table: {int(pd.isna(of).sum())} series of the class of length "
+                f"{cls.length} h (group {cls.group}) have no demographic cell"
+            )
+        values, inverse = np.unique(of.astype(np.int64), return_inverse=True)
+        if values.size == 1:
+            out.append(cls)
+            continue
+        for part in range(values.size):
+            rows = inverse == part
+            out.append(ClassArray(cls.group, cls.length, cls.keys[rows], cls.X[rows], part))
+    return out
 
 
 def dims_of(series: pd.DataFrame) -> list[str]:

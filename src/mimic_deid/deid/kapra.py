@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.deid.classes import unit_keys
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
@@ -640,7 +641,7 @@ def kp_summary(per_series: pd.DataFrame) -> dict:
         ``joint_unique_pct``: percentage of series whose combination of k-groups over all
         variables no other series of its class shares (per-variable groups give no joint k).
     """
-    keys = ["group", "class_length"]
+    keys = unit_keys(per_series)
     names = sorted(
         c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
     )

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.deid import adhoc, genetic, kapra
-from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes
+from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes, split_cells
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.optimise import OptimiseResult
 from mimic_deid.deid.targets import class_target_matrix
@@ -119,10 +119,11 @@ def _plan_genetic(X, targets, spec, params, rng) -> genetic.GeneticPlan:
     return genetic.plan_genetic(X, targets, spec, genetic.GeneticParams.from_dict(params), rng)
 
 
-#: What every Mondrian-targeted method promises (claims 5-7, 10 and 14 of deid.check).
+#: What every Mondrian-targeted method promises (claims 5-7, 10, 14 and 15 of deid.check).
 _MONDRIAN_PROMISES = (
-    "every duration class holds at least dk series; every Mondrian equivalence class at least "
-    "fk series whose released features are pushed towards one shared target; in a labelled "
+    "every duration class holds at least dk series; every cell of duration class and "
+    "published demographics at least fk; every Mondrian equivalence class, inside one cell, at "
+    "least fk series whose released features are pushed towards one shared target; in a labelled "
     "release every class holds at least l distinct outcomes; the strong attacker's top-1 "
     "re-identification rate is at most 1/fk"
 )
@@ -164,7 +165,9 @@ REGISTRY: dict[str, ReleaseMethod] = {
                 choices={"impute": kapra.IMPUTE_RULES},
                 k_from_fk=True,
                 promises=(
-                    "per variable, every k-group holds at least k series (k = fk) publishing "
+                    "every cell of duration class and published demographics holds at least "
+                    "k series; per variable, every k-group, inside one cell, holds at least k "
+                    "series (k = fk) publishing "
                     "one value envelope's midpoint, and every pattern word within a k-group is "
                     "shared by at least P series; the strong attacker's top-1 rate is at most "
                     "1/k, or the release is refused"
@@ -271,7 +274,7 @@ def run_method(
 
 def _release_class(cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed: int, fk):
     """One class through method ``label`` (module level, so worker processes can run it)."""
-    rng = derive_rng(seed, label, cls.group, cls.length)
+    rng = derive_rng(seed, label, *cls.stream)
     return run_method(label, cls.X, targets, spec, rng, fk=fk)
 
 
@@ -291,7 +294,7 @@ def _release_planned(
     name, params = parse_method_label(label)
     plan = REGISTRY[name].plan
     plans = [
-        plan(cls.X, t, spec, params, derive_rng(seed, label, cls.group, cls.length))
+        plan(cls.X, t, spec, params, derive_rng(seed, label, *cls.stream))
         for cls, t in zip(classes, T, strict=True)
     ]
     tasks: list[Any] = []
@@ -332,9 +335,13 @@ def apply_method(
     threads: int = 1,
     fk: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Change every released series with method ``label``, class by class.
+    """Change every released series with method ``label``, cell by cell.
 
-    Each class has its own generator, ``derive_rng(seed, label, group, class_length)``. A
+    The unit a method runs on is a demographic cell of a duration class (the ``cell`` of
+    ``targets``, :mod:`mimic_deid.deid.demographics`; without published demographics, the
+    whole class). Each unit has its own generator, ``derive_rng(seed, label, group,
+    class_length)``, with the cell's rank in its class appended for every cell but the first
+    (:attr:`~mimic_deid.deid.classes.ClassArray.stream`). A
     method with a ``plan`` (the genetic optimiser) splits every class into chunks of series
     with generators derived from the class's, and the chunks of all classes run as one list
     of tasks over ``threads`` worker processes (largest first), so one large class uses all
@@ -347,7 +354,8 @@ def apply_method(
         The release's duration classes (:func:`~mimic_deid.deid.classes.class_arrays`).
     dims : list of str
     targets : DataFrame
-        The Mondrian targets (:func:`~mimic_deid.deid.targets.mondrian_targets`).
+        The Mondrian targets and demographic cells
+        (:func:`~mimic_deid.deid.targets.mondrian_targets`).
     features : mapping of variable to list of statistics
     label : str
         Method label (:func:`method_label`).
@@ -362,13 +370,23 @@ def apply_method(
     perturbed : DataFrame
         group, class_length, icustay_id, hour, dims (``perturbed.parquet``).
     per_series : DataFrame
-        icustay_id, group, class_length, unfeasibility, distortion, iterations, then the
-        method's ``detail`` columns if any (``optimiser.parquet``).
+        icustay_id, group, class_length, cell, unfeasibility, distortion, iterations, then the
+        method's ``detail`` columns if any (``optimiser.parquet``); sorted by (group,
+        class_length, icustay_id). A method's own group ids (the (k,P) k-groups) are unique
+        within a cell.
     summary : dict
         Means and sds over the series and per class (``optimiser.json``).
     """
     parse_method_label(label)  # a bad label fails before any work
     spec = feature_spec(dict(features), dims)
+    if "cell" in targets.columns:
+        cell_of = pd.Series(targets["cell"].to_numpy(np.int64), index=targets[KEY].to_numpy())
+    else:  # a targets table without cells: one cell per class
+        cell_of = pd.Series(
+            np.repeat(np.arange(len(classes), dtype=np.int64), [len(c.keys) for c in classes]),
+            index=np.concatenate([c.keys for c in classes]) if classes else [],
+        )
+    classes = split_cells(classes, cell_of)
     T = [class_target_matrix(targets, cls, spec) for cls in classes]
     n = len(classes)
     if REGISTRY[parse_method_label(label)[0]].plan is not None:
@@ -394,6 +412,7 @@ def apply_method(
                     KEY: cls.keys,
                     "group": cls.group,
                     "class_length": np.int32(cls.length),
+                    "cell": cell_of.reindex(cls.keys).to_numpy(dtype=np.int64),
                     "unfeasibility": result.unfeasibility,
                     "distortion": result.distortion,
                     "iterations": result.iterations,
@@ -405,13 +424,17 @@ def apply_method(
             {
                 "group": cls.group,
                 "class_length": cls.length,
+                "cell": int(cell_of.at[cls.keys[0]]) if len(cls.keys) else None,
                 "series": len(cls.keys),
                 "unfeasibility_mean": float(np.nanmean(result.unfeasibility)),
                 "distortion_mean": float(np.nanmean(result.distortion)),
                 "iterations_mean": float(np.mean(result.iterations)),
             }
         )
-    per_series = pd.concat(rows, ignore_index=True)
+    # cells of a class ran apart: back to the (group, class_length, icustay_id) layout
+    order = ["group", "class_length", KEY]
+    per_series = pd.concat(rows, ignore_index=True).sort_values(order, kind="stable")
+    per_series = per_series.reset_index(drop=True)
     summary = {
         "method": label,
         "series": len(per_series),
@@ -437,4 +460,5 @@ def apply_method(
         summary["unfeasibility_mean"],
         summary["distortion_mean"],
     )
-    return pd.concat(perturbed, ignore_index=True), per_series, summary
+    perturbed = pd.concat(perturbed, ignore_index=True).sort_values([*order, "hour"], kind="stable")
+    return perturbed.reset_index(drop=True), per_series, summary

@@ -205,6 +205,7 @@ def mondrian_partition(
     X: np.ndarray | None = None,
     outcomes: np.ndarray | None = None,
     ell: int = 1,
+    cells: np.ndarray | None = None,
 ) -> np.ndarray:
     """Mondrian equivalence classes of the series' feature vectors.
 
@@ -224,6 +225,10 @@ def mondrian_partition(
         With ``outcomes``: a split is allowed only if both halves hold at least ``ell``
         distinct values of every outcome column (module docstring). A partition that starts
         with fewer keeps them; the caller (the duration classes) suppresses such classes.
+    cells : ndarray of int, shape (n,), optional
+        A partition to start from (the demographic cells,
+        :func:`~mimic_deid.deid.demographics.demographic_cells`): every class lies inside one
+        cell. Default: one cell.
 
     Returns
     -------
@@ -267,7 +272,15 @@ def mondrian_partition(
     range_ok = np.isfinite(global_range) & (global_range > 0)
 
     leaves: list[np.ndarray] = []
-    stack: list[np.ndarray] = [np.arange(n, dtype=np.int64)]
+    if cells is None:
+        stack: list[np.ndarray] = [np.arange(n, dtype=np.int64)]
+    else:
+        cells = np.asarray(cells)
+        if cells.shape != (n,):
+            raise InputDataError(f"cells must have one entry per series ({n}), got {cells.shape}")
+        order = np.argsort(cells, kind="stable")
+        bounds = np.flatnonzero(np.diff(cells[order])) + 1
+        stack = list(reversed(np.split(order, bounds)))  # first cell processed first
     while stack:
         P = stack.pop()
         if P.size < 2 * k or m == 0:

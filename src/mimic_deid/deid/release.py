@@ -4,9 +4,11 @@ Public tables (docs/architecture.md, "Artefacts"):
 
 - series: ``pseudonym`` (string), ``hour`` (int32, 0-based from the first kept hour), dims;
   sorted by (pseudonym, hour);
-- index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string), and, if given, the
-  labels of :data:`mimic_deid.deid.duration.LABELS` (int8: ``label`` = in-hospital mortality,
-  ``long_stay``); sorted by pseudonym, so row order reveals nothing about the private ids.
+- index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string), then the published
+  demographics (string, one column each, generalised: :mod:`mimic_deid.deid.demographics`)
+  and, if given, the labels of :data:`mimic_deid.deid.duration.LABELS` (int8: ``label`` =
+  in-hospital mortality, ``long_stay``); sorted by pseudonym, so row order reveals nothing
+  about the private ids.
 
 The privacy claims of a release are verified by :mod:`mimic_deid.deid.check`; the tables are
 staged privately and reach their public directory only through :func:`publish_release`, once
@@ -86,6 +88,7 @@ def assemble_release(
     *,
     dims: list[str] | None = None,
     key_col: str = "icustay_id",
+    demographics: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Replace private ids by pseudonyms and build the public series and index tables.
 
@@ -104,14 +107,17 @@ def assemble_release(
     dims : list of str, optional
         Dimension columns in release order; default: every series column but key and hour.
     key_col : str
+    demographics : DataFrame, optional
+        ``key_col`` and the published (generalised) demographics of every released series
+        (``targets.parquet``'s label columns).
 
     Returns
     -------
     series_public : DataFrame
         ``pseudonym``, ``hour`` (int32), dims; sorted by (pseudonym, hour).
     index_public : DataFrame
-        ``pseudonym``, ``duration_class`` (int32), ``split``, [``label``, ``long_stay``
-        (int8)]; sorted by pseudonym.
+        ``pseudonym``, ``duration_class`` (int32), ``split``, [demographics (str)],
+        [``label``, ``long_stay`` (int8)]; sorted by pseudonym.
 
     Raises
     ------
@@ -142,6 +148,18 @@ def assemble_release(
             f"pseudonym table: {int(index['pseudonym'].isna().sum())} released series have no "
             f"pseudonym; expected one row per released '{key_col}'"
         )
+    demo_cols = [
+        c for c in (demographics.columns if demographics is not None else []) if c != key_col
+    ]
+    if demographics is not None:
+        require_columns(demographics, [key_col], "demographics table")
+        index = index.merge(demographics.drop_duplicates(key_col), on=key_col, how="left")
+        lost = int(index[demo_cols].isna().any(axis=1).sum()) if demo_cols else 0
+        if lost:
+            raise InputDataError(
+                f"demographics table: {lost} released series have no published demographics; "
+                f"expected one row per released '{key_col}'"
+            )
     if labels is not None:
         require_columns(labels, [key_col, *LABELS], "label table")
         lab = labels[[key_col, *LABELS]].drop_duplicates(key_col)
@@ -173,9 +191,11 @@ def assemble_release(
     series_public = series_public.sort_values(["pseudonym", "hour"], kind="stable")
     series_public = series_public.reset_index(drop=True)
 
-    cols = ["pseudonym", "duration_class", "split"]
+    cols = ["pseudonym", "duration_class", "split", *demo_cols]
     cols += list(LABELS.values()) if labels is not None else []
     index_public = index[cols].copy()
+    for c in demo_cols:
+        index_public[c] = index_public[c].astype(str)
     index_public["pseudonym"] = index_public["pseudonym"].astype(str)
     index_public["split"] = index_public["split"].astype(str)
     index_public = index_public.sort_values("pseudonym", kind="stable").reset_index(drop=True)
@@ -191,6 +211,7 @@ def pseudonymous_release(
     salt: str,
     variables: list[str] | None = None,
     labelled: bool = True,
+    demographics: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Replace identifiers with random per-release pseudonyms: the public release.
 
@@ -216,6 +237,8 @@ def pseudonymous_release(
         withheld.
     labelled : bool
         Publish the outcome labels (only the release that needs them, ``ihm48``).
+    demographics : DataFrame, optional
+        icustay_id and the published demographics (as :func:`assemble_release`).
 
     Returns
     -------
@@ -249,6 +272,7 @@ def pseudonymous_release(
         pseudonyms,
         labels=meta[[KEY, *LABELS]] if labelled else None,
         dims=dims,
+        demographics=demographics,
     )
     return series_public, index_public, pseudonyms
 

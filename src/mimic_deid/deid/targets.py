@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
+from mimic_deid.deid.demographics import DemographicCodes, demographic_cells
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.deid.mondrian import class_targets, mondrian_partition
 from mimic_deid.errors import ConfigError
@@ -32,6 +33,7 @@ def _partition_class(
     heuristic: str,
     outcomes: np.ndarray | None = None,
     ell: int = 1,
+    demographics: DemographicCodes | None = None,
 ):
     n = len(cls.keys)
     if n < fk:
@@ -40,10 +42,22 @@ def _partition_class(
             f"(group {cls.group}) with {n} series; use fk <= dk"
         )
     F = compute_features(cls.X, spec)
+    cells = levels = codes = None
+    if demographics is not None:
+        codes = demographics.rows(cls.keys)
+        cells, levels = demographic_cells(codes, demographics, fk, outcomes, ell)
     labels = mondrian_partition(
-        F, fk, heuristic, X=cls.X if heuristic == "diversity" else None, outcomes=outcomes, ell=ell
+        F,
+        fk,
+        heuristic,
+        X=cls.X if heuristic == "diversity" else None,
+        outcomes=outcomes,
+        ell=ell,
+        cells=cells,
     )
-    return F, labels, class_targets(F, labels)
+    if cells is None:
+        cells = np.zeros(len(cls.keys), dtype=np.int64)
+    return F, labels, class_targets(F, labels), cells, codes, levels
 
 
 def mondrian_targets(
@@ -54,6 +68,7 @@ def mondrian_targets(
     heuristic: str,
     outcomes: pd.DataFrame | None = None,
     ell: int = 1,
+    demographics: DemographicCodes | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """Mondrian equivalence classes and class-mean feature targets of every series.
 
@@ -73,15 +88,24 @@ def mondrian_targets(
         partition is ℓ-diverse in them (:func:`~mimic_deid.deid.mondrian.mondrian_partition`).
     ell : int
         Distinct outcomes every equivalence class keeps (config ``deid.outcome_l``).
+    demographics : DemographicCodes, optional
+        The demographics the release publishes (config ``release.demographics``): each
+        duration class is first split into demographic cells of at least ``fk`` series
+        (:func:`~mimic_deid.deid.demographics.demographic_cells`), and the Mondrian partition
+        runs inside each cell.
 
     Returns
     -------
     targets : DataFrame
         icustay_id, group, class_length (int32), eq_class (int64, unique over the release),
-        then ``orig_<feature>`` and ``target_<feature>`` per feature (``targets.parquet``).
+        cell (int64, the demographic cell, unique over the release; one per duration class
+        without demographics), the published label of every demographic (str, one column
+        each, named as in the config), then ``orig_<feature>`` and ``target_<feature>`` per
+        feature (``targets.parquet``).
     summary : dict
         fk, heuristic, features, duration_classes, equivalence_classes,
-        smallest_equivalence_class, mean_equivalence_class (``mondrian.json``).
+        smallest_equivalence_class, mean_equivalence_class, demographics (the published
+        columns), demographic_cells, smallest_demographic_cell (``mondrian.json``).
     """
     spec = feature_spec(dict(features), dims)
     if outcomes is not None:
@@ -97,17 +121,23 @@ def mondrian_targets(
         [heuristic] * len(classes),
         per_class,
         [ell] * len(classes),
+        [demographics] * len(classes),
         label="mondrian duration classes",
     )
-    frames, sizes = [], []
-    offset = 0
-    for cls, (F, labels, T) in zip(classes, results, strict=True):
+    frames, sizes, cell_sizes = [], [], []
+    offset = cell_offset = 0
+    for cls, (F, labels, T, cells, codes, levels) in zip(classes, results, strict=True):
         columns = {
             KEY: cls.keys,
             "group": cls.group,
             "class_length": np.int32(cls.length),
             "eq_class": labels.astype(np.int64) + offset,
+            "cell": cells + cell_offset,
         }
+        if demographics is not None:
+            columns.update({c: v.to_numpy() for c, v in demographics.labels(codes, levels).items()})
+        cell_sizes.append(np.bincount(cells))
+        cell_offset += int(cells.max()) + 1 if len(cells) else 0
         for j, name in enumerate(spec.names):
             columns[f"orig_{name}"] = F[:, j]
             columns[f"target_{name}"] = T[:, j]
@@ -116,6 +146,7 @@ def mondrian_targets(
         offset += int(labels.max()) + 1
     targets = pd.concat(frames, ignore_index=True)
     all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
+    all_cells = np.concatenate(cell_sizes) if cell_sizes else np.zeros(0, dtype=np.int64)
     summary = {
         "fk": fk,
         "heuristic": heuristic,
@@ -125,6 +156,9 @@ def mondrian_targets(
         "equivalence_classes": int(all_sizes.size),
         "smallest_equivalence_class": int(all_sizes.min()) if all_sizes.size else 0,
         "mean_equivalence_class": float(all_sizes.mean()) if all_sizes.size else 0.0,
+        "demographics": list(demographics.columns) if demographics is not None else [],
+        "demographic_cells": int(all_cells.size),
+        "smallest_demographic_cell": int(all_cells.min()) if all_cells.size else 0,
     }
     log.info("fk=%d %s: %d equivalence classes", fk, heuristic, summary["equivalence_classes"])
     return targets, summary

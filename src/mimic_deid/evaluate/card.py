@@ -14,6 +14,9 @@ Schema (``card.json``, docs/outputs.md):
   :class:`~mimic_deid.deid.methods.ReleaseMethod`);
 - ``k`` (the bound's k), ``dk``, ``l`` (distinct outcomes per class; null for a release without
   labels);
+- ``demographics``: the demographics published with the series and their cells (claim 15 of
+  the check: ``columns``, ``classes`` = (duration class x demographics) cells, ``smallest``);
+  null when the check did not reach the claim;
 - ``attackers``: per attacker (``seed``, ``strong``, ``alternative`` when measured) at its
   most precise knowledge (the smallest error measured): ``error``, ``top1``, ``top1_ci``,
   ``top5``, ``top5_ci``, ``n`` (fractions; intervals 95 % Wilson);
@@ -46,6 +49,8 @@ __all__ = ["NOT_PROTECTED", "release_card"]
 NOT_PROTECTED: tuple[str, ...] = (
     "membership: the release shows that each of its patients had an ICU stay in the source",
     "the duration class of each series (dk-anonymous, not hidden)",
+    "the published demographics, generalised (each cell of duration class and demographics "
+    "holds at least fk series, but the demographics themselves are shown)",
     "what several releases of one population disclose together: pair them only as the "
     "cross-release measures allow; publish one release per population",
     "population-level facts (means, correlations, the mortality model itself)",
@@ -143,6 +148,7 @@ def release_card(
         "k": int(point["fk"]),
         "dk": int(point["dk"]),
         "l": None if outcome_l is None else int(outcome_l),
+        "demographics": check.get("checks", {}).get("demographics"),
         "attackers": attackers,
         "bound": linkage.get("bound"),
         "utility": None if utility is None else _utility(utility),

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid.classes import KEY
+from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.linkage import rate_interval
@@ -213,14 +213,18 @@ def kgroup_intersections(
     variables = [c for c in per_series_a.columns if c.startswith("k_group_")]
     variables = [c for c in variables if c in per_series_b.columns]
     out = {}
+    unit_a, unit_b = unit_keys(per_series_a), unit_keys(per_series_b)
     for column in variables:
-        a = per_series_a[[KEY, "group", "class_length", column]]
-        b = per_series_b[[KEY, "group", "class_length", column]]
-        both = a[a[column] >= 0].merge(b[b[column] >= 0], on=KEY, suffixes=("_a", "_b"))
+        a = per_series_a[[KEY, *unit_a, column]].set_axis(
+            [KEY, *(f"{c}_a" for c in unit_a), "g_a"], axis=1
+        )
+        b = per_series_b[[KEY, *unit_b, column]].set_axis(
+            [KEY, *(f"{c}_b" for c in unit_b), "g_b"], axis=1
+        )
+        both = a[a["g_a"] >= 0].merge(b[b["g_b"] >= 0], on=KEY)
         if both.empty:
             continue
-        cell = ["group_a", "class_length_a", f"{column}_a", "group_b", "class_length_b",
-                f"{column}_b"]  # fmt: skip
+        cell = [c for c in both.columns if c != KEY]
         size = both.groupby(cell, sort=False)[KEY].transform("size")
         out[column.removeprefix("k_group_")] = float(100.0 * (size < k).mean())
     return out

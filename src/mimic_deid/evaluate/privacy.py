@@ -183,6 +183,7 @@ def evaluate_class(
     block_rows: int = BLOCK_ROWS,
     series_distance: str = "euclidean",
     dtw_window: int | None = DTW_WINDOW,
+    cells: np.ndarray | None = None,
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
     """Disagreement and linkage attacks of one duration class, a block of targets at a time.
 
@@ -215,6 +216,10 @@ def evaluate_class(
     dtw_window : int or None
         The DTW band in records (config ``evaluate/dtw_window``; None: unconstrained); used
         only with ``series_distance="dtw"``.
+    cells : ndarray of int, shape (n,), optional
+        The published demographics of each series, coded (equal codes: equal labels). The
+        attackers know a target's demographics: they link it only among the released series
+        that publish the same (:mod:`mimic_deid.deid.demographics`). None: no demographics.
 
     Returns
     -------
@@ -293,6 +298,8 @@ def evaluate_class(
             for side, F_side in sides.items():
                 for i, K in enumerate(known):
                     d_f = feature_distances(K[rows], F_side, scale)
+                    if cells is not None:  # only the series showing the target's demographics
+                        d_f[cells[rows, None] != cells[None, :]] = np.inf
                     scores[name][side][i].append(score_rows(d_f, rms[side], s, TOP))
     per_row = {k: np.concatenate(v) if v else np.empty(0) for k, v in parts.items()}
     summary = summarise_curve_matrix(curves, per_row["n_reachable"], column_block=block_rows)
@@ -402,6 +409,10 @@ def baseline_disagreement(
         The disagreement's series distance (:data:`SERIES_DISTANCES`).
     dtw_window : int or None
         The DTW band (:func:`evaluate_class`).
+    demographics : DataFrame, optional
+        ``pseudonym`` and the published demographics (the release index's columns): every
+        attacker knows a target's and links it only among the series publishing the same
+        (:func:`evaluate_class`'s ``cells``). None or no column: none published.
 
     Returns
     -------
@@ -468,6 +479,7 @@ def _release_class(
     series_distance: str,
     dtw_window: int | None,
     alt: FeatureSpec | None = None,
+    cells: np.ndarray | None = None,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
@@ -495,6 +507,7 @@ def _release_class(
         block_rows=block_rows,
         series_distance=series_distance,
         dtw_window=dtw_window,
+        cells=cells,
     )
     frames = _frames(per_row, summary, orig, pseudonyms)
     if alt is not None:
@@ -511,6 +524,7 @@ def _release_class(
             block_rows=block_rows,
             series_distance=series_distance,
             dtw_window=dtw_window,
+            cells=cells,
         )
         per_series = frames[0]
         for col in ("auc", "first_threshold", "first_disagreement"):
@@ -534,6 +548,7 @@ def evaluate_release(
     series_distance: str = "euclidean",
     alt_features: Mapping[str, list[str]] | None = None,
     dtw_window: int | None = DTW_WINDOW,
+    demographics: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -571,6 +586,10 @@ def evaluate_release(
         ``derive_rng(seed, "linkage", "alternative", group, length)``.
     dtw_window : int or None
         The DTW band (:func:`evaluate_class`).
+    demographics : DataFrame, optional
+        ``pseudonym`` and the published demographics (the release index's columns): every
+        attacker knows a target's and links it only among the series publishing the same
+        (:func:`evaluate_class`'s ``cells``). None or no column: none published.
 
     Returns
     -------
@@ -599,6 +618,18 @@ def evaluate_release(
     alt = feature_spec(dict(alt_features), dims) if alt_features else None
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)
+    cells: list[np.ndarray | None] = [None] * n
+    columns = [
+        c for c in (demographics.columns if demographics is not None else []) if c != "pseudonym"
+    ]
+    if columns:
+        code = pd.Series(
+            demographics.groupby(columns, sort=True).ngroup().to_numpy(),
+            index=demographics["pseudonym"].to_numpy(),
+        )
+        cells = [code.reindex(to_pseudonym.loc[cls.keys]).to_numpy() for cls in original]
+        if any(np.isnan(c.astype(np.float64)).any() for c in cells):
+            raise InputDataError("release index: some released series have no demographics")
     results = map_classes(
         _release_class,
         original,
@@ -613,6 +644,7 @@ def evaluate_release(
         [check_series_distance(series_distance)] * n,
         [_check_dtw_window(dtw_window)] * n,
         [alt] * n,
+        cells,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])

@@ -95,6 +95,10 @@ ADMISSIONS = TableSpec(
         ("dischtime", TIMESTAMP),
         ("deathtime", TIMESTAMP),
         ("hospital_expire_flag", pa.int64()),
+        # the demographics a series release may publish (mimic_deid.deid.demographics)
+        ("admission_type", pa.string()),
+        ("insurance", pa.string()),
+        ("ethnicity", pa.string()),
     ),
     sort_by=("hadm_id", "subject_id"),
     unique=("hadm_id",),

@@ -6,6 +6,10 @@ demographics of seed 003 can intersect both. :func:`joint_risk` joins every rele
 classes of the stays: the duration class alone, the demographics alone (original, and
 generalised at the node OLA chooses for the demographics with the release's k and max_sup),
 and both together. Stays whose subject has no complete demographics row are counted apart.
+Given a series release that publishes demographics with the series (config
+``release.demographics``), a last view is what its recipient holds: the release index's
+duration class and published demographics, which the release keeps at >= fk series
+(:mod:`mimic_deid.deid.demographics`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from mimic_deid.cohort import STAY_DEMOGRAPHICS
 from mimic_deid.errors import require_columns
 from mimic_deid.tabular.anonymity import class_sizes
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS
@@ -50,6 +55,8 @@ def joint_risk(
     k: int,
     max_sup: float,
     metric: str = "prec",
+    release_index: pd.DataFrame | None = None,
+    release_name: str = "",
 ) -> pd.DataFrame:
     """Equivalence classes of the released stays under each view of an attacker's knowledge.
 
@@ -67,6 +74,11 @@ def joint_risk(
         :func:`~mimic_deid.tabular.hierarchy.load_hierarchies` output.
     k, max_sup, metric :
         OLA's parameters for the generalised view (seed 003's release settings).
+    release_index : DataFrame, optional
+        A ``stays`` series release's ``index.parquet``: ``duration_class`` and its published
+        demographics (any of :data:`~mimic_deid.cohort.STAY_DEMOGRAPHICS`).
+    release_name : str
+        Names that release in the view (e.g. its method label).
 
     Returns
     -------
@@ -112,6 +124,22 @@ def joint_risk(
                 f"duration class x demographics at OLA k={k}",
                 np.column_stack([duration_codes, gen]),
                 d_card + g_cards,
+            )
+        )
+    if release_index is not None:
+        published = [c for c in STAY_DEMOGRAPHICS if c in release_index.columns]
+        _, codes = np.unique(
+            release_index[["duration_class", *published]].astype(str).to_numpy(),
+            axis=0,
+            return_inverse=True,
+        )
+        codes = codes.reshape(-1, 1).astype(np.int64)
+        shown = " x ".join(published) if published else "no demographics"
+        rows.append(
+            _row(
+                f"release index: duration class x {shown} ({release_name})",
+                codes,
+                [int(codes.max()) + 1 if len(codes) else 1],
             )
         )
     missing = len(released) - len(joined)
