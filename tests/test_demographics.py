@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from workflow_helpers import ROOT
 
 from mimic_deid.cohort import stay_demographics
 from mimic_deid.deid import (
@@ -20,8 +21,6 @@ from mimic_deid.deid.mondrian import mondrian_partition
 from mimic_deid.errors import ConfigError, InputDataError, ReleaseCheckError
 from mimic_deid.evaluate.privacy import evaluate_class
 from mimic_deid.tabular import load_hierarchies
-
-from workflow_helpers import ROOT
 
 HIERARCHIES = load_hierarchies(ROOT / "config" / "hierarchies.yaml")
 BANDS = {"<30", "30-39", "40-49", "50-59", "60-69", "70-79", "80-89", "90+"}

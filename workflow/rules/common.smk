@@ -201,7 +201,9 @@ def cross_release_input(wildcards):
             inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
             if REGISTRY[parse_method_label(point["method"])[0]].k_from_fk:
                 # a (k,P) release: its private k-groups, for the intersection measure
-                inputs[f"groups_{name}"] = path("method_series", release=release, **point)
+                inputs[f"groups_{name}"] = path(
+                    "method_series", release=release, **point
+                )
     return inputs
 
 

@@ -28,7 +28,8 @@ rule duration_classes:
 
 rule mondrian:
     """Mondrian equivalence classes and feature targets inside demographic cells
-    (release.demographics); ℓ-diverse in the labels a release publishes (deid.outcome_l)."""
+    (release.demographics); ℓ-diverse in the labels a release publishes (deid.outcome_l).
+    """
     input:
         series=PATHS["series"],
         classes=PATHS["duration"],
