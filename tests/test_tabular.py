@@ -592,6 +592,22 @@ def test_joint_risk_of_stays_and_demographics(hierarchies):
     assert table.loc["released stays without demographics", "stays"] == 1
     generalised = [v for v in table.index if v.startswith("demographics at OLA k=2")]
     assert len(generalised) == 1 and table.loc[generalised[0], "smallest_class"] == 2
+    # the recipient of a series release holds its index: duration class and published
+    # demographics (strings), one class per distinct combination
+    index = pd.DataFrame(
+        {
+            "pseudonym": ["Pa", "Pb", "Pc", "Pd", "Pe"],
+            "duration_class": [24, 24, 24, 48, 48],
+            "split": "train",
+            "age": ["60+", "60+", "<60", "Age", "Age"],
+            "gender": ["F", "F", "F", "Gender", "Gender"],
+        }  # fmt: skip
+    )
+    table = joint_risk(
+        duration, stays, demo, hierarchies, 2, 0, release_index=index, release_name="adhoc-x"
+    )
+    row = table.set_index("view").loc["release index: duration class x age x gender (adhoc-x)"]
+    assert (row["stays"], row["classes"], row["unique"], row["smallest_class"]) == (5, 3, 1, 1)
 
 
 @pytest.mark.parametrize(

@@ -128,12 +128,8 @@ def joint_risk(
         )
     if release_index is not None:
         published = [c for c in STAY_DEMOGRAPHICS if c in release_index.columns]
-        _, codes = np.unique(
-            release_index[["duration_class", *published]].astype(str).to_numpy(),
-            axis=0,
-            return_inverse=True,
-        )
-        codes = codes.reshape(-1, 1).astype(np.int64)
+        codes = release_index.groupby(["duration_class", *published], sort=True).ngroup()
+        codes = codes.to_numpy(dtype=np.int64).reshape(-1, 1)
         shown = " x ".join(published) if published else "no demographics"
         rows.append(
             _row(
