@@ -12,8 +12,8 @@ from scipy.stats import norm
 
 from mimic_deid.config import validate_config
 from mimic_deid.deid import apply_method, class_arrays, feature_spec, sax
-from mimic_deid.deid.check import check_kp_groups
 from mimic_deid.deid.kapra import (
+    check_kp_groups,
     form_k_groups,
     impute,
     integer_centroids,

@@ -87,7 +87,7 @@ def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, labe
 @pytest.mark.parametrize("label", LABELS)
 def test_private_groups_hold_envelopes_words_and_the_midpoint_release(kp_run, label):
     private = kp_run / f"results/private/stays/{POINT}/{label}"
-    per_series = pd.read_parquet(private / "optimiser.parquet")
+    per_series = pd.read_parquet(private / "method.parquet")
     perturbed = pd.read_parquet(private / "perturbed.parquet")
     row = per_series.iloc[0]
     lo, hi = np.asarray(row["lo_heart_rate"]), np.asarray(row["hi_heart_rate"])

@@ -82,17 +82,14 @@ def test_pairs_are_methods_at_one_point_and_each_methods_two_releases():
     ]
 
 
-def test_kgroup_intersections_below_k_are_counted_per_variable():
-    from mimic_deid.evaluate.pairing import kgroup_intersections
+def test_group_intersections_below_k_are_counted_per_grouping():
+    from mimic_deid.evaluate.pairing import group_intersections
 
-    def groups(ids):  # six people, one class, one variable grouped, one never grouped
-        return pd.DataFrame(
-            {"icustay_id": range(6), "group": "all", "class_length": 10,
-             "k_group_heart_rate": ids, "k_group_ph": -1}
-        )  # fmt: skip
+    def groups(ids):  # six people, one grouping column, one never grouped
+        return pd.DataFrame({"icustay_id": range(6), "k_group_heart_rate": ids, "k_group_ph": -1})
 
     # release A groups {0,1,2} {3,4,5}; B groups {0,1,5} {2,3,4}: A∩B cells {0,1} {2} {3,4} {5}
     a, b = groups([0, 0, 0, 1, 1, 1]), groups([0, 0, 1, 1, 1, 0])
-    assert kgroup_intersections(a, b, 3) == {"heart_rate": 100.0}  # every cell under 3
-    assert kgroup_intersections(a, b, 2) == {"heart_rate": pytest.approx(100 * 2 / 6)}
-    assert kgroup_intersections(a, a, 3) == {"heart_rate": 0.0}  # the same groups
+    assert group_intersections(a, b, 3) == {"k_group_heart_rate": 100.0}  # every cell under 3
+    assert group_intersections(a, b, 2) == {"k_group_heart_rate": pytest.approx(100 * 2 / 6)}
+    assert group_intersections(a, a, 3) == {"k_group_heart_rate": 0.0}  # the same groups

@@ -353,7 +353,7 @@ def test_sweep_table_has_one_row_per_point(point):
         [point_wc, dict(point_wc, fk=6)],
         duration={10: point["duration_summary"]},
         baseline={10: per_series},
-        optimiser=[point["summary"]] * 2,
+        method_summary=[point["summary"]] * 2,
         disagreement=[per_series] * 2,
         linkage=[linkage] * 2,
         utility=[utility] * 2,

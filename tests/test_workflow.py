@@ -200,6 +200,21 @@ def test_second_call_does_nothing(finished_run):
     assert planned_jobs(out) == {}, out[-2000:]
 
 
+def test_a_results_folder_with_the_former_artefact_names_is_migrated_not_recomputed(finished_run):
+    """optimiser.parquet/json (before the rename to method.*) are renamed at start-up."""
+    workdir, config = finished_run
+    new = sorted(workdir.glob("results/**/method.json")) + sorted(
+        workdir.glob("results/private/**/method.parquet")
+    )
+    assert len(new) == 8  # 2 methods x 2 releases, summary and per-series table
+    for path in new:
+        path.rename(path.with_name(path.name.replace("method", "optimiser")))
+    proc = snakemake(workdir, "-n", config=config)
+    assert planned_jobs(proc.stdout) == {}, proc.stdout[-2000:]
+    assert "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)" in proc.stderr
+    assert all(path.exists() for path in new) and not list(workdir.rglob("optimiser.*"))
+
+
 def test_adding_an_fk_value_reruns_nothing_upstream(finished_run, tmp_path):
     workdir, _ = finished_run
     config = prepare(workdir, {"deid": {"fk": [3, 4]}})

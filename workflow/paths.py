@@ -32,8 +32,8 @@ PATHS = {
     "targets": f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
     "mondrian_summary": "results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
     "perturbed": f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
-    "method_series": f"{PRIVATE}/{{release}}/{POINT}/optimiser.parquet",
-    "method_summary": f"results/{{release}}/{POINT}/optimiser.json",
+    "method_series": f"{PRIVATE}/{{release}}/{POINT}/method.parquet",
+    "method_summary": f"results/{{release}}/{POINT}/method.json",
     "pseudonyms": f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
     # the staged release: private until its check certifies it (deid.check, claims 1-14)
     "release_series": f"{PRIVATE}/{{release}}/{POINT}/staged/series.parquet",
@@ -110,3 +110,26 @@ def path(key, **wildcards):
             return "{" + key + "}"
 
     return PATHS[key].format_map(_Keep(wildcards))
+
+
+#: Artefacts renamed since an earlier version, by file name: old -> new. A results folder made
+#: before a rename is migrated in place at start-up (:func:`migrate_renamed`), so that the
+#: renamed outputs are not recomputed.
+RENAMED = {"optimiser.parquet": "method.parquet", "optimiser.json": "method.json"}
+
+
+def migrate_renamed(root="."):
+    """Rename every artefact of :data:`RENAMED` under ``root``/results to its new name (its
+    modification time kept, so Snakemake sees it up to date); the number renamed."""
+    import os
+    from pathlib import Path
+
+    done = 0
+    results = Path(root) / "results"
+    for old, new in RENAMED.items():
+        for found in sorted(results.rglob(old)) if results.is_dir() else []:
+            target = found.with_name(new)
+            if not target.exists():
+                os.replace(found, target)
+                done += 1
+    return done

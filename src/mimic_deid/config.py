@@ -26,6 +26,7 @@ import psycopg2
 import psycopg2.extensions
 import yaml
 
+from mimic_deid.deid.methods import REGISTRY
 from mimic_deid.errors import ConfigError
 
 __all__ = [
@@ -244,8 +245,8 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
 
     - ``deid/fk`` <= ``deid/dk`` for every swept pair (a Mondrian class cannot be larger
       than the duration class it partitions);
-    - ``P`` <= ``deid/fk`` for every swept pair of a (k,P)-anonymity method
-      (``deid/methods/kapra``, ``deid/methods/pc-kapra``), whose k is the fk;
+    - each release method's own rules (its registry entry's ``check_config``, e.g. ``P`` <=
+      ``deid/fk`` for the (k,P)-anonymity methods, whose k is the fk);
     - ``series/split`` fractions sum to 1;
     - ``source/csv/path`` is given for ``kind: csv`` and not set for ``kind: postgres``;
     - ``source/postgres/dsn`` holds no password (it would reach Snakemake's logs, job scripts
@@ -260,14 +261,10 @@ def check_cross_fields(config: Mapping, variables: Iterable[str] | None = None) 
             f"(a Mondrian class lies inside a duration class), got fk {deid['fk']} and "
             f"dk {deid['dk']}"
         )
-    for name in ("kapra", "pc-kapra"):
-        grid = deid.get("methods", {}).get(name)
-        if grid is not None and max(grid["P"]) > min(deid["fk"]):
-            raise ConfigError(
-                f"config parameters 'deid/methods/{name}/P' and 'deid/fk': every P must be <= "
-                f"every fk (k < P: a k-group is made of whole P-groups), got P {grid['P']} "
-                f"and fk {deid['fk']}"
-            )
+    for name, grid in deid.get("methods", {}).items():  # each method's own rules
+        method = REGISTRY.get(name)
+        if method is not None and method.check_config is not None:
+            method.check_config(name, grid, deid)
     split = config["series"]["split"]
     if abs(sum(split.values()) - 1.0) > 1e-9:
         raise ConfigError(f"config parameter 'series/split': fractions must sum to 1, got {split}")

@@ -2,8 +2,8 @@
 
 Every stochastic step (pseudonyms, splits of work into duration classes, optimisers, the
 linkage attacker's noise, the tuning draw) asks :func:`derive_rng` for its generator with a
-stable description of the work unit, e.g. ``derive_rng(seed, "adhoc-it50-ns0.01", "all", 48)``
-for the optimiser on the 48 h class. The stream therefore depends only on the master seed and
+stable description of the work unit, e.g. ``derive_rng(seed, label, "all", 48)`` for a release
+method (named by its label) on the 48 h class. The stream therefore depends only on the master seed and
 the unit, never on which worker process runs it or in which order units are scheduled, so a
 run with one or many workers is byte-identical. A unit split into parts that may run in
 different workers (the chunks of series of one duration class) gives each part its own

@@ -4,7 +4,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from paths import LOGS, PATHS, POINT, PRIVATE, path
+from paths import LOGS, PATHS, POINT, PRIVATE, migrate_renamed, path
 
 from mimic_deid.atomic import make_private_dir, write_text
 from mimic_deid.config import check_config_files, validate_config, weak_k_warning
@@ -15,7 +15,8 @@ from mimic_deid.deid import (
     released_variables,
     tuning_labels,
 )
-from mimic_deid.deid.methods import REGISTRY, method_labels, parse_method_label
+from mimic_deid.deid.tuning import TUNED_METHODS, TUNING_GRID_METHOD
+from mimic_deid.deid.methods import REGISTRY, method_labels, method_of
 from mimic_deid.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
 from mimic_deid.synthetic import generator_fingerprint
@@ -52,6 +53,12 @@ except MimicDeidError as exc:
     sys.exit(1)
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
+# Artefacts of an earlier version under their new names (paths.RENAMED), not recomputed.
+if migrate_renamed():
+    print(
+        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)",
+        file=sys.stderr,
+    )
 
 
 def protect_run_metadata():
@@ -78,7 +85,9 @@ PROTECTED = protected_features(
 RELEASED = released_variables(PROTECTED, SERIES_VARIABLES)
 METHODS = method_labels(DEID["methods"])
 TUNING_GRID = (
-    method_labels({"genetic": DEID["tuning_grid"]}) if "tuning_grid" in DEID else []
+    method_labels({TUNING_GRID_METHOD: DEID["tuning_grid"]})
+    if "tuning_grid" in DEID
+    else []
 )
 TUNING_TABLES = tuning_labels(METHODS, DEID["tuning"]["fitness"])
 
@@ -191,6 +200,15 @@ def cross_release_pairs():
     ]
 
 
+def cross_release_methods():
+    """The method label of every release the cross_release rule reads, by input name."""
+    return {
+        release_name(release, point): point["method"]
+        for release in RELEASES
+        for point in sweep_points()
+    }
+
+
 def cross_release_input(wildcards):
     """The staged series and pseudonym map of every release of the sweep."""
     inputs = {}
@@ -199,8 +217,9 @@ def cross_release_input(wildcards):
             name = release_name(release, point)
             inputs[f"series_{name}"] = path("release_series", release=release, **point)
             inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
-            if REGISTRY[parse_method_label(point["method"])[0]].k_from_fk:
-                # a (k,P) release: its private k-groups, for the intersection measure
+            if method_of(point["method"]).groups is not None:
+                # a release with recoverable groups (k-groups): its private per-series
+                # table, for the intersection measure
                 inputs[f"groups_{name}"] = path(
                     "method_series", release=release, **point
                 )
@@ -225,7 +244,7 @@ def sweep_summary_input(wildcards):
         "baseline": [
             path("baseline_series", release="stays", dk=dk) for dk in DEID["dk"]
         ],
-        "optimiser": point_paths("method_summary", release="stays"),
+        "method_summary": point_paths("method_summary", release="stays"),
         "disagreement": point_paths("disagreement_series", release="stays"),
         "linkage": point_paths("linkage", release="stays"),
         "utility": point_paths("utility"),
@@ -268,7 +287,7 @@ def report_input(wildcards):
     for stage in SELECTED_STAGES:
         for name, (key, wildcards) in stage.report_inputs(config).items():
             inputs[name] = path(key, **wildcards)
-    for name in ("adhoc", "genetic"):
+    for name in TUNED_METHODS:
         label = first_method(name)
         if label:
             inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
@@ -280,7 +299,8 @@ def private_report_input(wildcards):
     perturbed series (content.GA_INPUTS), without the sweep summary."""
     inputs = report_input(wildcards)
     del inputs["sweep"]
-    g = next((q for q in sweep_points() if q["method"].startswith("genetic-")), None)
+    # the first point of a method whose examples the private report draws (the genetic one)
+    g = next((q for q in sweep_points() if method_of(q["method"]).examples), None)
     if g:
         g = dict(g, release="stays")
         inputs["ga_series"] = path("series", release="stays")

@@ -108,6 +108,7 @@ rule cross_release:
         mem_mb=4000,
     params:
         pairs=cross_release_pairs(),
+        methods=cross_release_methods(),
         seed=config["seed"],
     script:
         "../scripts/cross_release.py"

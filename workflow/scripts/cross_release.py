@@ -5,7 +5,8 @@ import pandas as pd
 
 from mimic_deid.atomic import write_csv
 from mimic_deid.deid import KEY, dims_of
-from mimic_deid.evaluate.pairing import kgroup_intersections, pairing_rate, series_statistics
+from mimic_deid.deid.methods import method_of
+from mimic_deid.evaluate.pairing import group_intersections, pairing_rate, series_statistics
 from mimic_deid.logs import run_stage
 from mimic_deid.seeding import derive_rng
 
@@ -30,9 +31,13 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         low, high = result.pop("rate_ci")
         row = {"release_a": a, "release_b": b, **result, "rate_lo": low, "rate_hi": high}
         groups = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
-        if all(groups):  # two (k,P) releases: k-group intersections below k, worst variable
-            below = kgroup_intersections(*(pd.read_parquet(g) for g in groups), k)
-            row["kgroup_below_k_pct_max"] = max(below.values()) if below else float("nan")
-            row["kgroup_below_k_variable"] = max(below, key=below.get) if below else ""
+        if all(groups):  # two releases with recoverable groups: intersections below k
+            recovered = [
+                method_of(snakemake.params.methods[name]).groups(pd.read_parquet(g))
+                for name, g in zip((a, b), groups, strict=True)
+            ]
+            below = group_intersections(*recovered, k)
+            row["groups_below_k_pct_max"] = max(below.values()) if below else float("nan")
+            row["groups_below_k_column"] = max(below, key=below.get) if below else ""
         rows.append(row)
     write_csv(pd.DataFrame(rows), snakemake.output.table)

@@ -13,7 +13,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         points,
         duration=dict(zip(dks, map(read_json, snakemake.input.duration), strict=True)),
         baseline=dict(zip(dks, map(pd.read_parquet, snakemake.input.baseline), strict=True)),
-        optimiser=[read_json(p) for p in snakemake.input.optimiser],
+        method_summary=[read_json(p) for p in snakemake.input.method_summary],
         disagreement=[pd.read_parquet(p) for p in snakemake.input.disagreement],
         linkage=[read_json(p) for p in snakemake.input.linkage],
         utility=[pd.read_csv(p) for p in snakemake.input.utility],

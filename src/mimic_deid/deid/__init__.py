@@ -2,7 +2,6 @@
 pseudonymous release and its privacy check."""
 
 from mimic_deid.deid.check import (
-    check_kp_groups,
     check_linkage_bound,
     check_release,
     check_sequence_release,
@@ -36,7 +35,7 @@ from mimic_deid.deid.features import (
     protected_features,
     released_variables,
 )
-from mimic_deid.deid.kapra import KPGrouping, kp_anonymise, kp_summary
+from mimic_deid.deid.kapra import KPGrouping, check_kp_groups, kp_anonymise, kp_summary
 from mimic_deid.deid.methods import (
     REGISTRY,
     ReleaseMethod,

@@ -24,12 +24,15 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
 10. **outcomes**: a release publishes labels only if it needs them, then all of
     :data:`~mimic_deid.deid.duration.LABELS` (mortality, long stay), and every published class
     holds at least ``l`` distinct values of each (:func:`check_outcomes`); so does every group
-    an attacker can recover from the released values: each Mondrian equivalence class and,
-    for a (k,P) method, each k-group of every variable (:func:`check_group_outcomes`);
-11. **(k,P) groups** (methods with ``k_from_fk``, :mod:`mimic_deid.deid.kapra`): per variable,
-    every k-group has at least ``k`` series, every pattern word within a k-group is shared by
-    at least ``P`` of its series, and all series of a k-group publish the same values, the
-    midpoint of the k-group's envelope (:func:`check_kp_groups`).
+    an attacker can recover from the released values: each Mondrian equivalence class and
+    every group the method itself publishes (its ``groups`` hook: the k-groups of every
+    variable for a (k,P) method) (:func:`check_group_outcomes`);
+11. **the method's own claims** (a :class:`~mimic_deid.deid.methods.ReleaseMethod`'s
+    ``claims`` hook), e.g. the (k,P) groups of KAPRA and PC-KAPRA
+    (:func:`mimic_deid.deid.kapra.check_kp_groups`): per variable, every k-group has at least
+    ``k`` series, every pattern word within a k-group is shared by at least ``P`` of its
+    series, and all series of a k-group publish the same values, the midpoint of the k-group's
+    envelope.
 
 A synthetic sequence release of the ``sequences`` stage (``sequences/{table}/release.parquet``
 and the verbatim-copy attack on it, ``attack.json``, :mod:`mimic_deid.sequences.attack`)
@@ -79,7 +82,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.cohort import STAY_DEMOGRAPHICS
-from mimic_deid.deid.classes import KEY, unit_keys
+from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
 from mimic_deid.errors import ReleaseCheckError, require_columns
@@ -103,7 +106,6 @@ __all__ = [
     "check_feature_k",
     "check_group_outcomes",
     "check_hours",
-    "check_kp_groups",
     "check_linkage_bound",
     "check_no_identifiers",
     "check_pseudonyms",
@@ -469,115 +471,6 @@ def check_group_outcomes(
     return {"l": int(ell), "groups": checked}
 
 
-def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:
-    """Released values of ``var`` (``rows``: pseudonym, hour, var) that are not the midpoint
-    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope)."""
-    lo_col, hi_col = f"lo_{var}", f"hi_{var}"
-    if not {lo_col, hi_col} <= set(grouped.columns):
-        return 0
-    lengths = grouped[lo_col].map(len).to_numpy(dtype=np.int64)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    env = pd.DataFrame(
-        {
-            KEY: np.repeat(grouped[KEY].to_numpy(), lengths),
-            "hour": np.arange(int(lengths.sum())) - starts,
-            "mid": 0.5
-            * (
-                np.concatenate(grouped[lo_col].to_list())
-                + np.concatenate(grouped[hi_col].to_list())
-            ),
-        }
-    )
-    both = rows.merge(env.merge(grouped[[KEY, "pseudonym"]], on=KEY), on=["pseudonym", "hour"])
-    return int((both[var].to_numpy() != both["mid"].to_numpy()).sum())
-
-
-def check_kp_groups(
-    per_series: pd.DataFrame,
-    series_public: pd.DataFrame,
-    pseudonyms: pd.DataFrame,
-    k: int,
-    P: int,
-) -> dict:
-    """Claim 11: the (k,P)-anonymity of a release made by a (k,P) method (seed 001 §2.2.2).
-
-    Parameters
-    ----------
-    per_series : DataFrame
-        The method's ``optimiser.parquet``: icustay_id, group, class_length and per grouped
-        variable ``k_group_<var>`` (-1 where the class never observed it), ``sax_level_<var>``
-        and ``word_<var>``; with ``lo_<var>``/``hi_<var>`` (the envelope, one value per hour)
-        every released value is also checked to be the envelope's midpoint.
-    series_public : DataFrame
-        ``release/series.parquet``.
-    pseudonyms : DataFrame
-        icustay_id, pseudonym.
-    k, P : int
-
-    Returns
-    -------
-    dict
-        ``k``, ``P``, ``variables``, ``k_groups`` (over variables), ``smallest_k_group``,
-        ``smallest_word_share`` and ``breach_bound`` (``1 / P``).
-    """
-    variables = sorted(
-        c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
-    )
-    if not variables:
-        raise ReleaseCheckError(
-            "(k,P) groups: the method's per-series table has no 'k_group_<variable>' column"
-        )
-    keys = unit_keys(per_series)
-    require_columns(per_series, [KEY, *keys], "method per-series table", ReleaseCheckError)
-    n_groups, smallest, share = 0, None, None
-    for var in variables:
-        kg, lv, word = f"k_group_{var}", f"sax_level_{var}", f"word_{var}"
-        require_columns(per_series, [lv, word], "method per-series table", ReleaseCheckError)
-        grouped = per_series[per_series[kg] >= 0]
-        sizes = grouped.groupby([*keys, kg], sort=True).size()
-        if len(sizes) and sizes.min() < k:
-            raise ReleaseCheckError(
-                f"(k,P) groups: variable '{var}': {int((sizes < k).sum())} k-group(s) under "
-                f"k={k}, smallest {int(sizes.min())} series"
-            )
-        shares = grouped.groupby([*keys, kg, lv, word], sort=True).size()
-        if len(shares) and shares.min() < P:
-            raise ReleaseCheckError(
-                f"(k,P) groups: variable '{var}': {int((shares < P).sum())} pattern word(s) "
-                f"shared by fewer than P={P} series of their k-group, smallest {int(shares.min())}"
-            )
-        if var in series_public.columns and len(grouped):
-            member = grouped[[KEY, *keys, kg]].merge(pseudonyms, on=KEY)
-            rows = series_public[["pseudonym", "hour", var]].merge(
-                member.drop(columns=[KEY]), on="pseudonym"
-            )
-            spread = rows.groupby([*keys, kg, "hour"], sort=True)[var].agg(["min", "max"])
-            if (spread["max"] > spread["min"]).any():
-                raise ReleaseCheckError(
-                    f"(k,P) groups: variable '{var}': series of one k-group publish different "
-                    "values (the release is not the k-group's envelope midpoint)"
-                )
-            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var)
-            if off:
-                raise ReleaseCheckError(
-                    f"(k,P) groups: variable '{var}': {off} released value(s) differ from "
-                    "their k-group's envelope midpoint"
-                )
-        n_groups += len(sizes)
-        if len(sizes):
-            smallest = int(sizes.min()) if smallest is None else min(smallest, int(sizes.min()))
-            share = int(shares.min()) if share is None else min(share, int(shares.min()))
-    return {
-        "k": int(k),
-        "P": int(P),
-        "variables": variables,
-        "k_groups": n_groups,
-        "smallest_k_group": smallest,
-        "smallest_word_share": share,
-        "breach_bound": 1.0 / P,
-    }
-
-
 def check_release(
     series_public: pd.DataFrame,
     index_public: pd.DataFrame,
@@ -744,7 +637,7 @@ def check_sweep_point(
     method : str, optional
         The point's method label; a (k,P) method (``k_from_fk``) adds claim 11 with ``k = fk``.
     per_series : DataFrame, optional
-        The method's ``optimiser.parquet`` (required for a (k,P) method).
+        The method's ``method.parquet`` (required for a (k,P) method).
     linkage : mapping, optional
         The point's ``linkage.json``; adds claim 14 (:func:`check_linkage_bound`).
     strict : bool
@@ -824,27 +717,21 @@ def _point_claims(
         result["outcomes_per_equivalence_class"] = check_group_outcomes(
             index_public, eq_groups, outcome_l, "equivalence class"
         )
-    if method is not None:
+    if method is not None:  # the method's own claims and recoverable groups (its hooks)
         name, params = parse_method_label(method)
-        if REGISTRY[name].k_from_fk:
-            if per_series is None:
-                raise ReleaseCheckError(
-                    f"(k,P) groups: method '{method}' needs its per-series table to be checked"
-                )
-            result["kp_groups"] = check_kp_groups(
-                per_series, series_public, pseudonyms, k=fk, P=params["P"]
+        entry = REGISTRY[name]
+        if (entry.claims or entry.groups) and per_series is None:
+            raise ReleaseCheckError(
+                f"method '{method}': its claims need its per-series table (method.parquet)"
             )
-            if diverse:  # a k-group is (unit, group id) per variable
-                kg = [c for c in per_series.columns if c.startswith("k_group_")]
-                unit = unit_keys(per_series)
-                ids = per_series[[KEY, *unit, *kg]].merge(pseudonyms, on=KEY)
-                groups = pd.DataFrame({"pseudonym": ids["pseudonym"]})
-                for column in kg:
-                    code = ids.groupby([*unit, column], sort=True).ngroup()
-                    groups[column] = code.where(ids[column] >= 0, -1)
-                result["outcomes_per_k_group"] = check_group_outcomes(
-                    index_public, groups, outcome_l, "k-group"
-                )
+        if entry.claims:
+            k = fk if entry.k_from_fk else params.get("k", fk)
+            result |= entry.claims(per_series, series_public, pseudonyms, params, k)
+        if entry.groups and diverse:
+            groups = entry.groups(per_series).merge(pseudonyms, on=KEY).drop(columns=[KEY])
+            result[f"outcomes_per_{entry.group_name.replace('-', '_')}"] = check_group_outcomes(
+                index_public, groups, outcome_l, entry.group_name
+            )
     if linkage is not None:
         result["linkage_bound"] = check_linkage_bound(linkage)
 

@@ -77,6 +77,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
@@ -1020,3 +1021,10 @@ def optimise_genetic(
     if n:
         progress.close()
     return plan.assemble(results)
+
+
+def summarise(per_series: pd.DataFrame) -> dict:
+    """The method summary's genetic entry: ``mean_only_dimensions``, the (series, dimension)
+    pairs with one record, searched for the mean only (their variance target is unreachable).
+    A registry hook (:class:`mimic_deid.deid.methods.ReleaseMethod`)."""
+    return {"mean_only_dimensions": int(per_series["mean_only_dims"].sum())}

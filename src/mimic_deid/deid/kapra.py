@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid.classes import unit_keys
+from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
@@ -67,23 +67,34 @@ from mimic_deid.deid.sax import (
     words,
     znormalise,
 )
-from mimic_deid.errors import ConfigError, InputDataError, require_int
+from mimic_deid.errors import (
+    ConfigError,
+    InputDataError,
+    ReleaseCheckError,
+    require_columns,
+    require_int,
+)
 from mimic_deid.logs import get_logger
 
 __all__ = [
     "IMPUTE_RULES",
     "KMEANS_MAX_ITER",
     "KPGrouping",
+    "check_config",
+    "check_kp_groups",
+    "claims",
     "form_k_groups",
     "impute",
     "integer_centroids",
     "kapra_pattern_groups",
     "kp_anonymise",
     "kp_summary",
+    "k_groups",
     "pc_kapra_pattern_groups",
     "run_kapra",
     "run_pc_kapra",
     "split_p_groups",
+    "summarise",
 ]
 
 log = get_logger(__name__)
@@ -630,7 +641,7 @@ def kp_summary(per_series: pd.DataFrame) -> dict:
     Parameters
     ----------
     per_series : DataFrame
-        ``optimiser.parquet`` rows of a (k,P) method: group, class_length and the
+        ``method.parquet`` rows of a (k,P) method: group, class_length and the
         ``k_group_<var>``, ``lo_<var>``, ``hi_<var>`` columns of :func:`run_kapra`.
 
     Returns
@@ -662,4 +673,162 @@ def kp_summary(per_series: pd.DataFrame) -> dict:
         combo = [*keys, *(f"k_group_{v}" for v in names)]
         joint = per_series.groupby(combo, sort=False)[combo[0]].transform("size")
         out["joint_unique_pct"] = float(100.0 * np.mean(joint.to_numpy() == 1))
+    return out
+
+
+def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:
+    """Released values of ``var`` (``rows``: pseudonym, hour, var) that are not the midpoint
+    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope)."""
+    lo_col, hi_col = f"lo_{var}", f"hi_{var}"
+    if not {lo_col, hi_col} <= set(grouped.columns):
+        return 0
+    lengths = grouped[lo_col].map(len).to_numpy(dtype=np.int64)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    env = pd.DataFrame(
+        {
+            KEY: np.repeat(grouped[KEY].to_numpy(), lengths),
+            "hour": np.arange(int(lengths.sum())) - starts,
+            "mid": 0.5
+            * (
+                np.concatenate(grouped[lo_col].to_list())
+                + np.concatenate(grouped[hi_col].to_list())
+            ),
+        }
+    )
+    both = rows.merge(env.merge(grouped[[KEY, "pseudonym"]], on=KEY), on=["pseudonym", "hour"])
+    return int((both[var].to_numpy() != both["mid"].to_numpy()).sum())
+
+
+def check_kp_groups(
+    per_series: pd.DataFrame,
+    series_public: pd.DataFrame,
+    pseudonyms: pd.DataFrame,
+    k: int,
+    P: int,
+) -> dict:
+    """Claim 11: the (k,P)-anonymity of a release made by a (k,P) method (seed 001 §2.2.2).
+
+    Parameters
+    ----------
+    per_series : DataFrame
+        The method's ``method.parquet``: icustay_id, group, class_length and per grouped
+        variable ``k_group_<var>`` (-1 where the class never observed it), ``sax_level_<var>``
+        and ``word_<var>``; with ``lo_<var>``/``hi_<var>`` (the envelope, one value per hour)
+        every released value is also checked to be the envelope's midpoint.
+    series_public : DataFrame
+        ``release/series.parquet``.
+    pseudonyms : DataFrame
+        icustay_id, pseudonym.
+    k, P : int
+
+    Returns
+    -------
+    dict
+        ``k``, ``P``, ``variables``, ``k_groups`` (over variables), ``smallest_k_group``,
+        ``smallest_word_share`` and ``breach_bound`` (``1 / P``).
+    """
+    variables = sorted(
+        c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
+    )
+    if not variables:
+        raise ReleaseCheckError(
+            "(k,P) groups: the method's per-series table has no 'k_group_<variable>' column"
+        )
+    keys = unit_keys(per_series)
+    require_columns(per_series, [KEY, *keys], "method per-series table", ReleaseCheckError)
+    n_groups, smallest, share = 0, None, None
+    for var in variables:
+        kg, lv, word = f"k_group_{var}", f"sax_level_{var}", f"word_{var}"
+        require_columns(per_series, [lv, word], "method per-series table", ReleaseCheckError)
+        grouped = per_series[per_series[kg] >= 0]
+        sizes = grouped.groupby([*keys, kg], sort=True).size()
+        if len(sizes) and sizes.min() < k:
+            raise ReleaseCheckError(
+                f"(k,P) groups: variable '{var}': {int((sizes < k).sum())} k-group(s) under "
+                f"k={k}, smallest {int(sizes.min())} series"
+            )
+        shares = grouped.groupby([*keys, kg, lv, word], sort=True).size()
+        if len(shares) and shares.min() < P:
+            raise ReleaseCheckError(
+                f"(k,P) groups: variable '{var}': {int((shares < P).sum())} pattern word(s) "
+                f"shared by fewer than P={P} series of their k-group, smallest {int(shares.min())}"
+            )
+        if var in series_public.columns and len(grouped):
+            member = grouped[[KEY, *keys, kg]].merge(pseudonyms, on=KEY)
+            rows = series_public[["pseudonym", "hour", var]].merge(
+                member.drop(columns=[KEY]), on="pseudonym"
+            )
+            spread = rows.groupby([*keys, kg, "hour"], sort=True)[var].agg(["min", "max"])
+            if (spread["max"] > spread["min"]).any():
+                raise ReleaseCheckError(
+                    f"(k,P) groups: variable '{var}': series of one k-group publish different "
+                    "values (the release is not the k-group's envelope midpoint)"
+                )
+            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var)
+            if off:
+                raise ReleaseCheckError(
+                    f"(k,P) groups: variable '{var}': {off} released value(s) differ from "
+                    "their k-group's envelope midpoint"
+                )
+        n_groups += len(sizes)
+        if len(sizes):
+            smallest = int(sizes.min()) if smallest is None else min(smallest, int(sizes.min()))
+            share = int(shares.min()) if share is None else min(share, int(shares.min()))
+    return {
+        "k": int(k),
+        "P": int(P),
+        "variables": variables,
+        "k_groups": n_groups,
+        "smallest_k_group": smallest,
+        "smallest_word_share": share,
+        "breach_bound": 1.0 / P,
+    }
+
+
+# --------------------------------------------------------------------------- registry hooks
+# What KAPRA and PC-KAPRA bring to the release-method contract
+# (:class:`mimic_deid.deid.methods.ReleaseMethod`): their config rule, summary, claim and
+# recoverable groups; no other module names them.
+
+
+def check_config(name: str, grid: Mapping[str, list], deid: Mapping[str, Any]) -> None:
+    """Every P of the sweep is <= every fk (the k of a (k,P) method): a k-group is made of
+    whole P-groups; ``ConfigError`` naming both parameters otherwise."""
+    if max(grid["P"]) > min(deid["fk"]):
+        raise ConfigError(
+            f"config parameters 'deid/methods/{name}/P' and 'deid/fk': every P must be <= "
+            f"every fk (k < P: a k-group is made of whole P-groups), got P {grid['P']} "
+            f"and fk {deid['fk']}"
+        )
+
+
+def summarise(per_series: pd.DataFrame) -> dict:
+    """The method summary's (k,P) entry (``kp``: :func:`kp_summary`) and its sweep column
+    ``kp_joint_unique_pct``."""
+    kp = kp_summary(per_series)
+    return {"kp": kp, "sweep": {"kp_joint_unique_pct": kp.get("joint_unique_pct")}}
+
+
+def claims(
+    per_series: pd.DataFrame,
+    series_public: pd.DataFrame,
+    pseudonyms: pd.DataFrame,
+    params: Mapping[str, Any],
+    k: int,
+) -> dict:
+    """The method's claim (claim 11 of :mod:`mimic_deid.deid.check`): ``{"kp_groups": ...}``
+    (:func:`check_kp_groups` with the point's k and the label's P)."""
+    return {"kp_groups": check_kp_groups(per_series, series_public, pseudonyms, k, params["P"])}
+
+
+def k_groups(per_series: pd.DataFrame) -> pd.DataFrame:
+    """The groups a recipient recovers from a (k,P) release: per grouped variable the k-group
+    of every series (``k_group_<var>``, numbered over the release; -1: not grouped), with
+    ``icustay_id``."""
+    columns = [c for c in per_series.columns if c.startswith("k_group_")]
+    unit = unit_keys(per_series)
+    out = pd.DataFrame({KEY: per_series[KEY].to_numpy()})
+    for column in columns:
+        code = per_series.groupby([*unit, column], sort=True).ngroup()
+        out[column] = code.where(per_series[column] >= 0, -1).to_numpy()
     return out

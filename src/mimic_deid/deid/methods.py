@@ -51,6 +51,7 @@ __all__ = [
     "REGISTRY",
     "ReleaseMethod",
     "get_method",
+    "method_of",
     "method_label",
     "method_labels",
     "parse_method_label",
@@ -87,6 +88,28 @@ class ReleaseMethod:
         What a release made by the method guarantees (its release card, issue 26).
     not_promised : str
         What it does not guarantee.
+    check_config : callable, optional
+        ``check_config(name, grid, deid)``: the method's rules across config parameters
+        (``grid``: its ``deid.methods`` entry; ``deid``: the ``deid`` section), raising
+        ``ConfigError``; run at start-up by :func:`mimic_deid.config.check_cross_fields`.
+    summarise : callable, optional
+        ``summarise(per_series) -> dict``: entries the method adds to its summary
+        (``method.json``); a ``sweep`` entry's items become columns of the sweep summary.
+    sweep_columns : mapping of str to str, optional
+        Those columns' captions for the report (column -> caption).
+    claims : callable, optional
+        ``claims(per_series, series_public, pseudonyms, params, k) -> dict``: the method's
+        own privacy claims (claim 11 of :mod:`mimic_deid.deid.check`), raising
+        ``ReleaseCheckError``; ``k`` is the point's fk for a ``k_from_fk`` method.
+    groups : callable, optional
+        ``groups(per_series) -> DataFrame``: ``icustay_id`` and one column per grouping a
+        recipient can recover from the released values (-1: not grouped); in a labelled
+        release each must hold ``deid.outcome_l`` outcomes (claim 10).
+    group_name : str
+        What those groups are called in messages (``"k-group"``).
+    examples : bool
+        The private report draws worked examples of this method's series (the genetic
+        optimiser's, seed Fig. 3.1).
     plan : callable, optional
         ``plan(X, targets, spec, params, rng)`` splitting one class into independent chunks
         (an object with ``tasks()``, ``chunk_costs()``, ``chunk_sizes()`` and
@@ -103,6 +126,13 @@ class ReleaseMethod:
     plan: Callable[..., Any] | None = None
     promises: str = ""
     not_promised: str = ""
+    check_config: Callable[[str, Mapping, Mapping], None] | None = None
+    summarise: Callable[[pd.DataFrame], dict] | None = None
+    sweep_columns: Mapping[str, str] | None = None
+    claims: Callable[..., dict] | None = None
+    groups: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    group_name: str = "group"
+    examples: bool = False
 
 
 def _run_adhoc(X, targets, spec, params, rng) -> OptimiseResult:
@@ -150,6 +180,8 @@ REGISTRY: dict[str, ReleaseMethod] = {
             _run_genetic,
             choices={"fitness": genetic.FITNESS_VARIANTS},
             plan=_plan_genetic,
+            summarise=genetic.summarise,
+            examples=True,
             promises=_MONDRIAN_PROMISES,
             not_promised=(
                 "features reach their targets only as far as the search converges (the "
@@ -164,6 +196,14 @@ REGISTRY: dict[str, ReleaseMethod] = {
                 run,
                 choices={"impute": kapra.IMPUTE_RULES},
                 k_from_fk=True,
+                check_config=kapra.check_config,
+                summarise=kapra.summarise,
+                sweep_columns={
+                    "kp_joint_unique_pct": "unique k-group combination % ((k,P) methods)"
+                },
+                claims=kapra.claims,
+                groups=kapra.k_groups,
+                group_name="k-group",
                 promises=(
                     "every cell of duration class and published demographics holds at least "
                     "k series; per variable, every k-group, inside one cell, holds at least k "
@@ -182,6 +222,11 @@ REGISTRY: dict[str, ReleaseMethod] = {
         ),
     )
 }
+
+
+def method_of(label: str) -> ReleaseMethod:
+    """The registry entry of the method a label names (:func:`parse_method_label`)."""
+    return REGISTRY[parse_method_label(label)[0]]
 
 
 def get_method(name: str) -> ReleaseMethod:
@@ -371,11 +416,11 @@ def apply_method(
         group, class_length, icustay_id, hour, dims (``perturbed.parquet``).
     per_series : DataFrame
         icustay_id, group, class_length, cell, unfeasibility, distortion, iterations, then the
-        method's ``detail`` columns if any (``optimiser.parquet``); sorted by (group,
+        method's ``detail`` columns if any (``method.parquet``); sorted by (group,
         class_length, icustay_id). A method's own group ids (the (k,P) k-groups) are unique
         within a cell.
     summary : dict
-        Means and sds over the series and per class (``optimiser.json``).
+        Means and sds over the series and per class (``method.json``).
     """
     parse_method_label(label)  # a bad label fails before any work
     spec = feature_spec(dict(features), dims)
@@ -445,10 +490,9 @@ def apply_method(
         "iterations_mean": float(per_series["iterations"].mean()),
         "classes": per_class,
     }
-    if REGISTRY[parse_method_label(label)[0]].k_from_fk:
-        summary["kp"] = kapra.kp_summary(per_series)
-    if "mean_only_dims" in per_series:  # genetic: one record, variance target unreachable
-        summary["mean_only_dimensions"] = int(per_series["mean_only_dims"].sum())
+    method = method_of(label)
+    if method.summarise is not None:
+        summary.update(method.summarise(per_series))
     imputed = [c for c in per_series.columns if c.startswith("imputed_")]
     if imputed:  # records filled by the method's imputation rule, per variable
         summary["imputed_records"] = {

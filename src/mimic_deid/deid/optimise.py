@@ -42,7 +42,7 @@ class OptimiseResult:
     iterations : ndarray of int64, shape (n,)
         Iterations (ad-hoc) or generations (genetic) run for each series.
     detail : dict of str to ndarray, optional
-        Extra per-series columns of a method (private ``optimiser.parquet``): arrays of shape
+        Extra per-series columns of a method (private ``method.parquet``): arrays of shape
         (n,) or (n, L) (written as lists), e.g. the k-groups and words of
         :mod:`mimic_deid.deid.kapra`; None for the optimisers.
     """

@@ -31,14 +31,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.deid.classes import KEY, unit_keys
+from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.linkage import rate_interval
 
 __all__ = [
     "MAX_TARGETS",
-    "kgroup_intersections",
+    "group_intersections",
     "pairing_rate",
     "pairs_of",
     "release_name",
@@ -185,46 +185,37 @@ def pairs_of(table: pd.DataFrame, name: str) -> list[dict]:
     return out
 
 
-def kgroup_intersections(
-    per_series_a: pd.DataFrame, per_series_b: pd.DataFrame, k: int
-) -> dict[str, float]:
-    """Share of the people in two (k,P) releases whose k-groups intersect in fewer than ``k``.
+def group_intersections(groups_a: pd.DataFrame, groups_b: pd.DataFrame, k: int) -> dict[str, float]:
+    """Share of the people in two releases whose published groups intersect in fewer than ``k``.
 
-    A recipient who can tell the k-groups of each release apart (the members of a k-group
-    publish identical values) intersects, for one variable, a person's k-group in release A
-    with their k-group in release B: the people in both are the candidates for that person.
+    A recipient who can tell the groups of each release apart (e.g. the k-groups of a (k,P)
+    release, whose members publish identical values) intersects a person's group in release A
+    with their group in release B: the people in both are the candidates for that person.
 
     Parameters
     ----------
-    per_series_a, per_series_b : DataFrame
-        The two releases' private per-series tables (``optimiser.parquet`` of a (k,P) method):
-        ``icustay_id``, ``group``, ``class_length`` and ``k_group_<variable>`` (-1: not
-        grouped).
+    groups_a, groups_b : DataFrame
+        The groups each release lets a recipient recover (a release method's ``groups`` hook,
+        :class:`~mimic_deid.deid.methods.ReleaseMethod`): ``icustay_id`` and one column per
+        grouping, group ids unique over the release (-1: not grouped).
     k : int
         The releases' k.
 
     Returns
     -------
     dict
-        Variable -> percent of the people grouped in both releases whose intersection holds
-        fewer than ``k`` people (the owner's measure; the recipient sees the groups, not who
-        is in them).
+        Grouping column (both releases have) -> percent of the people grouped in both whose
+        intersection holds fewer than ``k`` people (the owner's measure; the recipient sees
+        the groups, not who is in them).
     """
-    variables = [c for c in per_series_a.columns if c.startswith("k_group_")]
-    variables = [c for c in variables if c in per_series_b.columns]
+    columns = [c for c in groups_a.columns if c != KEY and c in groups_b.columns]
     out = {}
-    unit_a, unit_b = unit_keys(per_series_a), unit_keys(per_series_b)
-    for column in variables:
-        a = per_series_a[[KEY, *unit_a, column]].set_axis(
-            [KEY, *(f"{c}_a" for c in unit_a), "g_a"], axis=1
-        )
-        b = per_series_b[[KEY, *unit_b, column]].set_axis(
-            [KEY, *(f"{c}_b" for c in unit_b), "g_b"], axis=1
-        )
-        both = a[a["g_a"] >= 0].merge(b[b["g_b"] >= 0], on=KEY)
+    for column in columns:
+        a = groups_a.loc[groups_a[column] >= 0, [KEY, column]]
+        b = groups_b.loc[groups_b[column] >= 0, [KEY, column]]
+        both = a.merge(b, on=KEY, suffixes=("_a", "_b"))
         if both.empty:
             continue
-        cell = [c for c in both.columns if c != KEY]
-        size = both.groupby(cell, sort=False)[KEY].transform("size")
-        out[column.removeprefix("k_group_")] = float(100.0 * (size < k).mean())
+        size = both.groupby([f"{column}_a", f"{column}_b"], sort=False)[KEY].transform("size")
+        out[column] = float(100.0 * (size < k).mean())
     return out

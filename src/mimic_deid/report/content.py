@@ -38,6 +38,7 @@ from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
 from mimic_deid.deid.features import feature_spec
+from mimic_deid.deid.tuning import TUNED_METHODS
 from mimic_deid.errors import ConfigError
 from mimic_deid.evaluate.disagreement import class_std
 from mimic_deid.evaluate.distances import feature_distances
@@ -191,7 +192,7 @@ def ga_examples(
     series, classes : DataFrame
         The original ``stays`` series and their duration classes.
     perturbed, targets, per_series : DataFrame
-        ``perturbed.parquet``, ``targets.parquet`` and ``optimiser.parquet`` of the genetic point.
+        ``perturbed.parquet``, ``targets.parquet`` and ``method.parquet`` of the genetic point.
     features : mapping
         Config ``deid.features``: the first variable with mean and var features is shown.
 
@@ -203,7 +204,7 @@ def ga_examples(
         median one (``"median"``: position ``(n - 1) // 2`` in increasing unfeasibility, ties
         by key), among the ``n`` series whose shown variable has all four target statistics.
         ``key_stats`` holds the whole series' ``unfeasibility`` and ``distortion`` (all
-        feature dimensions, as in ``optimiser.parquet``), ``iterations``, ``class_length``
+        feature dimensions, as in ``method.parquet``), ``iterations``, ``class_length``
         and ``n``. Empty when no series has the four target statistics.
     """
     targets = targets.set_index(KEY)
@@ -360,7 +361,7 @@ def load_report_data(
     classes = pd.read_parquet(inputs["classes"]).set_index(KEY).loc[meta[KEY]]
     tuning = {
         kind: pd.read_csv(inputs[f"tuning_{kind}"])
-        for kind in ("adhoc", "genetic")
+        for kind in TUNED_METHODS
         if f"tuning_{kind}" in inputs
     }
     examples: list[dict] = []
@@ -626,19 +627,15 @@ ITEMS: tuple[ReportItem, ...] = (
         lambda d, out: fig.plot_records_lost(d.lengths, d.class_lengths, out),
         "private",
     ),
-    ReportItem(
-        "optimiser_adhoc",
-        "table",
-        "Constraint optimisation",
-        "Ad-hoc optimiser on the tuning series (seed Table 6.1).",
-        _tuning_table("adhoc"),
-    ),
-    ReportItem(
-        "optimiser_genetic",
-        "table",
-        "Constraint optimisation",
-        "Genetic optimiser on the tuning series (seed Table 6.2).",
-        _tuning_table("genetic"),
+    *(
+        ReportItem(
+            f"optimiser_{kind}",
+            "table",
+            "Constraint optimisation",
+            f"{title} optimiser on the tuning series (seed Table {table}).",
+            _tuning_table(kind),
+        )
+        for kind, (title, table) in TUNED_METHODS.items()
     ),
     ReportItem(
         "ga_example_worst",

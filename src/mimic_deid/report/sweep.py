@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from mimic_deid.deid.methods import REGISTRY
 from mimic_deid.evaluate.pairing import pairs_of, release_name
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report.shaping import utility_keys
@@ -72,7 +73,7 @@ def auc_change_negative_pct(release: pd.DataFrame, baseline: pd.DataFrame) -> fl
 def sweep_row(
     point: Mapping,
     duration: Mapping,
-    optimiser: Mapping,
+    method_summary: Mapping,
     disagreement: pd.DataFrame,
     baseline: pd.DataFrame,
     linkage: Mapping,
@@ -87,8 +88,8 @@ def sweep_row(
     ----------
     point : mapping
         dk, fk, heuristic, method (the sweep point's wildcards).
-    duration, optimiser, linkage : mapping
-        ``duration.json``, ``optimiser.json`` and ``privacy/linkage.json`` of the point.
+    duration, method_summary, linkage : mapping
+        ``duration.json``, ``method.json`` and ``privacy/linkage.json`` of the point.
     disagreement, baseline : DataFrame
         Per-series disagreement of the release and of the original data.
     utility : DataFrame
@@ -122,12 +123,11 @@ def sweep_row(
         "series_suppressed": duration["suppressed"],
         "records_lost_mean": duration["records_lost_mean"],
         "records_lost_pct_mean": duration["records_lost_pct_mean"],
-        "unfeasibility_mean": optimiser["unfeasibility_mean"],
-        "distortion_mean": optimiser["distortion_mean"],
-        "iterations_mean": optimiser["iterations_mean"],
+        "unfeasibility_mean": method_summary["unfeasibility_mean"],
+        "distortion_mean": method_summary["distortion_mean"],
+        "iterations_mean": method_summary["iterations_mean"],
     }
-    if "kp" in optimiser:  # (k,P) methods: series that per-variable k-groups leave unique
-        row["kp_joint_unique_pct"] = optimiser["kp"].get("joint_unique_pct")
+    row.update(method_summary.get("sweep", {}))  # the method's own columns (its summarise hook)
     row.update(_disagreement_stats(baseline, "baseline_"))
     row.update(_disagreement_stats(disagreement, ""))
     row.update(_class_min_auc(baseline, "baseline_"))
@@ -222,7 +222,7 @@ def sweep_table(
     points: Sequence[Mapping],
     duration: Mapping[int, Mapping],
     baseline: Mapping[int, pd.DataFrame],
-    optimiser: Sequence[Mapping],
+    method_summary: Sequence[Mapping],
     disagreement: Sequence[pd.DataFrame],
     linkage: Sequence[Mapping],
     utility: Sequence[pd.DataFrame],
@@ -240,7 +240,7 @@ def sweep_table(
         sweep_row(
             point,
             duration[point["dk"]],
-            optimiser[i],
+            method_summary[i],
             disagreement[i],
             baseline[point["dk"]],
             linkage[i],
@@ -273,7 +273,7 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("verdict_ihm48", "verdict (ihm48)"),
     ("pairing_stays_ihm48_pct", "stays-ihm48 pairing %"),
     ("pairing_methods_max_pct", "pairing with another method's release, max %"),
-    ("kp_joint_unique_pct", "unique k-group combination % ((k,P) methods)"),
+    *((c, caption) for m in REGISTRY.values() for c, caption in (m.sweep_columns or {}).items()),
     ("test_roc_auc_orig_orig_all", "ROC-AUC orig./orig., all variables"),
     ("test_roc_auc_orig_orig_released", "ROC-AUC orig./orig., released variables"),
     *(
