@@ -354,7 +354,7 @@ def test_config_defaults_follow_the_seed():
     assert config["deid"]["methods"] == {"kapra": expected, "pc-kapra": expected}
 
 
-def release_of(label, n=30, fk=5, seed=0, threads=1):
+def release_of(label, n=30, fk=5, seed=0, threads=1, outcomes=None, ell=1):
     """A two-class release through ``label``: (per_series, public series, pseudonyms)."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -387,7 +387,16 @@ def release_of(label, n=30, fk=5, seed=0, threads=1):
     for name in spec.names:
         targets[f"target_{name}"] = np.nan
     perturbed, per_series, summary = apply_method(
-        classes, dims, targets, FEATURES, label=label, seed=seed, fk=fk, threads=threads
+        classes,
+        dims,
+        targets,
+        FEATURES,
+        label=label,
+        seed=seed,
+        fk=fk,
+        threads=threads,
+        outcomes=outcomes,
+        ell=ell,
     )
     pseudonyms = pd.DataFrame(
         {"icustay_id": lengths.index, "pseudonym": [f"p{i}" for i in range(n)]}
@@ -489,3 +498,31 @@ def test_release_is_identical_with_one_or_two_worker_processes():
     two = release_of("pc-kapra-P2-paa3-sax6-none", threads=2)
     pd.testing.assert_frame_equal(one[1], two[1])
     pd.testing.assert_frame_equal(one[0], two[0])
+
+
+def test_k_groups_are_merged_until_each_holds_ell_outcomes():
+    """Mutant: without the merge a k-group of one outcome is published."""
+    from mimic_deid.deid.kapra import diverse_k_groups, kp_anonymise
+
+    rng = np.random.default_rng(5)
+    x = np.cumsum(rng.normal(size=(60, 12)), axis=1)
+    plain = kp_anonymise(x, 5, 2, 4, 6).k_group
+    outcome = (x[:, -1] > np.quantile(x[:, -1], 0.8)).astype(int)[:, None]  # tied to the values
+    per_group = pd.Series(outcome[:, 0]).groupby(plain).nunique()
+    assert (per_group < 2).any()  # the plain grouping discloses some outcomes
+    merged = diverse_k_groups(x, plain, outcome, 2)
+    assert (pd.Series(outcome[:, 0]).groupby(merged).nunique() >= 2).all()
+    # merging joins whole k-groups: each former k-group lies in one merged group
+    assert (pd.Series(merged).groupby(plain).nunique() == 1).all()
+    assert np.bincount(merged).min() >= 5
+
+
+def test_a_labelled_release_gets_diverse_k_groups_through_apply_method():
+    per_series, _, _, _ = release_of("kapra-P2-paa3-sax6-none")
+    keys = per_series["icustay_id"].to_numpy()
+    labels = pd.DataFrame({"icustay_id": keys, "mortality": (keys % 7 == 0).astype(int)})
+    diverse, _, _, _ = release_of("kapra-P2-paa3-sax6-none", outcomes=labels, ell=2)
+    frame = diverse.merge(labels, on="icustay_id")
+    for column in ("k_group_heart_rate", "k_group_glucose"):
+        assert (frame.groupby(["group", "class_length", "cell", column])["mortality"]
+                .nunique().min() >= 2), column  # fmt: skip

@@ -62,23 +62,28 @@ def test_only_people_in_both_releases_are_targets_and_large_releases_are_sampled
     assert sampled["targets"] == 7 and sampled["rate"] == 1.0
 
 
-def test_pairs_are_methods_at_one_point_and_each_methods_two_releases():
+def test_pairs_are_every_two_releases_of_the_sweep():
     p = [dict(dk=50, fk=10, heuristic="range", method=m) for m in ("adhoc-x", "genetic-y")]
     q = dict(dk=50, fk=5, heuristic="range", method="adhoc-x")
     pairs = release_pairs([*p, q])
     names = [(release_name(*a), release_name(*b)) for a, b in pairs]
-    assert names == [
+    assert len(names) == 15 == len(set(names))  # 6 releases: every two, once
+    assert names[:3] == [
         ("stays_50_10_range_adhoc-x", "stays_50_10_range_genetic-y"),
-        ("ihm48_50_10_range_adhoc-x", "ihm48_50_10_range_genetic-y"),
-        ("ihm48_50_10_range_adhoc-x", "stays_50_10_range_adhoc-x"),
-        ("ihm48_50_10_range_genetic-y", "stays_50_10_range_genetic-y"),
-        ("ihm48_50_5_range_adhoc-x", "stays_50_5_range_adhoc-x"),
+        ("stays_50_10_range_adhoc-x", "stays_50_5_range_adhoc-x"),
+        ("stays_50_10_range_genetic-y", "stays_50_5_range_adhoc-x"),
     ]
+    # a stays and an ihm48 release: ihm48 (the smaller) gives the targets
+    assert ("ihm48_50_5_range_adhoc-x", "stays_50_10_range_genetic-y") in names
+    assert not [n for n in names if n[0].startswith("stays") and n[1].startswith("ihm48")]
     table = pd.DataFrame([{"release_a": a, "release_b": b, "rate": 0.5} for a, b in names])
     mine = pairs_of(table, "stays_50_10_range_adhoc-x")
     assert [(r["other"], r["as"]) for r in mine] == [
         ("stays_50_10_range_genetic-y", "a"),
+        ("stays_50_5_range_adhoc-x", "a"),
         ("ihm48_50_10_range_adhoc-x", "b"),
+        ("ihm48_50_10_range_genetic-y", "b"),
+        ("ihm48_50_5_range_adhoc-x", "b"),
     ]
 
 

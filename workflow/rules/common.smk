@@ -195,7 +195,7 @@ def card_input(wildcards):
 def cross_release_pairs():
     """The release pairs measured by cross_release (input names of both, and their k)."""
     return [
-        (release_name(*a), release_name(*b), a[1]["fk"])
+        (release_name(*a), release_name(*b), min(a[1]["fk"], b[1]["fk"]))
         for a, b in release_pairs(sweep_points())
     ]
 

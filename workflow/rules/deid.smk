@@ -61,6 +61,7 @@ rule deidentify:
         series=PATHS["series"],
         classes=PATHS["duration"],
         targets=PATHS["targets"],
+        meta=PATHS["meta"],
     output:
         perturbed=PATHS["perturbed"],
         per_series=PATHS["method_series"],
@@ -79,6 +80,7 @@ rule deidentify:
     params:
         features=PROTECTED,
         seed=config["seed"],
+        outcome_l=outcome_l,
     script:
         "../scripts/deidentify.py"
 

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from mimic_deid.atomic import write_json, write_parquet
-from mimic_deid.deid import apply_method, class_arrays
+from mimic_deid.deid import KEY, LABELS, apply_method, class_arrays
 from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
@@ -12,6 +12,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         pd.read_parquet(snakemake.input.classes),
         fill_missing=True,
     )
+    ell = snakemake.params.outcome_l  # None: the release publishes no label
+    outcomes = pd.read_parquet(snakemake.input.meta, columns=[KEY, *LABELS]) if ell else None
     perturbed, per_series, summary = apply_method(
         classes,
         dims,
@@ -21,6 +23,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         seed=snakemake.params.seed,
         threads=snakemake.threads,
         fk=int(snakemake.wildcards.fk),
+        outcomes=outcomes,
+        ell=int(ell or 1),
     )
     write_parquet(perturbed, snakemake.output.perturbed)
     write_parquet(per_series, snakemake.output.per_series)

@@ -635,7 +635,8 @@ def check_sweep_point(
     variables, labelled, outcome_l
         As :func:`check_release`.
     method : str, optional
-        The point's method label; a (k,P) method (``k_from_fk``) adds claim 11 with ``k = fk``.
+        The point's method label; a method with a ``claims`` hook adds its claims (claim 11),
+        with ``k = fk`` for a method that takes its k from the fk.
     per_series : DataFrame, optional
         The method's ``method.parquet`` (required for a (k,P) method).
     linkage : mapping, optional

@@ -45,6 +45,7 @@ draws its initial centroids from the generator it is given.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,7 @@ __all__ = [
     "check_config",
     "check_kp_groups",
     "claims",
+    "diverse_k_groups",
     "form_k_groups",
     "impute",
     "integer_centroids",
@@ -534,6 +536,49 @@ def kp_anonymise(
     )
 
 
+def diverse_k_groups(
+    x: np.ndarray, k_groups: np.ndarray, outcomes: np.ndarray, ell: int
+) -> np.ndarray:
+    """Merge k-groups until each holds ``ell`` distinct values of every outcome (ℓ-diversity).
+
+    A recipient reads a k-group off the released values (its members publish one series), so
+    in a labelled release a k-group of one outcome discloses it. Each k-group short of ``ell``
+    values of some outcome (lowest id first) is merged into the k-group whose union with it
+    has the smallest IVL (the criterion of :func:`form_k_groups`), until none is short or one
+    group is left. Merging keeps every k-group a union of whole P-groups, so the (k,P)
+    requirements still hold.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (n, L)
+    k_groups : ndarray of int, shape (n,)
+        ``0 .. h-1``.
+    outcomes : ndarray, shape (n, t)
+        The published outcome labels.
+    ell : int
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        k-groups ``0 .. h'-1``, ``h' <= h``.
+    """
+    labels = _dense(np.asarray(k_groups, dtype=np.int64))
+    outcomes = np.asarray(outcomes)
+    while True:
+        g = int(labels.max()) + 1
+        distinct = np.stack(
+            [np.array([np.unique(col[labels == j]).size for j in range(g)]) for col in outcomes.T]
+        ).min(axis=0)
+        poor = np.flatnonzero(distinct < ell)
+        if poor.size == 0 or g == 1:
+            return labels
+        lo, hi = group_envelopes(x, labels)
+        cur = int(poor[0])
+        cand = np.flatnonzero(np.arange(g) != cur)
+        loss = ivl(np.minimum(lo[cur], lo[cand]), np.maximum(hi[cur], hi[cand]))
+        labels = _dense(np.where(labels == cur, int(cand[np.argmin(loss)]), labels))
+
+
 def impute(x: np.ndarray, rule: str, who: str, variable: str) -> tuple[np.ndarray, np.ndarray]:
     """Fill the null records of one variable of a class by ``rule`` (:data:`IMPUTE_RULES`).
 
@@ -600,6 +645,10 @@ def _run(X, targets, spec, params: Mapping[str, Any], rng, algorithm: str) -> Op
         res = kp_anonymise(
             x, params["k"], params["P"], params["paa"], params["level"], algorithm, rng
         )
+        if "outcomes" in params:  # a labelled release: ℓ-diverse k-groups
+            merged = diverse_k_groups(x, res.k_group, params["outcomes"], params["ell"])
+            lo, hi = group_envelopes(x, merged)
+            res = dataclasses.replace(res, k_group=merged, lo=lo[merged], hi=hi[merged])
         out[:, :, d] = res.release
         iterations = max(iterations, res.iterations)
         detail[f"k_group_{var}"] = res.k_group
@@ -621,7 +670,9 @@ def _run(X, targets, spec, params: Mapping[str, Any], rng, algorithm: str) -> Op
 def run_kapra(X, targets, spec, params, rng) -> OptimiseResult:
     """Release method ``kapra`` (:mod:`mimic_deid.deid.methods` signature).
 
-    ``params``: ``k`` (the sweep's fk), ``P``, ``paa``, ``level`` (max-level), ``impute``.
+    ``params``: ``k`` (the sweep's fk), ``P``, ``paa``, ``level`` (max-level), ``impute``, and
+    in a labelled release ``outcomes`` and ``ell`` (k-groups made ℓ-diverse by
+    :func:`diverse_k_groups`).
     Every feature dimension of ``X`` (n, L, D) is grouped on its own and released as its
     k-group's envelope midpoint; ``detail`` holds per series and variable ``k_group_<var>``,
     ``sax_level_<var>``, ``word_<var>``, ``imputed_<var>`` and the envelope ``lo_<var>``,

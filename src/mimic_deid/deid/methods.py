@@ -110,6 +110,10 @@ class ReleaseMethod:
     examples : bool
         The private report draws worked examples of this method's series (the genetic
         optimiser's, seed Fig. 3.1).
+    takes_outcomes : bool
+        In a labelled release the method gets the outcome labels of its unit as
+        ``params["outcomes"]`` (ndarray (n, t)) and ``params["ell"]``, and keeps at least
+        ``ell`` distinct values of each in every group it publishes (:func:`run_method`).
     plan : callable, optional
         ``plan(X, targets, spec, params, rng)`` splitting one class into independent chunks
         (an object with ``tasks()``, ``chunk_costs()``, ``chunk_sizes()`` and
@@ -133,6 +137,7 @@ class ReleaseMethod:
     groups: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     group_name: str = "group"
     examples: bool = False
+    takes_outcomes: bool = False
 
 
 def _run_adhoc(X, targets, spec, params, rng) -> OptimiseResult:
@@ -204,6 +209,7 @@ REGISTRY: dict[str, ReleaseMethod] = {
                 claims=kapra.claims,
                 groups=kapra.k_groups,
                 group_name="k-group",
+                takes_outcomes=True,
                 promises=(
                     "every cell of duration class and published demographics holds at least "
                     "k series; per variable, every k-group, inside one cell, holds at least k "
@@ -301,11 +307,15 @@ def run_method(
     spec: FeatureSpec,
     rng: np.random.Generator,
     fk: int | None = None,
+    outcomes: np.ndarray | None = None,
+    ell: int = 1,
 ) -> OptimiseResult:
     """Run the method named by ``label`` on one duration class (signature in the docstring).
 
     ``fk`` (the sweep point's feature k) is passed as ``params["k"]`` to a method with
-    ``k_from_fk``; such a method without ``fk`` is a ``ConfigError``.
+    ``k_from_fk``; such a method without ``fk`` is a ``ConfigError``. ``outcomes`` (n, t), the
+    labels a labelled release publishes, and ``ell`` reach a method with ``takes_outcomes``
+    as ``params["outcomes"]`` and ``params["ell"]``.
     """
     name, params = parse_method_label(label)
     if REGISTRY[name].k_from_fk:
@@ -314,13 +324,17 @@ def run_method(
                 f"release method '{name}' takes its k from the feature k (fk): none given"
             )
         params["k"] = fk
+    if REGISTRY[name].takes_outcomes and outcomes is not None and ell > 1:
+        params["outcomes"], params["ell"] = np.asarray(outcomes), int(ell)
     return REGISTRY[name].run(X, targets, spec, params, rng)
 
 
-def _release_class(cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed: int, fk):
+def _release_class(
+    cls, targets: np.ndarray, spec: FeatureSpec, label: str, seed: int, fk, outcomes, ell
+):
     """One class through method ``label`` (module level, so worker processes can run it)."""
     rng = derive_rng(seed, label, *cls.stream)
-    return run_method(label, cls.X, targets, spec, rng, fk=fk)
+    return run_method(label, cls.X, targets, spec, rng, fk=fk, outcomes=outcomes, ell=ell)
 
 
 def _release_planned(
@@ -379,6 +393,8 @@ def apply_method(
     seed: int,
     threads: int = 1,
     fk: int | None = None,
+    outcomes: pd.DataFrame | None = None,
+    ell: int = 1,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Change every released series with method ``label``, cell by cell.
 
@@ -409,6 +425,10 @@ def apply_method(
     threads : int
     fk : int, optional
         The sweep point's feature k, the ``k`` of methods with ``k_from_fk``.
+    outcomes : DataFrame, optional
+        ``icustay_id`` and the outcome labels a labelled release publishes; with ``ell`` (config
+        ``deid.outcome_l``) given to a method with ``takes_outcomes``.
+    ell : int
 
     Returns
     -------
@@ -434,6 +454,11 @@ def apply_method(
     classes = split_cells(classes, cell_of)
     T = [class_target_matrix(targets, cls, spec) for cls in classes]
     n = len(classes)
+    if outcomes is not None and method_of(label).takes_outcomes:
+        by_key = outcomes.set_index(KEY)
+        per_unit_outcomes = [by_key.loc[cls.keys].to_numpy() for cls in classes]
+    else:
+        per_unit_outcomes = [None] * n
     if REGISTRY[parse_method_label(label)[0]].plan is not None:
         results = _release_planned(classes, T, spec, label, seed, threads)
     else:
@@ -445,6 +470,8 @@ def apply_method(
             [label] * n,
             [seed] * n,
             [fk] * n,
+            per_unit_outcomes,
+            [ell] * n,
             label=f"method {label}",
             threads=threads,
         )

@@ -14,11 +14,10 @@ deviation over both releases; the partner of a series of A is its nearest series
 (:func:`~mimic_deid.evaluate.distances.feature_distances`, ties shared as in the linkage
 attack: ``t`` equally near candidates count ``1/t`` if the true partner is among them).
 
-Pairs (:func:`release_pairs`). At every (dk, fk, heuristic) of a sweep: the releases of every
-two methods (``stays`` with ``stays``, ``ihm48`` with ``ihm48``), and the ``ihm48`` release of
-each method with its ``stays`` release. Points of a sweep with other dk or fk are releases of
-the same population too; they are not paired here (their number grows with the square of the
-sweep), which is one more reason for the README's rule: publish one release per population.
+Pairs (:func:`release_pairs`). Every two releases of the sweep: all of them are releases of
+one population, whatever their method, dk, fk or heuristic, and a recipient may hold any two.
+Their number grows with the square of the sweep (each pair is linear in the release), which is
+one more reason for the README's rule: publish one release per population.
 
 Rate. The share of A's series (those whose person is also in B) paired with their own
 series of B, with its 95 % Wilson interval; ``1 / |B|`` is what guessing achieves. For a large
@@ -144,26 +143,28 @@ def pairing_rate(
 
 
 def release_pairs(points: list[dict], releases: tuple[str, ...] = ("stays", "ihm48")) -> list:
-    """The pairs of releases :func:`pairing_rate` measures (module docstring).
+    """The pairs of releases :func:`pairing_rate` measures: every two (module docstring).
 
     Parameters
     ----------
     points : list of dict
         The sweep points (dk, fk, heuristic, method), in sweep order.
     releases : tuple of str
-        The release names; the last one is paired with the first at every point.
+        The release names; in a pair of two kinds the later kind (``ihm48``, the smaller
+        release) gives the targets.
 
     Returns
     -------
     list of ((release, point), (release, point))
-        Release A (the targets) and release B (the candidates); sweep order.
+        Release A (the targets) and release B (the candidates): first every two points of one
+        release kind, in sweep order, kind by kind; then every pair of two kinds.
     """
     out = []
-    for i, a in enumerate(points):
-        for b in points[i + 1 :]:
-            if all(a[k] == b[k] for k in ("dk", "fk", "heuristic")):
-                out += [((release, a), (release, b)) for release in releases]
-    out += [((releases[-1], p), (releases[0], p)) for p in points]
+    for release in releases:
+        out += [((release, a), (release, b)) for i, a in enumerate(points) for b in points[i + 1 :]]
+    for i, first in enumerate(releases):
+        for later in releases[i + 1 :]:
+            out += [((later, a), (first, b)) for a in points for b in points]
     return out
 
 

@@ -102,7 +102,7 @@ def sweep_row(
     pairing : DataFrame, optional
         The sweep's ``cross_release.csv``: ``pairing_stays_ihm48_pct`` (the point's ``ihm48``
         series paired with its ``stays`` series) and ``pairing_methods_max_pct`` (the highest
-        rate of the point's releases with another method's at the same dk, fk, heuristic).
+        rate of the point's releases with any release of another point of the sweep).
 
     Returns
     -------
@@ -272,7 +272,7 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("verdict_stays", "verdict (stays)"),
     ("verdict_ihm48", "verdict (ihm48)"),
     ("pairing_stays_ihm48_pct", "stays-ihm48 pairing %"),
-    ("pairing_methods_max_pct", "pairing with another method's release, max %"),
+    ("pairing_methods_max_pct", "pairing with another point's release, max %"),
     *((c, caption) for m in REGISTRY.values() for c, caption in (m.sweep_columns or {}).items()),
     ("test_roc_auc_orig_orig_all", "ROC-AUC orig./orig., all variables"),
     ("test_roc_auc_orig_orig_released", "ROC-AUC orig./orig., released variables"),
