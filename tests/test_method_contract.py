@@ -62,3 +62,12 @@ def test_every_hook_a_method_gives_has_its_partner() -> None:
             assert method.group_name != "group", method.name
         if method.sweep_columns:  # its sweep columns come from its summary
             assert method.summarise is not None, method.name
+
+
+def test_the_report_lists_each_sweep_column_once() -> None:
+    """Two methods may bring the same sweep column (KAPRA and PC-KAPRA both give
+    kp_joint_unique_pct); the overview shows it once."""
+    from mimic_deid.report.sweep import OVERVIEW_COLUMNS
+
+    columns = [c for c, _ in OVERVIEW_COLUMNS]
+    assert len(columns) == len(set(columns)) and "kp_joint_unique_pct" in columns

@@ -273,7 +273,8 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("verdict_ihm48", "verdict (ihm48)"),
     ("pairing_stays_ihm48_pct", "stays-ihm48 pairing %"),
     ("pairing_methods_max_pct", "pairing with another point's release, max %"),
-    *((c, caption) for m in REGISTRY.values() for c, caption in (m.sweep_columns or {}).items()),
+    # the methods' own columns, each once (two methods may share one)
+    *{c: cap for m in REGISTRY.values() for c, cap in (m.sweep_columns or {}).items()}.items(),
     ("test_roc_auc_orig_orig_all", "ROC-AUC orig./orig., all variables"),
     ("test_roc_auc_orig_orig_released", "ROC-AUC orig./orig., released variables"),
     *(
