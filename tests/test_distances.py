@@ -7,7 +7,6 @@ import pytest
 
 from mimic_deid.evaluate.distances import (
     feature_distances,
-    pair_series_distances,
     series_distances,
 )
 
@@ -83,10 +82,6 @@ def test_series_distances_match_loop(offset):
     np.testing.assert_array_equal(cnt, ref_cnt)
     assert got[5, 2] == 0.0
     assert np.isnan(got[7]).all()
-
-    d_pairs, c_pairs = pair_series_distances(Xa, Xb, np.array([5, 1, 7]), np.array([2, 4, 0]))
-    np.testing.assert_allclose(d_pairs, [ref[5, 2], ref[1, 4], np.nan], rtol=1e-12)
-    np.testing.assert_array_equal(c_pairs, [ref_cnt[5, 2], ref_cnt[1, 4], 0])
 
 
 def test_series_self_distance_exactly_zero_and_symmetric():

@@ -341,3 +341,18 @@ def test_real_source_run_keeps_the_seed_owner_only(tmp_path):
 
 # The report of a run without the comparators (stages: [series]) is built and checked by
 # tests/test_workflow.py::test_interrupted_run_resumes_to_identical_outputs.
+
+
+def test_the_slurm_profile_sets_resources_of_rules_that_exist():
+    """A renamed rule would silently lose its cluster memory and time (it did: `optimise`)."""
+    import re
+
+    import yaml
+
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    rules = {
+        m.group(1)
+        for f in (ROOT / "workflow" / "rules").glob("*.smk")
+        for m in re.finditer(r"^rule (\w+):", f.read_text(), re.M)
+    }
+    assert set(profile["set-resources"]) <= rules, sorted(set(profile["set-resources"]) - rules)

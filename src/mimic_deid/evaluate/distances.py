@@ -276,43 +276,6 @@ def _direct_sq(
     return out
 
 
-def pair_series_distances(
-    X_a: np.ndarray, X_b: np.ndarray, ii: np.ndarray, jj: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Masked distances and compared-value counts of selected pairs only.
-
-    Parameters
-    ----------
-    X_a : ndarray, shape (n, L, D)
-    X_b : ndarray, shape (n2, L, D)
-    ii, jj : ndarray of int, shape (p,)
-        Pair ``p`` compares ``X_a[ii[p]]`` with ``X_b[jj[p]]``.
-
-    Returns
-    -------
-    d : ndarray, shape (p,)
-        Euclidean distance over the values non-null in both (NaN if none), series units.
-    counts : ndarray of int64, shape (p,)
-        Number of (record, dimension) values compared.
-    """
-    Xa = np.asarray(X_a, dtype=np.float64)
-    Xb = np.asarray(X_b, dtype=np.float64)
-    A = Xa.reshape(Xa.shape[0], -1)
-    B = Xb.reshape(Xb.shape[0], -1)
-    ii = np.asarray(ii, dtype=np.int64)
-    jj = np.asarray(jj, dtype=np.int64)
-    d = np.empty(ii.shape[0], dtype=np.float64)
-    counts = np.empty(ii.shape[0], dtype=np.int64)
-    step = _rows_per_block(A.shape[1], BLOCK_ELEMENTS)
-    for s in range(0, ii.shape[0], step):
-        diff = A[ii[s : s + step]] - B[jj[s : s + step]]
-        counts[s : s + step] = (~np.isnan(diff)).sum(axis=1)
-        np.square(diff, out=diff)
-        d[s : s + step] = np.sqrt(np.nansum(diff, axis=1))
-    d[counts == 0] = np.nan
-    return d, counts
-
-
 def _series_pair(X_a: np.ndarray, X_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Xa = np.asarray(X_a, dtype=np.float64)
     Xb = np.asarray(X_b, dtype=np.float64)

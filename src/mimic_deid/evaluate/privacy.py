@@ -409,10 +409,6 @@ def baseline_disagreement(
         The disagreement's series distance (:data:`SERIES_DISTANCES`).
     dtw_window : int or None
         The DTW band (:func:`evaluate_class`).
-    demographics : DataFrame, optional
-        ``pseudonym`` and the published demographics (the release index's columns): every
-        attacker knows a target's and links it only among the series publishing the same
-        (:func:`evaluate_class`'s ``cells``). None or no column: none published.
 
     Returns
     -------
