@@ -15,7 +15,8 @@ For every duration class the attacker's view is compared with the truth:
 
 The *baseline* is the same evaluation of the original series released unchanged.
 
-Memory and work per class (:func:`evaluate_class`). The two series-distance matrices a class
+Memory and work per class (:func:`evaluate_class`, over the evaluators and the blocked kernel
+of :mod:`mimic_deid.evaluate.evaluators`). The two series-distance matrices a class
 needs (original vs released, original vs original) are each computed once and shared by the
 disagreement and by both attackers' linkage attacks on both sides; everything is computed a
 block of ``block_rows`` target series at a time (all of a target's quantities are local to its
@@ -41,23 +42,21 @@ from mimic_deid.evaluate.disagreement import (
     check_class,
     class_std,
     disagreement_from_distances,
-    disagreement_rows,
-    summarise_curve_matrix,
 )
 from mimic_deid.evaluate.distances import (
     ROW_CHUNK,
-    dtw_distances,
     feature_distances,
     safe_scale,
     series_centre,
-    series_distances,
 )
-from mimic_deid.evaluate.linkage import (
-    aggregate_linkage,
-    finish_score,
-    linkage_header,
-    score_rows,
+from mimic_deid.evaluate.evaluators import (
+    Block,
+    ClassSeries,
+    Disagreement,
+    Linkage,
+    disagreement_distances,
 )
+from mimic_deid.evaluate.linkage import aggregate_linkage
 from mimic_deid.seeding import derive_rng
 
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
@@ -152,25 +151,6 @@ def _check_dtw_window(window: int | None) -> int | None:
     return None if window is None else int(window)
 
 
-def _disagreement_distances(
-    X_a: np.ndarray,
-    X_b: np.ndarray,
-    series_distance: str,
-    dtw_window: int | None,
-    euclidean: np.ndarray | None = None,
-    centre: np.ndarray | None = None,
-) -> np.ndarray:
-    """The disagreement's ``d_S`` between the series of ``X_a`` and ``X_b``, shape (n, n2).
-
-    ``euclidean``: their Euclidean distances when already computed; ``centre``: as in
-    :func:`~mimic_deid.evaluate.distances.series_distances`.
-    """
-    if series_distance == "dtw":
-        return dtw_distances(X_a, X_b, window=dtw_window)
-    d = series_distances(X_a, X_b, centre=centre) if euclidean is None else euclidean
-    return d / max(X_a.shape[1], 1) if series_distance == "per_record" else d
-
-
 def evaluate_class(
     F_orig: np.ndarray,
     F_rel: np.ndarray,
@@ -240,6 +220,8 @@ def evaluate_class(
     attackers = dict(attackers or {})
     errors = tuple(float(e) for e in errors)
     same = X_rel is X_orig
+    if same:
+        X_r = X_o  # the baseline: one array, so the kernel shares its distances
     centre_rel = series_centre(X_o, X_r)
     centre_base = centre_rel if same else series_centre(X_o, X_o)
     f_scale = None
@@ -249,73 +231,24 @@ def evaluate_class(
         dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
         X_os, X_rs = X_o / dim_scale, X_r / dim_scale
         centre_dis = series_centre(X_os, X_rs)
-    knowledge = {}
-    for name, (F_k, F_kr, rng) in attackers.items():
-        F_k = np.asarray(F_k, dtype=np.float64)
-        z = np.random.default_rng(rng).standard_normal(F_k.shape)
-        sides = {"baseline": F_k, "release": np.asarray(F_kr, dtype=np.float64)}
-        known = [F_k * (1.0 + e * z) for e in errors]
-        knowledge[name] = (sides, known, class_std(F_k, axis=0))
-    keys = ("auc", "first_threshold", "first_disagreement", "t_max", "n_reachable")
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
-    curves = np.empty((n, n))
-    scores = {
-        name: {side: [[] for _ in errors] for side in ("baseline", "release")} for name in attackers
+    series = ClassSeries(
+        X_o, X_r, centre_rel, centre_base, X_os, X_rs, centre_dis, series_distance, dtw_window,
+        # the Euclidean distance of the unscaled series is shared by the linkage attack's
+        # reconstruction error and (without standardise) the Euclidean disagreement
+        shared=series_distance != "dtw" and not standardise,
+    )  # fmt: skip
+    disagreement = Disagreement(F_o, F_r, f_scale, column_block=block_rows)
+    linkages = {
+        name: Linkage(F_k, F_kr, rng, errors, TOP, cells)
+        for name, (F_k, F_kr, rng) in attackers.items()
     }
-    # The Euclidean distance of the unscaled series is shared by the linkage attack's
-    # reconstruction error and (without standardise) the Euclidean disagreement.
-    shared = series_distance != "dtw" and not standardise
+    evaluators = [disagreement, *linkages.values()]
     for s in range(0, n, block_rows):
-        rows = slice(s, min(n, s + block_rows))
-        rms = {}
-        d_rel = None
-        if attackers or shared:
-            d_rel, c_rel = series_distances(X_o[rows], X_r, return_counts=True, centre=centre_rel)
-        if attackers:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                rms["release"] = d_rel / np.sqrt(c_rel)
-                if same:
-                    rms["baseline"] = rms["release"]
-                else:
-                    d_b, c_b = series_distances(
-                        X_o[rows], X_o, return_counts=True, centre=centre_base
-                    )
-                    rms["baseline"] = d_b / np.sqrt(c_b)
-                    del d_b, c_b
-        ds = _disagreement_distances(
-            X_os[rows],
-            X_rs,
-            series_distance,
-            dtw_window,
-            euclidean=d_rel if shared else None,
-            centre=centre_dis,
-        )
-        out = disagreement_rows(feature_distances(F_o[rows], F_r, f_scale), ds, curves[rows])
-        del ds, d_rel
-        for k, v in zip(keys, out[:5], strict=True):
-            parts[k].append(v)
-        for name, (sides, known, scale) in knowledge.items():
-            for side, F_side in sides.items():
-                for i, K in enumerate(known):
-                    d_f = feature_distances(K[rows], F_side, scale)
-                    if cells is not None:  # only the series showing the target's demographics
-                        d_f[cells[rows, None] != cells[None, :]] = np.inf
-                    scores[name][side][i].append(score_rows(d_f, rms[side], s, TOP))
-    per_row = {k: np.concatenate(v) if v else np.empty(0) for k, v in parts.items()}
-    summary = summarise_curve_matrix(curves, per_row["n_reachable"], column_block=block_rows)
-    linkage = {
-        name: {
-            side: {
-                **linkage_header(n, True, TOP),
-                "by_error": [
-                    finish_score(blocks, e, TOP)
-                    for blocks, e in zip(scores[name][side], errors, strict=True)
-                ],
-            }
-            for side in ("baseline", "release")
-        }
-        for name in attackers
-    }
+        block = Block(series, slice(s, min(n, s + block_rows)))
+        for evaluator in evaluators:
+            evaluator.block(block)
+    per_row, summary = disagreement.finish()
+    linkage = {name: attack.finish() for name, attack in linkages.items()}
     return per_row, summary, linkage
 
 
@@ -357,7 +290,7 @@ def class_curves(
         scale = class_std(F_o, axis=0)
         dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
         X_o, X_r = X_o / dim_scale, X_r / dim_scale
-    DS = _disagreement_distances(X_o, X_r, series_distance, dtw_window)
+    DS = disagreement_distances(X_o, X_r, series_distance, dtw_window)
     return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
 
 

@@ -1,0 +1,238 @@
+"""Evaluators of one duration class over one blocked distance kernel (seed §5.2-§5.3).
+
+The privacy evaluation of a class (:func:`~mimic_deid.evaluate.privacy.evaluate_class`) walks
+the class a block of target series at a time. For each block, :class:`Block` is the *kernel*:
+the series distances every evaluator may need (original targets against the released series,
+against the original series, and the disagreement's own distance), each computed at most once
+per block and only if an evaluator asks for it. An *evaluator* is anything with
+
+    block(b: Block) -> None     take one block's share (its rows are ``b.rows``)
+    finish() -> result          the class's result, once every block was given
+
+and results never depend on the block size. Two kinds exist: :class:`Disagreement` (the
+disagreement curves of seed §5.2) and :class:`Linkage` (one attacker's linkage attack, seed
+§5.3, on both sides: the original series released unchanged, and the release). A new attacker
+is one more :class:`Linkage` (or a new class with the same two methods), not an edit of the loop.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mimic_deid.evaluate.disagreement import (
+    class_std,
+    disagreement_rows,
+    summarise_curve_matrix,
+)
+from mimic_deid.evaluate.distances import (
+    dtw_distances,
+    feature_distances,
+    series_distances,
+)
+from mimic_deid.evaluate.linkage import finish_score, linkage_header, score_rows
+
+__all__ = ["SIDES", "Block", "ClassSeries", "Disagreement", "Linkage", "disagreement_distances"]
+
+#: The two sides of every attack: the original series released unchanged, and the release.
+SIDES = ("baseline", "release")
+#: Per-row results of the disagreement (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`).
+_ROW_KEYS = ("auc", "first_threshold", "first_disagreement", "t_max", "n_reachable")
+
+
+@dataclass(frozen=True)
+class ClassSeries:
+    """What the kernel computes distances of, for one class.
+
+    Attributes
+    ----------
+    X_o, X_r : ndarray, shape (n, L, D)
+        Original and released series (``X_r is X_o`` for the baseline).
+    centre_rel, centre_base : ndarray
+        Column centres of the original-released and original-original distances
+        (:func:`~mimic_deid.evaluate.distances.series_centre`).
+    X_os, X_rs, centre_dis : ndarray
+        The series (and centre) the disagreement's distance uses (scaled with ``standardise``).
+    series_distance : str
+        ``euclidean``, ``per_record`` or ``dtw``.
+    dtw_window : int or None
+    shared : bool
+        The disagreement's distance is the plain Euclidean one, shared with the linkage
+        attack's reconstruction error.
+    """
+
+    X_o: np.ndarray
+    X_r: np.ndarray
+    centre_rel: np.ndarray
+    centre_base: np.ndarray
+    X_os: np.ndarray
+    X_rs: np.ndarray
+    centre_dis: np.ndarray
+    series_distance: str
+    dtw_window: int | None
+    shared: bool
+
+    @property
+    def same(self) -> bool:
+        return self.X_r is self.X_o
+
+
+def disagreement_distances(
+    X_a: np.ndarray,
+    X_b: np.ndarray,
+    series_distance: str,
+    dtw_window: int | None,
+    euclidean: np.ndarray | None = None,
+    centre: np.ndarray | None = None,
+) -> np.ndarray:
+    """The disagreement's ``d_S`` between the series of ``X_a`` and ``X_b``, shape (n, n2).
+
+    ``euclidean``: their Euclidean distances when already computed; ``centre``: as in
+    :func:`~mimic_deid.evaluate.distances.series_distances`.
+    """
+    if series_distance == "dtw":
+        return dtw_distances(X_a, X_b, window=dtw_window)
+    d = series_distances(X_a, X_b, centre=centre) if euclidean is None else euclidean
+    return d / max(X_a.shape[1], 1) if series_distance == "per_record" else d
+
+
+class Block:
+    """The blocked distance kernel: the distances of the targets ``rows`` of one class.
+
+    Every quantity is computed on first use and kept for the block's other evaluators.
+    """
+
+    def __init__(self, series: ClassSeries, rows: slice) -> None:
+        self.series = series
+        self.rows = rows
+        self.start = rows.start
+        self._rms: dict[str, np.ndarray] = {}
+
+    @functools.cached_property
+    def euclidean(self) -> tuple[np.ndarray, np.ndarray]:
+        """Original targets against every released series: distances and compared values."""
+        c = self.series
+        return series_distances(c.X_o[self.rows], c.X_r, return_counts=True, centre=c.centre_rel)
+
+    def rms(self, side: str) -> np.ndarray:
+        """Per-value RMS distance of the targets to every series of ``side``, (b, n)."""
+        if side == "baseline" and self.series.same:
+            side = "release"
+        if side not in self._rms:
+            c = self.series
+            if side == "release":
+                d, counts = self.euclidean
+            else:
+                d, counts = series_distances(
+                    c.X_o[self.rows], c.X_o, return_counts=True, centre=c.centre_base
+                )
+            with np.errstate(invalid="ignore", divide="ignore"):
+                self._rms[side] = d / np.sqrt(counts)
+        return self._rms[side]
+
+    @functools.cached_property
+    def disagreement(self) -> np.ndarray:
+        """The disagreement's series distance ``d_S`` of the targets, (b, n)."""
+        c = self.series
+        return disagreement_distances(
+            c.X_os[self.rows],
+            c.X_rs,
+            c.series_distance,
+            c.dtw_window,
+            euclidean=self.euclidean[0] if c.shared else None,
+            centre=c.centre_dis,
+        )
+
+
+class Disagreement:
+    """The disagreement curves of a class (seed §5.2), ranked by the features ``F_o``/``F_r``.
+
+    ``finish()`` gives ``(per_row, summary)``: the per-target
+    :class:`~mimic_deid.evaluate.disagreement.DisagreementResult` columns and
+    :func:`~mimic_deid.evaluate.disagreement.summarise_curve_matrix` of the ``n x n`` curves,
+    the only class-sized array the evaluation holds.
+    """
+
+    def __init__(
+        self, F_o: np.ndarray, F_r: np.ndarray, f_scale: np.ndarray | None, column_block: int
+    ) -> None:
+        self.F_o, self.F_r, self.f_scale = F_o, F_r, f_scale
+        self.curves = np.empty((F_o.shape[0], F_o.shape[0]))
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in _ROW_KEYS}
+        self.column_block = column_block
+
+    def block(self, b: Block) -> None:
+        d_f = feature_distances(self.F_o[b.rows], self.F_r, self.f_scale)
+        out = disagreement_rows(d_f, b.disagreement, self.curves[b.rows])
+        for key, values in zip(_ROW_KEYS, out[:5], strict=True):
+            self.parts[key].append(values)
+
+    def finish(self) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+        per_row = {k: np.concatenate(v) if v else np.empty(0) for k, v in self.parts.items()}
+        summary = summarise_curve_matrix(
+            self.curves, per_row["n_reachable"], column_block=self.column_block
+        )
+        return per_row, summary
+
+
+class Linkage:
+    """One attacker's linkage attack on both sides (seed §5.3).
+
+    Parameters
+    ----------
+    F_known, F_released : ndarray, shape (n, m)
+        The attacker's original features (its knowledge before the error) and the same
+        features of the released series.
+    rng : numpy.random.Generator
+        Draws its estimation noise, one standard normal per feature value, shared by every
+        error and both sides (so before and after are paired).
+    errors : sequence of float
+        Relative estimation errors.
+    top : tuple of int
+        Ranks of the success rates.
+    cells : ndarray, shape (n,), optional
+        Published demographics, coded: the attacker links a target only among the series
+        that publish its own (:mod:`mimic_deid.deid.demographics`).
+    """
+
+    def __init__(
+        self,
+        F_known: np.ndarray,
+        F_released: np.ndarray,
+        rng: np.random.Generator,
+        errors: Sequence[float],
+        top: tuple[int, ...],
+        cells: np.ndarray | None = None,
+    ) -> None:
+        F_k = np.asarray(F_known, dtype=np.float64)
+        z = np.random.default_rng(rng).standard_normal(F_k.shape)
+        self.sides = {"baseline": F_k, "release": np.asarray(F_released, dtype=np.float64)}
+        self.errors = tuple(errors)
+        self.known = [F_k * (1.0 + e * z) for e in self.errors]
+        self.scale = class_std(F_k, axis=0)
+        self.top, self.cells, self.n = top, cells, F_k.shape[0]
+        self.scores = {side: [[] for _ in self.errors] for side in SIDES}
+
+    def block(self, b: Block) -> None:
+        for side, F_side in self.sides.items():
+            for i, K in enumerate(self.known):
+                d_f = feature_distances(K[b.rows], F_side, self.scale)
+                if self.cells is not None:  # only the series showing the target's demographics
+                    d_f[self.cells[b.rows, None] != self.cells[None, :]] = np.inf
+                self.scores[side][i].append(score_rows(d_f, b.rms(side), b.start, self.top))
+
+    def finish(self) -> dict:
+        return {
+            side: {
+                **linkage_header(self.n, True, self.top),
+                "by_error": [
+                    finish_score(blocks, e, self.top)
+                    for blocks, e in zip(self.scores[side], self.errors, strict=True)
+                ],
+            }
+            for side in SIDES
+        }
