@@ -71,3 +71,15 @@ def require_int(value: Any, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
         raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+def require_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
+    """``value`` if it is one of ``choices``; ``ConfigError`` otherwise.
+
+    The message names the parameter ``name`` (e.g. ``"series distance
+    (evaluate/series_distance)"``), the choices and the value given.
+    """
+    choices = list(choices)
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {choices}, got {value!r}")
+    return value

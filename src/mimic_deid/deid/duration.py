@@ -38,7 +38,12 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, InputDataError, require_columns, require_int
+from mimic_deid.errors import (
+    InputDataError,
+    require_choice,
+    require_columns,
+    require_int,
+)
 from mimic_deid.logs import get_logger
 
 log = get_logger(__name__)
@@ -49,12 +54,7 @@ DURATION_METHODS: tuple[str, ...] = ("greedy", "algorithm3")
 
 
 def _check_method(method: str) -> str:
-    if method not in DURATION_METHODS:
-        raise ConfigError(
-            f"duration method (duration/method) must be one of {list(DURATION_METHODS)}, "
-            f"got {method!r}"
-        )
-    return method
+    return require_choice(method, DURATION_METHODS, "duration method (duration/method)")
 
 
 def _check_k(k: int, name: str = "k") -> int:

@@ -36,7 +36,7 @@ import pandas as pd
 
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
-from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.errors import ConfigError, InputDataError, require_choice
 from mimic_deid.evaluate.disagreement import (
     DisagreementResult,
     check_class,
@@ -131,12 +131,7 @@ def _check_block_rows(block_rows: int) -> int:
 
 def check_series_distance(name: str) -> str:
     """``name`` if it is one of :data:`SERIES_DISTANCES`, else a ConfigError naming the parameter."""
-    if name not in SERIES_DISTANCES:
-        raise ConfigError(
-            f"series distance (evaluate/series_distance) must be one of {list(SERIES_DISTANCES)}, "
-            f"got {name!r}"
-        )
-    return name
+    return require_choice(name, SERIES_DISTANCES, "series distance (evaluate/series_distance)")
 
 
 def _check_dtw_window(window: int | None) -> int | None:

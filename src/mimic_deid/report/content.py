@@ -39,7 +39,7 @@ from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
 from mimic_deid.deid.features import feature_spec
 from mimic_deid.deid.tuning import TUNED_METHODS
-from mimic_deid.errors import ConfigError
+from mimic_deid.errors import ConfigError, require_choice
 from mimic_deid.evaluate.disagreement import class_std
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.privacy import DTW_WINDOW, class_curves, released_by_key
@@ -928,8 +928,7 @@ ITEMS += (
 
 
 def _check_audience(audience: str) -> None:
-    if audience not in AUDIENCES:
-        raise ConfigError(f"report audience must be one of {list(AUDIENCES)}, got {audience!r}")
+    require_choice(audience, AUDIENCES, "report audience")
 
 
 def report_items(audience: str) -> tuple[ReportItem, ...]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, InputDataError, require_columns
+from mimic_deid.errors import ConfigError, InputDataError, require_choice, require_columns
 
 __all__ = [
     "CAREUNITS",
@@ -113,11 +113,7 @@ class EventLog:
 
 
 def _check_mode(missing_times: str) -> None:
-    if missing_times not in MISSING_TIMES:
-        raise ConfigError(
-            f"sequences: parameter 'missing_times' must be one of {list(MISSING_TIMES)}, "
-            f"got {missing_times!r}"
-        )
+    require_choice(missing_times, MISSING_TIMES, "sequences: parameter 'missing_times'")
 
 
 def _require_rows(df: pd.DataFrame, table: str, what: str = "") -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, ReleaseCheckError
+from mimic_deid.errors import ReleaseCheckError, require_choice
 from mimic_deid.logs import Progress, get_logger
 from mimic_deid.seeding import derive_rng
 from mimic_deid.sequences.events import EventLog, check_log
@@ -84,10 +84,7 @@ class Settings:
     metric_sample: int = 1000
 
     def __post_init__(self) -> None:
-        if self.mechanism not in MECHANISMS:
-            raise ConfigError(
-                f"sequences: mechanism must be one of {list(MECHANISMS)}, got {self.mechanism!r}"
-            )
+        require_choice(self.mechanism, MECHANISMS, "sequences: mechanism")
         check_epsilon(self.epsilon)
 
 

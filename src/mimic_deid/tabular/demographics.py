@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, require_columns
+from mimic_deid.errors import ConfigError, require_choice, require_columns
 from mimic_deid.sources import tables
 from mimic_deid.sources.extract import small_table_to_arrow
 from mimic_deid.tabular.hierarchy import MISSING
@@ -143,10 +143,7 @@ def demographics(
         raise ConfigError(f"parameter 'procedures' must be an integer >= 0, got {n_procedures!r}")
     if not yob_sd > 0:
         raise ConfigError(f"parameter 'yob_sd' must be > 0, got {yob_sd!r}")
-    if missing not in MISSING_RULES:
-        raise ConfigError(
-            f"parameter 'missing' must be one of {list(MISSING_RULES)}, got {missing!r}"
-        )
+    require_choice(missing, MISSING_RULES, "parameter 'missing'")
     base = first_admissions(patients, admissions)
     base["yob"] = np.rint(rng.normal(yob_mean, yob_sd, len(base))).astype(np.int64)
     cols = ["subject_id", "hadm_id", *DEMOGRAPHIC_QIS]

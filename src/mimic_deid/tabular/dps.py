@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.errors import ConfigError, require_choice
 from mimic_deid.tabular.anonymity import check_k, check_max_sup, node_classes, suppression_budget
 from mimic_deid.tabular.hierarchy import Encoded
 from mimic_deid.tabular.lattice import Lattice
@@ -297,8 +297,7 @@ def selection_probabilities(
     mode : {"suppression", "kanonymity"}
     eps_prime : float
     """
-    if mode not in PENALTY_MODES:
-        raise ConfigError(f"parameter 'mode' must be one of {list(PENALTY_MODES)}, got {mode!r}")
+    require_choice(mode, PENALTY_MODES, "parameter 'mode'")
     if not factor >= 0:
         raise ConfigError(f"parameter 'penalty' must be >= 0, got {factor!r}")
     if mode == "suppression":

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.errors import ConfigError, require_choice
 from mimic_deid.tabular.anonymity import node_classes
 from mimic_deid.tabular.hierarchy import Encoded
 
@@ -29,9 +29,7 @@ METRICS = ("prec", "dm_star", "entropy")
 
 def check_metric(metric: object, name: str = "metric") -> str:
     """``metric`` if it is one of :data:`METRICS`, else ``ConfigError`` naming ``name``."""
-    if metric not in METRICS:
-        raise ConfigError(f"parameter '{name}' must be one of {list(METRICS)}, got {metric!r}")
-    return str(metric)
+    return str(require_choice(metric, METRICS, f"parameter '{name}'"))
 
 
 def _column_entropy(enc: Encoded) -> list[np.ndarray]:
