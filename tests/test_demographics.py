@@ -236,3 +236,24 @@ def test_the_attacker_who_knows_the_demographics_looks_only_inside_the_cell() ->
     _, _, knowing = evaluate_class(F, F, X, X, cells=np.array([0, 1]), **kwargs)
     assert blind["strong"]["release"]["by_error"][0]["top1"] == 0.5
     assert knowing["strong"]["release"]["by_error"][0]["top1"] == 1.0
+
+
+def test_a_demographic_without_a_hierarchy_stops_the_run_before_any_job(tmp_path) -> None:
+    from workflow_helpers import prepare, snakemake
+
+    from mimic_deid.deid.demographics import check_release_config
+
+    flat = tmp_path / "h.yaml"
+    flat.write_text("gender:\n  steps:\n    - suppress: Gender\n")
+    with pytest.raises(ConfigError) as err:
+        check_release_config({"demographics": ["age", "gender"], "hierarchies": str(flat)})
+    assert str(err.value) == (
+        f"release.demographics: 'age' has no hierarchy in {flat}; the file defines ['gender']"
+    )
+    config = prepare(tmp_path / "run", {"release": {"hierarchies": str(flat)}})
+    proc = snakemake(tmp_path / "run", "-n", config=config, check=False)
+    assert proc.returncode == 1
+    assert (
+        f"mimic-deid: invalid configuration: release.demographics: 'age' has no hierarchy in "
+        f"{flat}; the file defines ['gender']"
+    ) in proc.stderr.splitlines()

@@ -15,6 +15,7 @@ from mimic_deid.deid import (
     released_variables,
     tuning_labels,
 )
+from mimic_deid.deid.demographics import check_release_config
 from mimic_deid.deid.tuning import TUNED_METHODS, TUNING_GRID_METHOD
 from mimic_deid.deid.methods import REGISTRY, method_labels, method_of
 from mimic_deid.errors import ConfigError, MimicDeidError
@@ -33,6 +34,8 @@ try:
     check_config_files(workflow.configfiles)
     # Coerces --config strings, fills the schema's defaults, checks cross-field rules.
     validate_config(config, workflow.source_path("../../config/schema.yaml"))
+    # the published demographics' hierarchies, before any job reads them
+    check_release_config(config["release"])
 except ConfigError as exc:
     # One line naming the parameter, no traceback, before any job runs.
     print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)

@@ -39,11 +39,13 @@ import pandas as pd
 from mimic_deid.cohort import STAY_DEMOGRAPHICS
 from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import ConfigError, InputDataError, require_columns
-from mimic_deid.tabular.hierarchy import Hierarchy, encode
+from mimic_deid.tabular.hierarchy import Hierarchy, encode, load_hierarchies
 
 __all__ = [
     "FLOORS",
     "DemographicCodes",
+    "check_hierarchies",
+    "check_release_config",
     "demographic_cells",
     "encode_demographics",
 ]
@@ -109,6 +111,42 @@ class DemographicCodes:
         }
 
 
+def check_hierarchies(columns: Sequence[str], hierarchies: Mapping, source: str = "") -> None:
+    """Every published demographic is known and has a hierarchy with a publishable level.
+
+    Run at start-up on the config (:func:`check_release_config`) and again on encoding.
+    ``ConfigError`` names the demographic, the hierarchies file (``source``) and what is
+    missing.
+    """
+    unknown = [c for c in columns if c not in STAY_DEMOGRAPHICS]
+    if unknown:
+        raise ConfigError(
+            f"release.demographics: unknown demographic(s) {unknown}; expected a subset of "
+            f"{list(STAY_DEMOGRAPHICS)}"
+        )
+    where = f" in {source}" if source else ""
+    for col in columns:
+        if col not in hierarchies:
+            raise ConfigError(
+                f"release.demographics: '{col}' has no hierarchy{where}; the file defines "
+                f"{sorted(hierarchies)}"
+            )
+        if len(hierarchies[col]) < FLOORS.get(col, 0):
+            raise ConfigError(
+                f"hierarchy '{col}': {len(hierarchies[col])} step(s), but '{col}' is published "
+                f"only at level {FLOORS[col]} or above; add a generalisation step"
+            )
+
+
+def check_release_config(release: Mapping) -> None:
+    """Start-up check of the config's ``release`` section: its hierarchies file reads and
+    covers every published demographic (:func:`check_hierarchies`)."""
+    columns = list(release.get("demographics") or [])
+    if columns:
+        source = str(release["hierarchies"])
+        check_hierarchies(columns, load_hierarchies(source), source)
+
+
 def encode_demographics(
     demographics: pd.DataFrame, columns: Sequence[str], hierarchies: Mapping
 ) -> DemographicCodes:
@@ -132,22 +170,11 @@ def encode_demographics(
         A column is missing, or a value is covered by no step of its hierarchy (the row is
         named, the value never shown).
     """
-    unknown = [c for c in columns if c not in STAY_DEMOGRAPHICS]
-    if unknown:
-        raise ConfigError(
-            f"release.demographics: unknown demographic(s) {unknown}; expected a subset of "
-            f"{list(STAY_DEMOGRAPHICS)}"
-        )
+    check_hierarchies(columns, hierarchies)
     require_columns(demographics, [KEY, *columns], "demographics table")
     table = demographics.sort_values(KEY, kind="stable").reset_index(drop=True)
     enc = encode(table, list(columns), hierarchies, "demographics table")
     floors = np.array([FLOORS.get(c, 0) for c in columns], dtype=np.int64)
-    for col, h, f in zip(columns, enc.hierarchies, floors, strict=True):
-        if h.height < f:
-            raise ConfigError(
-                f"hierarchy '{col}': {h.height} step(s), but '{col}' is published only at "
-                f"level {f} or above; add a generalisation step"
-            )
     return DemographicCodes(
         tuple(columns), table[KEY].to_numpy(dtype=np.int64), enc.codes, enc.hierarchies, floors
     )
