@@ -1,0 +1,37 @@
+"""The suite's scheduling: the longest test files start first.
+
+The suite runs on every core, one test file per worker (``-n auto --dist loadfile``).
+pytest-xdist hands out the files with the most tests first, so a long file of one test (the
+SLURM run, about 8 minutes of mostly waiting for the scheduler) would run last and alone while
+the other workers idle. With xdist loaded (not under ``-p no:xdist``), a plugin moves the files
+of :data:`FIRST` to the front of the queue, so they run beside the others
+(benchmarks/README, "Test suite wall time").
+"""
+
+from __future__ import annotations
+
+#: Test files that start first, longest first (measured on the 2-core machine).
+FIRST = ("tests/test_slurm.py", "tests/test_demo_preset.py")
+
+
+class _LongestFirst:
+    """The xdist hook, registered only when xdist is there (its hook is unknown otherwise)."""
+
+    def pytest_xdist_make_scheduler(self, config, log):
+        from xdist.scheduler import LoadFileScheduling
+
+        class LongestFirst(LoadFileScheduling):
+            def _assign_work_unit(self, node) -> None:
+                for scope in reversed(FIRST):
+                    if scope in self.workqueue:
+                        self.workqueue.move_to_end(scope, last=False)
+                super()._assign_work_unit(node)
+
+        if config.getvalue("dist") != "loadfile":
+            return None  # another distribution mode: xdist's own scheduler
+        return LongestFirst(config, log)
+
+
+def pytest_configure(config) -> None:
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_LongestFirst(), "mimic-deid-longest-first")
