@@ -22,16 +22,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import platform
 import re
 import shutil
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
+from common import machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
@@ -113,11 +112,10 @@ def main() -> int:
     a, b = digests(local), digests(cluster)
     differ = sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p))
     record = {
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        **machine_info(),
         "commit": subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
         ).stdout.strip(),
-        "machine": f"{platform.machine()}, {platform.python_version()}",
         "subjects": args.subjects,
         "cores": args.cores,
         "local_wall_seconds": round(local_wall, 1),
