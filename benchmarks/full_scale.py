@@ -1,9 +1,15 @@
-"""Full-scale run: the whole workflow on a MIMIC-III-size synthetic database, one sweep point.
+"""Full-scale run: the whole workflow on a MIMIC-III-size synthetic database.
 
-Runs real `snakemake` in a work directory with a config override, then tabulates the
-per-job records Snakemake's `benchmark:` directives wrote (wall time, peak RSS) by stage.
+Runs real `snakemake` (``rule all``: every stage, every default release method) in a work
+directory whose config is the shipped default with only the source size changed, then
+tabulates the per-job records Snakemake's `benchmark:` directives wrote (wall time, CPU time,
+peak RSS) and the costliest jobs.
 
     python benchmarks/full_scale.py --subjects 46520 --cores 2
+    python benchmarks/full_scale.py --point genetic     # the earlier one-point record
+
+``--point genetic`` replaces the method list by the default genetic point alone (the record of
+2026-11-22).
 
 Writes benchmarks/results/full_scale.json and prints a Markdown table for
 benchmarks/README.md. The work directory (default benchmarks/work/full) is git-ignored.
@@ -50,16 +56,29 @@ def stage_table(workdir: Path) -> pd.DataFrame:
             {
                 "job": str(rel.with_suffix("")),
                 "seconds": float(record["s"]),
-                "max_rss_mb": float(record["max_rss"]) if record["max_rss"] != "-" else None,
+                "cpu_seconds": _number(record.get("cpu_time", "-")),
+                "max_rss_mb": _number(record["max_rss"]),
+                "mtime": tsv.stat().st_mtime,
             }
         )
     return pd.DataFrame(rows)
+
+
+def _number(value) -> float | None:
+    """A benchmark record's field as a float; Snakemake writes ``-`` when it has none."""
+    return None if value == "-" or pd.isna(value) else float(value)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subjects", type=int, default=46520)
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument(
+        "--point",
+        choices=("default", "genetic"),
+        default="default",
+        help="default: the shipped config (rule all); genetic: the default genetic point only",
+    )
     parser.add_argument("--workdir", type=Path, default=ROOT / "benchmarks" / "work" / "full")
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "full_scale.json"
@@ -74,7 +93,8 @@ def main() -> int:
     # defaults, and the point must replace the default optimiser list, not extend it.
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     config["source"]["synthetic"] = {"subjects": args.subjects, "seed": 1}
-    config["deid"].update(POINT["deid"])
+    if args.point == "genetic":
+        config["deid"].update(POINT["deid"])
     (args.workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
     cmd = [
@@ -87,6 +107,7 @@ def main() -> int:
         str(args.workdir),
     ]
     cmd += ["--cores", str(args.cores), "--rerun-incomplete"]
+    started_at = time.time()
     start = time.monotonic()
     with open(args.workdir / "snakemake.log", "w") as log:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
@@ -96,12 +117,22 @@ def main() -> int:
         return proc.returncode
 
     jobs = stage_table(args.workdir)
+    # Only the jobs of this invocation: a reused work directory keeps older records.
+    jobs = jobs[jobs["mtime"] >= started_at].drop(columns="mtime")
     counts = json.loads((args.workdir / "results/private/cohort/cohort.json").read_text())
     record = {
         "subjects": args.subjects,
         "cores": args.cores,
         "machine": f"{platform.machine()}, {platform.python_version()}",
+        "point": args.point,
+        "commit": subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip(),
+        "date": time.strftime("%Y-%m-%d"),
         "wall_seconds": round(wall, 1),
+        "cpu_seconds": round(float(jobs["cpu_seconds"].sum()), 1),
         "cohort": counts["rules"],
         "jobs": jobs.to_dict(orient="records"),
         "peak_rss_mb": float(jobs["max_rss_mb"].max()),
@@ -111,9 +142,12 @@ def main() -> int:
     print(
         f"end to end: {wall / 60:.1f} min on {args.cores} cores; peak RSS {record['peak_rss_mb']:.0f} MB"
     )
-    print("| job | wall time (s) | peak RSS (MB) |\n|---|---:|---:|")
-    for row in jobs.itertuples():
-        print(f"| {row.job} | {row.seconds:.1f} | {row.max_rss_mb:.0f} |")
+    print(f"{len(jobs)} jobs, CPU {record['cpu_seconds'] / 60:.1f} min in all")
+    print("| job | wall time (s) | CPU (s) | peak RSS (MB) |\n|---|---:|---:|---:|")
+    for row in jobs.sort_values("seconds", ascending=False).itertuples():
+        print(
+            f"| {row.job} | {row.seconds:.1f} | {row.cpu_seconds or 0:.1f} | {row.max_rss_mb or 0:.0f} |"
+        )
     return 0
 
 
