@@ -87,8 +87,11 @@ def main() -> int:
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     (args.workdir / "config").mkdir(exist_ok=True)
-    for name in ("schema.yaml", "variables.yaml"):
-        (args.workdir / "config" / name).write_text((ROOT / "config" / name).read_text())
+    # The shipped config files beside the run's own config.yaml (the config refers to them
+    # by relative path: schema, variables, hierarchies).
+    for source in sorted((ROOT / "config").glob("*.yaml")):
+        if source.name != "config.yaml":
+            (args.workdir / "config" / source.name).write_text(source.read_text())
     # A whole config file rather than a --configfile override: overrides merge into the
     # defaults, and the point must replace the default optimiser list, not extend it.
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
