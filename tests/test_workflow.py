@@ -174,6 +174,41 @@ def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
         assert sweep[column].between(0, 1).all(), column
 
 
+def test_the_readme_figures_are_recomputed_from_the_run(finished_run):
+    """benchmarks/readme_results.py reads a run's public results into the README's figures."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import readme_results
+
+    workdir, _ = finished_run
+    figures = readme_results.run_figures(workdir)
+    rows = {(r["method"], r["release"]): r for r in figures["releases"]}
+    assert set(rows) == {(m, r) for m in ("adhoc", "genetic") for r in ("stays", "ihm48")}
+    for (method, release), row in rows.items():
+        (linkage,) = workdir.glob(
+            f"results/{release}/dk10/fk3-range/{method}-*/privacy/linkage.json"
+        )
+        strong = json.loads(linkage.read_text())["strong"]["release"]["0"]
+        assert row["strong_top1_pct"] == round(100 * strong["top1"], 1)
+        assert row["bound_pct"] == round(100 / 3, 1)
+        # utility is measured on the labelled release only
+        assert ("deid_deid_roc_auc" in row) == (release == "ihm48")
+    (table,) = workdir.glob("results/ihm48/dk10/fk3-range/adhoc-*/utility/trust_settings.csv")
+    utility = pd.read_csv(table)
+    owner = utility[
+        (utility["split"] == "test")
+        & (utility["task"] == "mortality")
+        & (utility["variables"] == "all")
+    ].iloc[0]
+    assert figures["owner"]["roc_auc"] == round(owner["roc_auc"], 3)
+    assert figures["owner"]["test_stays"] == owner["n"]
+    assert len(figures["pairs"]) == len(pd.read_csv(workdir / "results/cross_release.csv"))
+    assert figures["joint_risk"][0]["view"] == "duration class"
+    block = readme_results.render(
+        {"run": {"description": "tiny", "date": "-", "commit": "-"}, "figures": figures}
+    )
+    assert block.count("\n| adhoc | `") == 2 and block.count("\n| genetic | `") == 2
+
+
 def test_release_folders_hold_no_identifiers(finished_run):
     workdir, _ = finished_run
     forbidden = {"subject_id", "hadm_id", "icustay_id", "row_id", "age_years", "dob"}

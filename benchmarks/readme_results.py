@@ -1,0 +1,331 @@
+"""The README's "Results on the shipped synthetic data", recomputed from a finished run.
+
+The README quotes a run of the default workflow (its main table, the counts around it, the
+joint risk and every cross-release pair). Those figures are written between two markers in
+README.md by this script, from a record it makes of the run
+(``benchmarks/results/readme_results.json``), so that they cannot go stale silently:
+``tests/test_readme_results.py`` renders the record again and compares it with the README,
+and the workflow test recomputes the record's figures from a tiny run.
+
+    python benchmarks/readme_results.py --run-dir RUN             # compare README with RUN
+    python benchmarks/readme_results.py --run-dir RUN --write     # record RUN, rewrite README
+
+``RUN`` is a finished run of ``snakemake --cores 2`` (the default config; the README's run also
+adds KAPRA and PC-KAPRA to the sweep). Only the run's public results are read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mimic_deid.deid.methods import parse_method_label
+from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+RECORD = ROOT / "benchmarks" / "results" / "readme_results.json"
+BEGIN = "<!-- readme_results: begin (benchmarks/readme_results.py writes this block) -->"
+END = "<!-- readme_results: end -->"
+
+sys.path.insert(0, str(ROOT / "workflow"))
+from paths import path  # noqa: E402  (the workflow's own artefact paths)
+
+#: The trust settings the table shows (all but orig./orig.), by the card's ``setting`` label.
+SETTINGS = {label: f"{train}_{test}" for label, train, test in UTILITY_SETTINGS[1:]}
+
+
+def _glob(run_dir: Path, key: str, **wildcards: str) -> list[Path]:
+    """The files of artefact ``key`` in ``run_dir``, every unnamed wildcard matched by ``*``."""
+    fields = {"release": "*", "dk": "*", "fk": "*", "heuristic": "*", "method": "*"}
+    return sorted(run_dir.glob(path(key, **{**fields, **wildcards})))
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else round(100.0 * float(value), 1)
+
+
+def _verdict(text: str) -> str:
+    """``certified``, or ``refused: <claim>`` (the check's figures are in its check.json)."""
+    return text if text == "certified" else "refused: " + text.split(": ")[1]
+
+
+def _release_row(card: dict) -> dict[str, Any]:
+    strong = card["attackers"]["strong"]
+    row: dict[str, Any] = {
+        "method": card["method"]["name"],
+        "release": card["release"],
+        "series": int(strong["n"]),
+        "seed_top1_pct": _pct(card["attackers"]["seed"]["top1"]),
+        "strong_top1_pct": _pct(strong["top1"]),
+        "strong_top1_ci_pct": [_pct(v) for v in strong["top1_ci"]],
+        "strong_top5_pct": _pct(strong["top5"]),
+        "bound_pct": _pct(card["bound"]["top1"]),
+        "verdict": _verdict(card["verdict"]),
+        "cells": card["demographics"]["classes"] if card.get("demographics") else None,
+        "smallest_cell": card["demographics"]["smallest"] if card.get("demographics") else None,
+    }
+    for entry in card.get("utility") or []:
+        if entry["task"] != "mortality" or entry["variables"] != "released":
+            continue
+        if entry["setting"] in SETTINGS:
+            name = SETTINGS[entry["setting"]]
+            row[f"{name}_roc_auc"] = round(entry["roc_auc"], 3)
+            row[f"{name}_roc_auc_ci"] = [
+                round(entry["roc_auc_lo"], 3),
+                round(entry["roc_auc_hi"], 3),
+            ]
+    return row
+
+
+def run_figures(run_dir: Path) -> dict[str, Any]:
+    """The README's figures of one finished run, from its public results.
+
+    Parameters
+    ----------
+    run_dir : Path
+        The working directory of a finished ``snakemake`` run (``rule all``).
+
+    Returns
+    -------
+    dict
+        ``releases``: one row per (method, release) with the attacks' top-1/top-5 rates (%),
+        the strong attacker's 95 % interval, the bound, the verdict, the demographic cells and,
+        for ``ihm48``, the test ROC-AUC of the three trust settings; ``owner``: the data
+        owner's baseline (orig./orig. on every variable) with its interval and the test split's
+        size; ``duration``: records lost and series suppressed per release; ``joint_risk``: the
+        rows of ``joint_risk_stays.csv``; ``pairs``: every row of ``cross_release.csv``.
+    """
+    cards = [json.loads(p.read_text()) for p in _glob(run_dir, "card")]
+    if not cards:
+        raise SystemExit(
+            f"{run_dir}: no release card (results/*/dk*/.../card.json); is the run finished?"
+        )
+    order = {"stays": 0, "ihm48": 1}
+    releases = sorted(
+        (_release_row(card) for card in cards),
+        key=lambda r: (r["method"], order.get(r["release"], 2)),
+    )
+    owner = None
+    for table in _glob(run_dir, "utility"):
+        frame = pd.read_csv(table)
+        test = frame[
+            (frame["split"] == "test")
+            & (frame["task"] == "mortality")
+            & (frame["variables"] == "all")
+        ]
+        if len(test):
+            row = test.iloc[0]
+            owner = {
+                "roc_auc": round(float(row["roc_auc"]), 3),
+                "roc_auc_ci": [
+                    round(float(row["roc_auc_lo"]), 3),
+                    round(float(row["roc_auc_hi"]), 3),
+                ],
+                "test_stays": int(row["n"]),
+                "test_deaths": int(row["positives"]),
+            }
+            break
+    duration = {}
+    for summary in _glob(run_dir, "duration_summary"):
+        record = json.loads(summary.read_text())
+        duration[summary.parts[-3]] = {
+            "dk": int(record["dk"]) if "dk" in record else None,
+            "records_lost_mean": round(float(record["records_lost_mean"]), 1),
+            "records_lost_pct_mean": round(float(record["records_lost_pct_mean"]), 1),
+            "suppressed": int(record["suppressed"]),
+            "released": int(record["released"]),
+        }
+    joint = run_dir / path("tabular_joint_risk")
+    joint_rows = (
+        [
+            {
+                "view": r["view"],
+                "unique_pct": round(float(r["unique_percent"]), 1),
+                "smallest_class": int(r["smallest_class"]),
+            }  # fmt: skip
+            for r in pd.read_csv(joint).to_dict("records")
+        ]
+        if joint.exists()
+        else []
+    )
+    pairs_file = run_dir / path("cross_release")
+    pairs = []
+    if pairs_file.exists():
+        for r in pd.read_csv(pairs_file).to_dict("records"):
+            pairs.append(
+                {
+                    "a": r["release_a"],
+                    "b": r["release_b"],
+                    "rate_pct": _pct(r["rate"]),
+                    "ci_pct": [_pct(r["rate_lo"]), _pct(r["rate_hi"])],
+                    "chance_pct": round(100.0 * float(r["chance"]), 2),
+                }
+            )
+    return {
+        "releases": releases,
+        "owner": owner,
+        "duration": duration,
+        "joint_risk": joint_rows,
+        "pairs": pairs,
+    }
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value:.1f}{unit}" if unit else f"{value:.3f}"
+
+
+def _short(name: str) -> str:
+    """A cross-release name (``<release>_<dk>_<fk>_<heuristic>_<label>``) as release/method."""
+    release, _dk, _fk, _heuristic, label = name.split("_", 4)
+    return f"{parse_method_label(label)[0]} `{release}`"
+
+
+def render(record: dict[str, Any]) -> str:
+    """The README block of a record (:func:`run_figures` plus ``run``: what was run)."""
+    run, figures = record["run"], record["figures"]
+    owner = figures["owner"]
+    stays = figures["duration"].get("stays", {})
+    by_release = {r["release"]: r for r in figures["releases"]}
+    lines = [
+        f"Run: {run['description']}, on {run['date']} at commit {run['commit']}. "
+        "Recorded by `benchmarks/readme_results.py` (`benchmarks/results/readme_results.json`); "
+        "a test checks this block against the record.",
+        "",
+        f"Duration classes (dk {stays.get('dk')}) lose {stays.get('records_lost_mean')} records per "
+        f"`stays` series ({stays.get('records_lost_pct_mean')} %) and suppress "
+        f"{stays.get('suppressed')} series. "
+        + " ".join(
+            f"The `{name}` classes split into {row['cells']} demographic cells (smallest "
+            f"{row['smallest_cell']} series)."
+            for name, row in by_release.items()
+            if row.get("cells") is not None
+        )
+        + " Re-identification rates are top-1 (and top-5) with exact knowledge of the "
+        "features and of the published demographics, in percent, the strong attacker's with "
+        "its 95 % Wilson interval ("
+        + " and ".join(f"{row['series']:,} `{name}`" for name, row in by_release.items())
+        + " series); the bound is 1/k, stated before the attack."
+        + (
+            f" Test ROC-AUC of in-hospital mortality on {owner['test_stays']} test stays "
+            f"({owner['test_deaths']} deaths); the data owner's baseline (orig./orig. on every "
+            f"variable) is {owner['roc_auc']:.3f} [{owner['roc_auc_ci'][0]:.3f}, "
+            f"{owner['roc_auc_ci'][1]:.3f}]."
+            if owner
+            else ""
+        ),
+        "",
+        "| method | release | seed attacker | strong attacker | strong top-5 | bound | verdict "
+        "| de-id./de-id. | orig./de-id. | de-id./orig. |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in figures["releases"]:
+        low, high = r["strong_top1_ci_pct"]
+        ci = r.get("deid_deid_roc_auc_ci")
+        deid = (
+            f"{r['deid_deid_roc_auc']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+            if r.get("deid_deid_roc_auc") is not None
+            else ""
+        )
+        lines.append(
+            f"| {r['method']} | `{r['release']}` | {_fmt(r['seed_top1_pct'], ' %')} "
+            f"| {_fmt(r['strong_top1_pct'], ' %')} [{low:.1f}, {high:.1f}] "
+            f"| {_fmt(r['strong_top5_pct'], ' %')} | {_fmt(r['bound_pct'], ' %')} | {r['verdict']} "
+            f"| {deid} | {_fmt(r.get('orig_deid_roc_auc'))} | {_fmt(r.get('deid_orig_roc_auc'))} |"
+        )
+    if figures["joint_risk"]:
+        lines += [
+            "",
+            "Joint risk of the `stays` release (`results/tabular/joint_risk_stays.csv`): what a "
+            "recipient singles out holding the duration classes and demographics.",
+            "",
+            "| view | unique % | smallest class |",
+            "|---|---:|---:|",
+        ]
+        lines += [
+            f"| {r['view']} | {r['unique_pct']:.1f} | {r['smallest_class']} |"
+            for r in figures["joint_risk"]
+        ]
+    if figures["pairs"]:
+        lines += [
+            "",
+            "Releases held together (`results/cross_release.csv`): the share of release A's "
+            "series a nearest-neighbour join pairs with their own series in release B, against "
+            "chance.",
+            "",
+            "| release A | release B | paired % [95 %] | chance % |",
+            "|---|---|---:|---:|",
+        ]
+        lines += [
+            f"| {_short(p['a'])} | {_short(p['b'])} | {p['rate_pct']:.1f} "
+            f"[{p['ci_pct'][0]:.1f}, {p['ci_pct'][1]:.1f}] | {p['chance_pct']:.2f} |"
+            for p in figures["pairs"]
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def readme_block(text: str) -> str:
+    """The text between the README's two markers (the block this script writes)."""
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{README}: the markers of the results block are missing ({BEGIN!r}).")
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+
+
+def replace_block(text: str, block: str) -> str:
+    """``text`` with the block between the markers replaced by ``block``."""
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    return f"{head}{BEGIN}\n{block}{END}{tail}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run-dir", type=Path, required=True, help="a finished workflow run")
+    parser.add_argument(
+        "--description",
+        default="the default configuration (3,000 synthetic subjects, seed 1) with KAPRA and "
+        "PC-KAPRA added to the sweep",
+        help="what was run, for the README",
+    )
+    parser.add_argument("--write", action="store_true", help="record the run, rewrite README")
+    args = parser.parse_args()
+    figures = run_figures(args.run_dir)
+    if args.write:
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        record = {
+            "run": {
+                "description": args.description,
+                "date": time.strftime("%Y-%m-%d"),
+                "commit": commit,
+            },
+            "figures": figures,
+        }
+        RECORD.write_text(json.dumps(record, indent=2) + "\n")
+        README.write_text(replace_block(README.read_text(), render(record)))
+        print(f"wrote {RECORD.relative_to(ROOT)} and the README block")
+        return 0
+    recorded = json.loads(RECORD.read_text())
+    if recorded["figures"] != figures:
+        print("the run's figures differ from the record (README): re-run with --write")
+        return 1
+    print("the run's figures are the README's")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
