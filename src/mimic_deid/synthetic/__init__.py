@@ -43,9 +43,10 @@ those die in hospital.
 - Rule (c): 18.5 % of subjects are NICU newborns (age 0, CareVue only) and 1.2 % children
   1-17; exactly round(N x 300 / 46,520) subjects have shifted ages (DOB ~300 years before
   their first admission).
-- Length of stay: log-normal, median 2.0 days, sigma 1.05, +0.15 log-days per unit of
-  severity, capped at 175 days (~0.6 % of stays beyond 30 days).
-- In-hospital death (adults): logit = -2.89 + 1.7 x severity + 0.3 x (age - 65) / 15, giving
+- Length of stay: log-normal, median 2.0 days, +0.6 log-days per unit of severity and a
+  log-sd of 0.875 of its own (1.06 in all), capped at 175 days (~0.5 % of stays beyond 30
+  days); the severity term makes a stay longer than 7 days predictable from its first 48 h.
+- In-hospital death (adults): logit = -3.34 + 1.7 x severity + 0.3 x (age - 65) / 15, giving
   ~13.2 % among cohort stays >= 48 h; 72 % die in the ICU (OUTTIME at death), 8 % are
   recorded by DOD only (DEATHTIME empty, HOSPITAL_EXPIRE_FLAG 1); 28 % of adult survivors die
   later (DOD after discharge, DOD_SSN only).
