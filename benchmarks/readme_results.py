@@ -86,6 +86,54 @@ def _release_row(card: dict) -> dict[str, Any]:
     return row
 
 
+#: The columns of the decomposition table: (setting label, variables), as the utility table
+#: names them; the original side of the cross settings is the row's.
+DECOMPOSITION = (
+    ("orig. / orig.", "all"),
+    ("orig. / orig.", "released"),
+    ("de-id. / de-id.", "released"),
+    ("orig. / de-id.", "released"),
+    ("de-id. / orig.", "released"),
+)
+
+
+def _decomposition(utility: pd.DataFrame) -> list[dict[str, Any]]:
+    """Test ROC-AUC [95 %] of every (task, original side) of one ``trust_settings.csv``: the
+    owner's baseline, the released variables, and the three settings with de-identified data.
+    The orig./orig. on every variable is the same for both original sides (shipped)."""
+    test = utility[utility["split"] == "test"]
+    rows = []
+    for task in dict.fromkeys(test["task"]):
+        for cross in ("shipped", "gap_filled"):
+            cells = []
+            for setting, variables in DECOMPOSITION:
+                side = "shipped" if variables == "all" else cross
+                match = test[
+                    (test["task"] == task)
+                    & (test["setting"] == setting)
+                    & (test["variables"] == variables)
+                    & (test["cross"] == side)
+                ]
+                if not len(match):
+                    cells.append(None)
+                    continue
+                r = match.iloc[0]
+                cells.append(
+                    [round(float(r[c]), 3) for c in ("roc_auc", "roc_auc_lo", "roc_auc_hi")]
+                )
+            first = test[(test["task"] == task)].iloc[0]
+            rows.append(
+                {
+                    "task": task,
+                    "cross": cross,
+                    "cells": cells,
+                    "test_stays": int(first["n"]),
+                    "positives": int(first["positives"]),
+                }
+            )
+    return rows
+
+
 def run_figures(run_dir: Path) -> dict[str, Any]:
     """The README's figures of one finished run, from its public results.
 
@@ -115,6 +163,9 @@ def run_figures(run_dir: Path) -> dict[str, Any]:
         key=lambda r: (r["method"], order.get(r["release"], 2)),
     )
     owner = None
+    decomposition = {}
+    for table in _glob(run_dir, "utility"):
+        decomposition[parse_method_label(table.parts[-3])[0]] = _decomposition(pd.read_csv(table))
     for table in _glob(run_dir, "utility"):
         frame = pd.read_csv(table)
         test = frame[
@@ -173,6 +224,7 @@ def run_figures(run_dir: Path) -> dict[str, Any]:
     return {
         "releases": releases,
         "owner": owner,
+        "decomposition": decomposition,
         "duration": duration,
         "joint_risk": joint_rows,
         "pairs": pairs,
@@ -243,6 +295,31 @@ def render(record: dict[str, Any]) -> str:
             f"| {_fmt(r['strong_top5_pct'], ' %')} | {_fmt(r['bound_pct'], ' %')} | {r['verdict']} "
             f"| {deid} | {_fmt(r.get('orig_deid_roc_auc'))} | {_fmt(r.get('deid_orig_roc_auc'))} |"
         )
+    if figures.get("decomposition"):
+        lines += [
+            "",
+            "What the release costs, decomposed (`utility/trust_settings.csv` of each `ihm48` "
+            'release): test ROC-AUC [95 % bootstrap interval]; "shipped" computes the original '
+            'side as recorded, "like-for-like" on gap-filled series '
+            "(`evaluate.utility.cross`). The owner's baseline is orig./orig. on every variable.",
+            "",
+            "| method | task | original side | orig./orig., all variables | orig./orig. "
+            "| de-id./de-id. | orig./de-id. | de-id./orig. |",
+            "|---|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for method, rows in figures["decomposition"].items():
+            for row in rows:
+                cells = [
+                    "" if c is None else f"{c[0]:.3f} [{c[1]:.3f}, {c[2]:.3f}]"
+                    for c in row["cells"]
+                ]
+                if row["cross"] == "gap_filled":
+                    cells[0] = cells[2] = ""  # the same as the shipped row's
+                side = "like-for-like" if row["cross"] == "gap_filled" else "shipped"
+                task = {"mortality": "mortality", "long_stay": "stay > 7 days"}.get(
+                    row["task"], row["task"]
+                )
+                lines.append(f"| {method} | {task} | {side} | " + " | ".join(cells) + " |")
     if figures["joint_risk"]:
         lines += [
             "",
