@@ -374,16 +374,22 @@ def main() -> int:
         "PC-KAPRA added to the sweep",
         help="what was run, for the README",
     )
+    parser.add_argument(
+        "--commit", help="the commit the run was made with (default: this checkout's HEAD)"
+    )
     parser.add_argument("--write", action="store_true", help="record the run, rewrite README")
     args = parser.parse_args()
     figures = run_figures(args.run_dir)
     if args.write:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        commit = (
+            args.commit
+            or subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
         record = {
             "run": {
                 "description": args.description,
