@@ -483,14 +483,29 @@ def test_kp_summary_counts_groups_value_loss_and_joint_uniqueness():
     assert aligned["joint_unique_pct"] == 0.0
 
 
-def test_kapra_suppresses_nothing_the_last_bad_series_generalise_a_leaf_to_level_1():
+def test_kapra_suppresses_nothing_the_last_bad_series_borrow_from_a_leaf_that_can_spare():
     ramp = np.arange(8.0)
     x = np.vstack([ramp + i for i in range(6)] + [ramp[::-1], np.abs(ramp - 3.5)])
     groups, codes, levels, orig = kapra_pattern_groups(x, P=3, paa_size=4, max_level=5)
-    # six identical ramps form a leaf; the two odd series (< P) join it instead of suppression
-    assert (groups == groups[0]).all()
-    assert (levels == 1).all() and (codes == 0).all()
-    assert (orig[:6] == orig[0]).all() and not (orig[6] == orig[0]).all()
+    # the two odd series (< P) and the one ramp nearest their mean form a group of P, whose
+    # words agree at level 1 only; the other five ramps keep their word at the top level
+    odd = groups == groups[6]
+    assert odd[7] and odd.sum() == 3 and (levels[odd] == 1).all() and (codes[odd] == 0).all()
+    assert len(set(groups[~odd])) == 1 and (levels[~odd] == 5).all()
+    assert (codes[~odd] == orig[0]).all() and (orig[:6] == orig[0]).all()
+
+
+def test_kapra_bad_series_join_a_leaf_that_cannot_spare_and_generalise_it():
+    ramp = np.arange(8.0)
+    rises = [ramp + i for i in range(3)]
+    falls = [ramp[::-1] + 2 * i for i in range(3)]
+    x = np.vstack(rises + falls + [np.abs(ramp - 3.5), np.abs(ramp - 3.5) * -1 + 50])
+    groups, _, levels, _ = kapra_pattern_groups(x, P=3, paa_size=4, max_level=5)
+    # two leaves of exactly P: neither keeps P after lending one, so the two odd series join
+    # the one whose envelope they grow least, and that whole leaf shares a word at level 1 only
+    joined = groups == groups[6]
+    assert joined[7] and joined.sum() == 5 and (levels[joined] == 1).all()
+    assert (levels[~joined] > 1).all() and len(set(groups[~joined])) == 1
 
 
 def test_release_is_identical_with_one_or_two_worker_processes():

@@ -6,8 +6,8 @@ shapes of Fig. 4.1 are checked on the heart rate of the synthetic ``ihm48`` rele
 SAX level 10, varying one parameter at a time:
 
 - KAPRA's TPL does not depend on k (the P-groups are formed before k enters);
-- TIVL increases with k for both methods, and with P (PC-KAPRA averaged over k-means seeds,
-  as the seed attributes its wiggles to the clustering's randomness);
+- TIVL increases with k for both methods, and with P below k (PC-KAPRA averaged over k-means
+  seeds, as the seed attributes its wiggles to the clustering's randomness);
 - PC-KAPRA's TPL is below KAPRA's;
 - at PAA 2 both TPLs are near-equal (both close to zero next to their gap at PAA 10).
 """
@@ -84,8 +84,11 @@ def test_value_loss_increases_with_k(heart_rate, algorithm):
 
 @pytest.mark.parametrize("algorithm", ["kapra", "pc-kapra"])
 def test_value_loss_rises_with_p(heart_rate, algorithm):
+    # P below k only: at P = k every P-group (P .. 2P - 1 series) is already a k-group, so the
+    # group formation merges nothing and the value loss can fall (KAPRA on this data: 30.3 at
+    # P 8, 26.1 at P 10)
     seeds = (0,) if algorithm == "kapra" else PC_SEEDS
-    grid = (2, 3, 5, 8, 10)
+    grid = (2, 3, 5, 8)
     tivl = [losses(heart_rate, algorithm, seeds, P=P)[0] for P in grid]
     assert tivl[-1] > tivl[0] and spearmanr(grid, tivl).statistic >= 0.8, tivl
 

@@ -308,6 +308,23 @@ def test_c_selection_ties_go_to_smaller_c() -> None:
     )
 
 
+def test_a_validation_split_of_one_label_takes_the_middle_c(caplog) -> None:
+    """A small release (the 100-subject demo) can leave one label in its validation split:
+    the run goes on with the middle of the C grid instead of stopping."""
+    data = _synthetic_cohort(400, seed=2)
+    X, y = data["validation"]
+    with caplog.at_level("WARNING", logger="mimic_deid.evaluate.utility"):
+        model, C = fit_mortality_model(
+            data["train"], (X, np.zeros_like(y)), Cs=[10.0, 0.01, 1.0, 0.1], seed=0
+        )
+    assert C == 0.1
+    assert model.named_steps["logreg"].C == 0.1
+    assert caplog.messages == [
+        f"utility validation split holds one label in {len(y)} series: C not chosen on it, "
+        "the middle of the grid (C=0.1) is used"
+    ]
+
+
 # ------------------------------------------------------------------------------ trust settings
 
 

@@ -13,8 +13,12 @@ probability at most ``1 / P``. Both algorithms run in three phases (seed §3.3, 
      *good leaf*. Members of bad leaves are recycled from ``max_level`` down to level 1: at each
      level those sharing a word with at least ``P - 1`` others form a good leaf. At level 1 all
      words agree, so fewer than ``P`` series remain. The seed suppresses them; here nothing is
-     suppressed (every series of a duration class must be released), so they join the good
-     leaf whose envelope grows least, and that leaf's word is generalised to level 1.
+     suppressed (every series of a duration class must be released): they form a group with
+     the ``P - r`` series nearest to their mean taken from the good leaf whose envelope they
+     grow least among those that keep ``>= P`` after giving them up; if no leaf can spare
+     them, they join the good leaf whose envelope grows least. Either group publishes its
+     word at the highest level at which all its members share one (level 1 at worst), so a
+     few odd series (e.g. a flat PAA word) generalise ``P`` words, not a whole large leaf.
    - *PC-KAPRA* (seed §3.1.3): k-means on the SAX words at one fixed level with MINDIST as the
      distance (ties: the first centroid). The initial centroids are the words of ``n // P``
      series drawn at random without replacement; empty clusters are removed after every
@@ -223,12 +227,27 @@ def kapra_pattern_groups(
             level[pool[ok]] = lv
             next_leaf += int(dense.max()) + 1
             pool = pool[~ok]
-    if pool.size:  # fewer than P left: join the good leaf whose envelope grows least
+    if pool.size:  # fewer than P left: borrow from a good leaf that can spare, else join one
         lo, hi = group_envelopes(x[leaf >= 0], leaf[leaf >= 0])
         plo, phi = x[pool].min(axis=0), x[pool].max(axis=0)
-        best = int(np.argmin(ivl(np.minimum(lo, plo), np.maximum(hi, phi))))
-        leaf[pool] = best
-        level[leaf == best] = 1
+        growth = ivl(np.minimum(lo, plo), np.maximum(hi, phi))
+        need = P - pool.size
+        spare = np.bincount(leaf[leaf >= 0]) >= P + need
+        if spare.any():
+            donor = int(np.flatnonzero(spare)[np.argmin(growth[spare])])
+            members = np.flatnonzero(leaf == donor)
+            near = np.linalg.norm(x[members] - x[pool].mean(axis=0), axis=1)
+            group = np.concatenate([pool, members[np.argsort(near, kind="stable")[:need]]])
+            leaf[group] = next_leaf
+        else:
+            group = np.concatenate([pool, np.flatnonzero(leaf == int(np.argmin(growth)))])
+            leaf[pool] = int(np.argmin(growth))
+        # the highest level at which the whole group shares one word (level 1 always does)
+        level[group] = next(
+            lv
+            for lv in range(max_level, 0, -1)
+            if (by_level[lv][group] == by_level[lv][group[0]]).all()
+        )
     codes = np.empty_like(by_level[1])
     for lv in np.unique(level).tolist():
         rows = level == lv

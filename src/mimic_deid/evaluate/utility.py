@@ -204,7 +204,8 @@ def fit_mortality_model(
     train, validation : (X_feat, y)
         ``X_feat`` (n, n_features) float64 with NaN for missing features (e.g. from
         :func:`benchmark_features`); ``y`` (n,) 0/1 in-hospital mortality. Both classes must
-        occur in each.
+        occur in ``train``; where ``validation`` holds one, C is not chosen on it and the
+        middle of ``Cs`` (sorted) is used, with a warning.
     Cs : sequence of float
         Candidate inverse L2 strengths. Each gets a pipeline (mean imputation -> standard
         scaling -> ``LogisticRegression(l1_ratio=0 (L2), solver='lbfgs')``) fitted on
@@ -228,14 +229,25 @@ def fit_mortality_model(
         raise InputDataError(
             f"utility: validation has {X_va.shape[1]} features, training has {X_tr.shape[1]}"
         )
-    for what, y in (("training", y_tr), ("validation", y_va)):
-        if len(np.unique(y)) < 2:
-            raise InputDataError(
-                f"utility {what} split: expected both labels 0 and 1, "
-                f"got only {np.unique(y).tolist()} in {len(y)} series"
-            )
+    if len(np.unique(y_tr)) < 2:
+        raise InputDataError(
+            "utility training split: expected both labels 0 and 1, "
+            f"got only {np.unique(y_tr).tolist()} in {len(y_tr)} series"
+        )
+    Cs = _check_cs(Cs)
+    if len(np.unique(y_va)) < 2:
+        # A small release (the 100-subject demo) can leave one label in the validation split:
+        # no C can be chosen on it, so the model takes the middle of the grid.
+        C = Cs[(len(Cs) - 1) // 2]
+        log.warning(
+            "utility validation split holds one label in %d series: C not chosen on it, "
+            "the middle of the grid (C=%g) is used",
+            len(y_va),
+            C,
+        )
+        return _fit(_pipeline(C, seed, max_iter), X_tr, y_tr), C
     best: tuple[float, float, Pipeline] | None = None
-    for C in _check_cs(Cs):
+    for C in Cs:
         pipe = _fit(_pipeline(C, seed, max_iter), X_tr, y_tr)
         auc = float(roc_auc_score(y_va, pipe.predict_proba(X_va)[:, 1]))
         log.info("C=%g: validation ROC-AUC %.4f", C, auc)
@@ -369,7 +381,11 @@ _Fitted = tuple[Pipeline, float, float]
 def _fit_side(splits: Mapping[str, Dataset], Cs: Sequence[float], seed: int, side: str) -> _Fitted:
     model, C = fit_mortality_model(splits["train"], splits["validation"], Cs, seed)
     X_va, y_va = splits["validation"]
-    val_auc = float(roc_auc_score(y_va, model.predict_proba(X_va)[:, 1]))
+    val_auc = (
+        float(roc_auc_score(y_va, model.predict_proba(X_va)[:, 1]))
+        if len(np.unique(y_va)) == 2
+        else float("nan")
+    )
     log.info("%s training data: chose C=%g (validation ROC-AUC %.4f)", side, C, val_auc)
     return model, C, val_auc
 
