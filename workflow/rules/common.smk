@@ -56,8 +56,9 @@ except MimicDeidError as exc:
     sys.exit(1)
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
-# Artefacts of an earlier version under their new names (paths.RENAMED), not recomputed.
-if migrate_renamed():
+# Artefacts of an earlier version under their new names (paths.RENAMED), not recomputed; by
+# the driver only (not again in every job a cluster runs).
+if workflow.is_main_process and migrate_renamed():
     print(
         "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)",
         file=sys.stderr,
