@@ -75,8 +75,9 @@ rule deidentify:
     # The genetic optimiser spreads (class, chunk) tasks over every thread it gets (one
     # worker process each); Snakemake caps this at --cores.
     threads: 8
+    # 6.07 GB peak at full MIMIC-III size (genetic, stays, two workers; benchmarks/README.md)
     resources:
-        mem_mb=6000,
+        mem_mb=8000,
     params:
         features=PROTECTED,
         seed=config["seed"],
@@ -204,8 +205,9 @@ rule tuning_table:
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
+    # 2.26 GB peak at full MIMIC-III size (benchmarks/README.md)
     resources:
-        mem_mb=2000,
+        mem_mb=3000,
     params:
         features=DEID["features"],
         seed=config["seed"],
