@@ -458,18 +458,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from common import machine_info
+    from common import git_commit, machine_info
 
     from mimic_deid.threads import pin_threads
 
     pin_threads(1)
     record = {"date": time.strftime("%Y-%m-%d"), "machine": machine_info(), "scales": []}
-    record["commit"] = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
+    record["commit"] = git_commit()
     for subjects in (args.subjects // args.scales, args.subjects):
         src, summary = dataset(args.data, subjects, args.seed)
         print(f"{subjects} subjects: {summary['rows']['CHARTEVENTS']:,} CHARTEVENTS rows")

@@ -22,13 +22,13 @@ import argparse
 import json
 import platform
 import resource
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import git_commit
 
 from mimic_deid.errors import ReleaseCheckError
 from mimic_deid.sequences import Settings, cpt_events, fit_release, transfer_events
@@ -91,9 +91,7 @@ def main() -> None:
                 }
             )  # fmt: skip
             print(rows[-1], flush=True)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-    ).stdout.strip()
+    commit = git_commit()
     out = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "commit": commit,

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import yaml
-from common import machine_info
+from common import git_commit, machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
@@ -113,9 +113,7 @@ def main() -> int:
     differ = sorted(p for p in a.keys() | b.keys() if a.get(p) != b.get(p))
     record = {
         **machine_info(),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "commit": git_commit(),
         "subjects": args.subjects,
         "cores": args.cores,
         "local_wall_seconds": round(local_wall, 1),

@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from common import git_commit
 
 from mimic_deid.seeding import derive_rng
 from mimic_deid.synthetic.tabular import tabular_sources
@@ -119,9 +120,7 @@ def main() -> None:
 
     record = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "commit": git_commit(),
         "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}",
         "subjects": subjects,
         "rows": len(table),

@@ -16,6 +16,7 @@ import argparse
 import copy
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -90,6 +91,16 @@ def timed(fn: Callable[..., Any], *args: Any, repeat: int = 1, **kwargs: Any) ->
             best = run
     assert best is not None
     return best
+
+
+def git_commit() -> str:
+    """The short hash of the checkout's HEAD (empty outside a git checkout): a record's commit."""
+    return subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
 
 
 def machine_info() -> dict[str, Any]:

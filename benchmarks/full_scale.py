@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+from common import git_commit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,11 +129,7 @@ def main() -> int:
         "cores": args.cores,
         "machine": f"{platform.machine()}, {platform.python_version()}",
         "point": args.point,
-        "commit": subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip(),
+        "commit": git_commit(),
         "date": time.strftime("%Y-%m-%d"),
         "wall_seconds": round(wall, 1),
         "cpu_seconds": round(float(jobs["cpu_seconds"].sum()), 1),

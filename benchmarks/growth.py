@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import git_commit
 from full_scale import ROOT, stage_table
 
 #: Jobs whose CPU at the largest size is below this are listed but not judged: their cost is
@@ -102,11 +102,7 @@ def main() -> int:
     over = judged[judged["cpu_exponent"] > GOAL]
     record = {
         "date": time.strftime("%Y-%m-%d"),
-        "commit": subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip(),
+        "commit": git_commit(),
         "sizes": sorted(runs),
         "goal": GOAL,
         "min_cpu_seconds": MIN_CPU_SECONDS,

@@ -19,13 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from common import git_commit, path  # path: the workflow's own artefact paths
 
 from mimic_deid.deid.methods import parse_method_label
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
@@ -36,8 +35,6 @@ RECORD = ROOT / "benchmarks" / "results" / "readme_results.json"
 BEGIN = "<!-- readme_results: begin (benchmarks/readme_results.py writes this block) -->"
 END = "<!-- readme_results: end -->"
 
-sys.path.insert(0, str(ROOT / "workflow"))
-from paths import path  # noqa: E402  (the workflow's own artefact paths)
 
 #: The trust settings the table shows (all but orig./orig.), by the card's ``setting`` label.
 SETTINGS = {label: f"{train}_{test}" for label, train, test in UTILITY_SETTINGS[1:]}
@@ -381,15 +378,7 @@ def main() -> int:
     args = parser.parse_args()
     figures = run_figures(args.run_dir)
     if args.write:
-        commit = (
-            args.commit
-            or subprocess.run(
-                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
-        )
+        commit = args.commit or git_commit()
         record = {
             "run": {
                 "description": args.description,
