@@ -162,9 +162,10 @@ def run_figures(run_dir: Path) -> dict[str, Any]:
     owner = None
     decomposition = {}
     for table in _glob(run_dir, "utility"):
-        decomposition[parse_method_label(table.parts[-3])[0]] = _decomposition(pd.read_csv(table))
-    for table in _glob(run_dir, "utility"):
         frame = pd.read_csv(table)
+        decomposition[parse_method_label(table.parts[-3])[0]] = _decomposition(frame)
+        if owner is not None:  # the same original data in every point's table
+            continue
         test = frame[
             (frame["split"] == "test")
             & (frame["task"] == "mortality")
@@ -181,7 +182,6 @@ def run_figures(run_dir: Path) -> dict[str, Any]:
                 "test_stays": int(row["n"]),
                 "test_deaths": int(row["positives"]),
             }
-            break
     duration = {}
     for summary in _glob(run_dir, "duration_summary"):
         record = json.loads(summary.read_text())
@@ -199,7 +199,7 @@ def run_figures(run_dir: Path) -> dict[str, Any]:
                 "view": r["view"],
                 "unique_pct": round(float(r["unique_percent"]), 1),
                 "smallest_class": int(r["smallest_class"]),
-            }  # fmt: skip
+            }
             for r in pd.read_csv(joint).to_dict("records")
         ]
         if joint.exists()
