@@ -240,8 +240,9 @@ def kapra_pattern_groups(
             group = np.concatenate([pool, members[np.argsort(near, kind="stable")[:need]]])
             leaf[group] = next_leaf
         else:
-            group = np.concatenate([pool, np.flatnonzero(leaf == int(np.argmin(growth)))])
-            leaf[pool] = int(np.argmin(growth))
+            joined = int(np.argmin(growth))
+            group = np.concatenate([pool, np.flatnonzero(leaf == joined)])
+            leaf[pool] = joined
         # the highest level at which the whole group shares one word (level 1 always does)
         level[group] = next(
             lv
