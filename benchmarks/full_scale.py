@@ -7,6 +7,10 @@ peak RSS) and the costliest jobs.
 
     python benchmarks/full_scale.py --subjects 46520 --cores 2
     python benchmarks/full_scale.py --point genetic     # the earlier one-point record
+    python benchmarks/full_scale.py --target results/ihm48/.../privacy/linkage.json
+
+``--target`` (repeatable) runs only what those files need instead of ``rule all`` (paths
+relative to the work directory), e.g. one rule's growth at several sizes.
 
 ``--point genetic`` replaces the method list by the default genetic point alone (the record of
 2026-11-22).
@@ -80,6 +84,12 @@ def main() -> int:
         default="default",
         help="default: the shipped config (rule all); genetic: the default genetic point only",
     )
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        help="a file to build instead of rule all (repeatable; relative to the work directory)",
+    )
     parser.add_argument("--workdir", type=Path, default=ROOT / "benchmarks" / "work" / "full")
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "full_scale.json"
@@ -105,6 +115,7 @@ def main() -> int:
         sys.executable,
         "-m",
         "snakemake",
+        *args.target,
         "-s",
         str(ROOT / "Snakefile"),
         "-d",
@@ -129,6 +140,7 @@ def main() -> int:
         "cores": args.cores,
         "machine": f"{platform.machine()}, {platform.python_version()}",
         "point": args.point,
+        "targets": args.target or ["all"],
         "commit": git_commit(),
         "date": time.strftime("%Y-%m-%d"),
         "wall_seconds": round(wall, 1),

@@ -19,9 +19,13 @@ from mimic_deid.config import validate_config
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.errors import ConfigError
-from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
+from mimic_deid.evaluate.disagreement import (
+    disagreement,
+    summarise_curve_matrix,
+    summarise_curves,
+)
 from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre, series_distances
-from mimic_deid.evaluate.linkage import linkage_attack
+from mimic_deid.evaluate.linkage import linkage_attack, sample_targets
 from mimic_deid.evaluate.privacy import baseline_disagreement, evaluate_class, evaluate_release
 from mimic_deid.variables import load_variables, series_variables
 
@@ -235,3 +239,85 @@ def test_unknown_attacker_feature_variable_is_refused(monkeypatch) -> None:
         "config parameter 'evaluate/attacker_features/heart_rate/0': 'median' is not one of "
         "['mean', 'var', 'min', 'max']"
     )
+
+
+def test_sampled_targets_are_the_whole_class_rows_of_those_targets() -> None:
+    """A sample of targets gives each target exactly its whole-class result: every series
+    stays a candidate, the attackers' noise is drawn for the whole class, and the summary is
+    over the targets' curves."""
+    X, Xr = make_class(600, 9, seed=1)
+    res, _, _, (spec, strong) = reference(X, Xr, False)
+    F, Fr = compute_features(X, spec), compute_features(Xr, spec)
+    targets = np.sort(np.random.default_rng(0).choice(600, size=300, replace=False))
+    attackers = {"seed": (F, Fr, np.random.default_rng(3))}
+    per_row, summary, link = evaluate_class(
+        F, Fr, X, Xr, attackers=attackers, errors=ERRORS, targets=targets
+    )
+    for key in ("auc", "first_threshold", "first_disagreement", "t_max", "n_reachable"):
+        np.testing.assert_array_equal(per_row[key], getattr(res, key)[targets], err_msg=key)
+    expected = summarise_curve_matrix(res.curves[targets], res.n_reachable[targets])
+    pd.testing.assert_frame_equal(summary, expected, check_exact=True)
+    # a target's linkage score does not depend on which other series are targets
+    singles = [
+        evaluate_class(F, Fr, X, Xr, attackers=attackers, errors=ERRORS, targets=[t])[2]
+        for t in targets[:3]
+    ]
+    three = evaluate_class(F, Fr, X, Xr, attackers=attackers, errors=ERRORS, targets=targets[:3])
+    hits = [one["seed"]["release"]["by_error"][1]["top1_hits"] for one in singles]
+    assert three[2]["seed"]["release"]["by_error"][1]["top1_hits"] == pytest.approx(sum(hits))
+    assert link["seed"]["release"]["n"] == 600
+    assert [e["n_targets"] for e in link["seed"]["release"]["by_error"]] == [300, 300]
+
+
+def test_a_class_above_max_targets_is_attacked_through_a_weighted_sample() -> None:
+    """The release, its baseline and the attackers share one sample per class; a sampled
+    class's rate counts with the weight of all its series."""
+    classes, released = [], []
+    for i, (n, length) in enumerate([(30, 4), (300, 7)]):
+        X, Xr = make_class(n, length, seed=10 + i)
+        keys = np.arange(n, dtype=np.int64) + 1000 * i
+        classes.append(ClassArray("all", length, keys, X))
+        released.append(ClassArray("all", length, keys, Xr))
+    keys = np.concatenate([c.keys for c in classes])
+    pseudonyms = pd.DataFrame({"icustay_id": keys, "pseudonym": [f"p{k}" for k in keys]})
+    args = (classes, released, pseudonyms, DIMS, FEATURES, False, ERRORS)
+    per_series, summary, linkage = evaluate_release(
+        *args, seed=5, strong_features=STRONG, fk=3, max_targets=100
+    )
+    # the small class whole, the large one through 100 of its 300 series
+    assert per_series.groupby("class_length").size().to_dict() == {4: 30, 7: 100}
+    sampled = per_series[per_series["class_length"] == 7]["pseudonym"]
+    assert sampled.is_unique and set(sampled) <= {f"p{k}" for k in classes[1].keys}
+    base, _ = baseline_disagreement(classes, DIMS, FEATURES, seed=5, max_targets=100)
+    chosen = per_series["class_length"] == 7
+    # the baseline attacks the same series: their baseline curves are the release's own
+    # baseline side, so the targets' first thresholds match a whole-class baseline's rows
+    whole_base, _ = baseline_disagreement(classes, DIMS, FEATURES, seed=5)
+    rows = whole_base[whole_base["class_length"] == 7].reset_index(drop=True)
+    position = {f"p{k}": i for i, k in enumerate(classes[1].keys)}
+    picked = rows.iloc[[position[p] for p in per_series.loc[chosen, "pseudonym"]]]
+    np.testing.assert_array_equal(
+        base[base["class_length"] == 7]["auc"].to_numpy(), picked["auc"].to_numpy()
+    )
+    # rates: the small class's hits plus the large one's scaled by 300 / 100, over 330
+    details = linkage["strong"]["details"]["release"]["by_error"][0]
+    whole = evaluate_release(*args, seed=5, strong_features=STRONG, fk=3)[2]
+    assert details["n_targets"] == 130
+    assert linkage["strong"]["release"]["0"]["n"] == 130
+    assert whole["strong"]["release"]["0"]["n"] == 330
+    small = evaluate_release(
+        [classes[0]], [released[0]], pseudonyms, DIMS, FEATURES, False, ERRORS,
+        seed=5, strong_features=STRONG,
+    )[2]["strong"]["details"]["release"]["by_error"][0]["top1_hits"]  # fmt: skip
+    large = evaluate_release(
+        [classes[1]], [released[1]], pseudonyms, DIMS, FEATURES, False, ERRORS,
+        seed=5, strong_features=STRONG, max_targets=100,
+    )[2]["strong"]["details"]["release"]["by_error"][0]["top1_hits"]  # fmt: skip
+    assert details["top1"] == pytest.approx((small + large) / 330)
+    assert linkage["bound"]["n"] == 130 and linkage["bound"]["top1"] == pytest.approx(1 / 3)
+
+
+def test_max_targets_below_one_names_the_parameter() -> None:
+    with pytest.raises(ConfigError) as err:
+        sample_targets(10, 0, np.random.default_rng(0))
+    assert str(err.value) == "attack targets (evaluate/max_targets) must be at least 1, got 0"

@@ -25,6 +25,8 @@ rule privacy_baseline:
         block_rows=config["evaluate"]["block_rows"],
         series_distance=config["evaluate"]["series_distance"],
         dtw_window=config["evaluate"]["dtw_window"],
+        max_targets=config["evaluate"]["max_targets"],
+        seed=config["seed"],
     script:
         "../scripts/privacy_baseline.py"
 
@@ -60,6 +62,7 @@ rule privacy:
         series_distance=config["evaluate"]["series_distance"],
         dtw_window=config["evaluate"]["dtw_window"],
         attacker_features=config["evaluate"]["attacker_features"],
+        max_targets=config["evaluate"]["max_targets"],
     script:
         "../scripts/privacy.py"
 
@@ -110,5 +113,6 @@ rule cross_release:
         pairs=cross_release_pairs(),
         methods=cross_release_methods(),
         seed=config["seed"],
+        max_targets=config["evaluate"]["max_targets"],
     script:
         "../scripts/cross_release.py"

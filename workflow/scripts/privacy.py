@@ -32,6 +32,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         alt_features=dict(snakemake.params.attacker_features),
         # every attacker knows the demographics the index publishes
         demographics=index[["pseudonym", *(c for c in index.columns if c in STAY_DEMOGRAPHICS)]],
+        max_targets=snakemake.params.max_targets,
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

@@ -19,6 +19,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         block_rows=snakemake.params.block_rows,
         series_distance=snakemake.params.series_distance,
         dtw_window=snakemake.params.dtw_window,
+        seed=snakemake.params.seed,
+        max_targets=snakemake.params.max_targets,
     )
     write_parquet(per_series, snakemake.output.per_series)
     write_parquet(summary, snakemake.output.summary)

@@ -285,23 +285,26 @@ def summarise_curve_matrix(
 
     Parameters
     ----------
-    curves : ndarray, shape (n, n)
-        :attr:`DisagreementResult.curves` (series units).
-    n_reachable : ndarray of int, shape (n,)
+    curves : ndarray, shape (t, n)
+        :attr:`DisagreementResult.curves` (series units) of ``t`` targets of a class of ``n``
+        series (``t = n`` unless the targets are a sample,
+        :func:`~mimic_deid.evaluate.linkage.sample_targets`); the statistics of an inclusion
+        count are over the targets.
+    n_reachable : ndarray of int, shape (t,)
         :attr:`DisagreementResult.n_reachable`.
     quantiles : tuple of float
     column_block : int, optional
         Inclusion counts summarised at once (the statistics of a column never depend on the
         others, so the result is the same for every block size; the work arrays are
-        ``n x column_block``). None: all at once.
+        ``t x column_block``). None: all at once.
 
     Returns
     -------
     DataFrame
         As :func:`summarise_curves`.
     """
-    n = curves.shape[0]
-    final = np.full(n, np.nan)
+    t, n = curves.shape
+    final = np.full(t, np.nan)
     has = n_reachable > 0
     final[has] = curves[np.nonzero(has)[0], n_reachable[has] - 1]
     names = [*STATS, *(_stat_name(q) for q in quantiles)]

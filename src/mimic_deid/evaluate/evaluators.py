@@ -6,7 +6,7 @@ the series distances every evaluator may need (original targets against the rele
 against the original series, and the disagreement's own distance), each computed at most once
 per block and only if an evaluator asks for it. An *evaluator* is anything with
 
-    block(b: Block) -> None     take one block's share (its rows are ``b.rows``)
+    block(b: Block) -> None     take one block's share (its targets are ``b.rows``)
     finish() -> result          the class's result, once every block was given
 
 and results never depend on the block size. Two kinds exist: :class:`Disagreement` (the
@@ -101,15 +101,25 @@ def disagreement_distances(
 
 
 class Block:
-    """The blocked distance kernel: the distances of the targets ``rows`` of one class.
+    """The blocked distance kernel: the distances of one block of targets of a class.
 
     Every quantity is computed on first use and kept for the block's other evaluators.
+
+    Parameters
+    ----------
+    series : ClassSeries
+    rows : ndarray of int, shape (b,)
+        The targets' indices in the class (ascending); every series of the class is a
+        candidate, so each distance is ``(b, n)``.
+    part : slice
+        The same targets' positions among all the targets of the class (the rows of an
+        evaluator's per-target arrays).
     """
 
-    def __init__(self, series: ClassSeries, rows: slice) -> None:
+    def __init__(self, series: ClassSeries, rows: np.ndarray, part: slice) -> None:
         self.series = series
         self.rows = rows
-        self.start = rows.start
+        self.part = part
         self._rms: dict[str, np.ndarray] = {}
 
     @functools.cached_property
@@ -153,21 +163,26 @@ class Disagreement:
 
     ``finish()`` gives ``(per_row, summary)``: the per-target
     :class:`~mimic_deid.evaluate.disagreement.DisagreementResult` columns and
-    :func:`~mimic_deid.evaluate.disagreement.summarise_curve_matrix` of the ``n x n`` curves,
-    the only class-sized array the evaluation holds.
+    :func:`~mimic_deid.evaluate.disagreement.summarise_curve_matrix` of the ``targets x n``
+    curves, the only class-sized array the evaluation holds.
     """
 
     def __init__(
-        self, F_o: np.ndarray, F_r: np.ndarray, f_scale: np.ndarray | None, column_block: int
+        self,
+        F_o: np.ndarray,
+        F_r: np.ndarray,
+        f_scale: np.ndarray | None,
+        column_block: int,
+        targets: int,
     ) -> None:
         self.F_o, self.F_r, self.f_scale = F_o, F_r, f_scale
-        self.curves = np.empty((F_o.shape[0], F_o.shape[0]))
+        self.curves = np.empty((targets, F_o.shape[0]))
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in _ROW_KEYS}
         self.column_block = column_block
 
     def block(self, b: Block) -> None:
         d_f = feature_distances(self.F_o[b.rows], self.F_r, self.f_scale)
-        out = disagreement_rows(d_f, b.disagreement, self.curves[b.rows])
+        out = disagreement_rows(d_f, b.disagreement, self.curves[b.part])
         for key, values in zip(_ROW_KEYS, out[:5], strict=True):
             self.parts[key].append(values)
 
@@ -223,7 +238,7 @@ class Linkage:
                 d_f = feature_distances(K[b.rows], F_side, self.scale)
                 if self.cells is not None:  # only the series showing the target's demographics
                     d_f[self.cells[b.rows, None] != self.cells[None, :]] = np.inf
-                self.scores[side][i].append(score_rows(d_f, b.rms(side), b.start, self.top))
+                self.scores[side][i].append(score_rows(d_f, b.rms(side), b.rows, self.top))
 
     def finish(self) -> dict:
         return {

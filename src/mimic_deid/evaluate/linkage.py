@@ -24,6 +24,14 @@ never standardised here). Targets with no compared value are left out of the mea
 
 The same random draws ``z`` are used for every ``e`` (common random numbers), so rates change
 smoothly with ``e`` and the result is deterministic for a given ``rng`` seed.
+
+Targets. Every series of a class is a candidate, but a class of more than ``max_targets``
+series (config ``evaluate/max_targets``, :data:`MAX_TARGETS`) is attacked through a random
+sample of that many targets (:func:`sample_targets`), so an attack costs
+``O(max_targets * n)`` and grows linearly with the class (one ``ihm48`` class holds every stay
+of 48 h or more: 21,000 series at full MIMIC-III size). Over several classes
+(:func:`aggregate_linkage`) each class's rate then counts with the weight of its ``n`` series,
+not of its targets, and the interval is that of the targets attacked.
 """
 
 from __future__ import annotations
@@ -42,6 +50,9 @@ RECONSTRUCTION_UNIT = (
     "root-mean-square difference per compared (record, dimension) value between the original "
     "target and the linked released series, in the series' own units"
 )
+#: Targets attacked per class at most (config ``evaluate/max_targets``; a random sample above).
+MAX_TARGETS = 2000
+
 TIE_RULE = (
     "distances within 1e-9 are ties; ties are shared (expected success under uniform random "
     "tie-breaking)"
@@ -115,21 +126,40 @@ def linkage_attack(
 
 def _score(d_f: np.ndarray, rms: np.ndarray, e: float, top: tuple[int, ...]) -> dict[str, Any]:
     """Rates and reconstruction error from feature distances ``d_f`` (n, n) and ``rms`` (n, n)."""
-    return finish_score([score_rows(d_f, rms, 0, top)], e, top)
+    return finish_score([score_rows(d_f, rms, np.arange(d_f.shape[0]), top)], e, top)
 
 
-def score_rows(d_f: np.ndarray, rms: np.ndarray, offset: int, top: tuple[int, ...]) -> dict:
-    """Per-target parts of the score of a block of targets (rows ``offset ..``).
+def sample_targets(n: int, max_targets: int, rng: np.random.Generator) -> np.ndarray:
+    """The series of a class of ``n`` that an attack targets, in ascending order.
+
+    Every series when ``n <= max_targets`` (``rng`` is then not used); else a simple random
+    sample of ``max_targets`` of them without replacement, drawn from ``rng``.
+
+    Returns
+    -------
+    ndarray of int64, shape (min(n, max_targets),)
+    """
+    if max_targets < 1:
+        raise ConfigError(
+            f"attack targets (evaluate/max_targets) must be at least 1, got {max_targets}"
+        )
+    if n <= max_targets:
+        return np.arange(n, dtype=np.int64)
+    return np.sort(rng.choice(n, size=max_targets, replace=False)).astype(np.int64)
+
+
+def score_rows(d_f: np.ndarray, rms: np.ndarray, own: np.ndarray, top: tuple[int, ...]) -> dict:
+    """Per-target parts of the score of a block of targets.
 
     Parameters
     ----------
     d_f : ndarray, shape (b, n)
         Feature distances of ``b`` targets (with the attacker's knowledge) to every released
-        series; target ``i`` of the block is released series ``offset + i``.
+        series; target ``i`` of the block is released series ``own[i]``.
     rms : ndarray, shape (b, n)
         Per-value RMS series distances of the same pairs (module docstring).
-    offset : int
-        Index of the block's first target in the class.
+    own : ndarray of int, shape (b,)
+        The class index of each target (the column of its own released series).
     top : tuple of int
 
     Returns
@@ -140,10 +170,10 @@ def score_rows(d_f: np.ndarray, rms: np.ndarray, offset: int, top: tuple[int, ..
         by :func:`finish_score`.
     """
     b = d_f.shape[0]
-    own = d_f[np.arange(b), offset + np.arange(b)][:, None]
-    reachable = ~np.isnan(own[:, 0])
-    better = (d_f < own - TIE_TOL).sum(axis=1)
-    tied = (np.abs(d_f - own) <= TIE_TOL).sum(axis=1)
+    true = d_f[np.arange(b), own][:, None]  # the distance to the target's own series
+    reachable = ~np.isnan(true[:, 0])
+    better = (d_f < true - TIE_TOL).sum(axis=1)
+    tied = (np.abs(d_f - true) <= TIE_TOL).sum(axis=1)
     out: dict[str, np.ndarray] = {"reachable": reachable}
     for k in top:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -222,14 +252,18 @@ def rate_interval(hits: float, n: int, confidence: float = CONFIDENCE) -> tuple[
 def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
     """Combine per-class ``linkage_attack`` results (same ``errors`` and ``top``) over classes.
 
-    Rates are total expected hits over total targets (i.e. class means weighted by class
-    size); the reconstruction error is the mean over all targets with a defined error.
+    Rates are class rates weighted by class size ``n`` (total expected hits over total targets
+    when every series was a target). A class attacked through a sample of its series
+    (:func:`sample_targets`) counts its hits scaled by ``n / n_targets``; the interval is then
+    the Wilson interval of the rate over the targets actually attacked. The reconstruction
+    error is the mean over targets with a defined error, weighted the same way.
 
     Returns
     -------
     dict
         ``n``, ``classes``, ``top`` and ``by_error`` with the same fields as
-        :func:`linkage_attack`.
+        :func:`linkage_attack` (``n_targets``: targets attacked; ``top{k}_hits``: expected
+        successes over the ``n`` series).
     """
     if not results:
         return {"n": 0, "classes": 0, "top": [], "by_error": []}
@@ -238,9 +272,15 @@ def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
     for r in results:
         if r["top"] != top or len(r["by_error"]) != n_errors:
             raise InputDataError("aggregate_linkage: results differ in 'top' or 'errors'")
+    n = sum(r["n"] for r in results)
     by_error = []
     for i in range(n_errors):
         rows = [r["by_error"][i] for r in results]
+        # a sampled class's targets stand for all its series (an int 1 keeps sums exact)
+        weights = [
+            1 if row["n_targets"] == r["n"] else r["n"] / row["n_targets"]
+            for r, row in zip(results, rows, strict=True)
+        ]
         n_t = sum(row["n_targets"] for row in rows)
         agg: dict[str, Any] = {
             "error": rows[0]["error"],
@@ -248,19 +288,14 @@ def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
             "unreachable": sum(row["unreachable"] for row in rows),
         }
         for k in top:
-            hits = sum(row[f"top{k}_hits"] for row in rows)
-            agg[f"top{k}"] = hits / n_t if n_t else float("nan")
+            hits = sum(row[f"top{k}_hits"] * w for row, w in zip(rows, weights, strict=True))
+            agg[f"top{k}"] = hits / n if n else float("nan")
             agg[f"top{k}_hits"] = hits
-            agg[f"top{k}_ci"] = list(rate_interval(hits, n_t))
-        rec_sum = sum(row["reconstruction_sum"] for row in rows)
-        rec_n = sum(row["reconstruction_n"] for row in rows)
+            agg[f"top{k}_ci"] = list(rate_interval(hits if n_t == n else hits * n_t / n, n_t))
+        rec_sum = sum(row["reconstruction_sum"] * w for row, w in zip(rows, weights, strict=True))
+        rec_n = sum(row["reconstruction_n"] * w for row, w in zip(rows, weights, strict=True))
         agg["reconstruction_sum"] = rec_sum
         agg["reconstruction_n"] = rec_n
         agg["reconstruction_error"] = rec_sum / rec_n if rec_n else float("nan")
         by_error.append(agg)
-    return {
-        "n": sum(r["n"] for r in results),
-        "classes": len(results),
-        "top": top,
-        "by_error": by_error,
-    }
+    return {"n": n, "classes": len(results), "top": top, "by_error": by_error}

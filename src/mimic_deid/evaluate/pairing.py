@@ -21,8 +21,10 @@ one more reason for the README's rule: publish one release per population.
 
 Rate. The share of A's series (those whose person is also in B) paired with their own
 series of B, with its 95 % Wilson interval; ``1 / |B|`` is what guessing achieves. For a large
-release the targets are a random sample of ``max_targets`` series of A (drawn from the
-given generator), so the cost is ``O(max_targets * |B| * features)``: linear in the release.
+release the targets are a random sample of ``max_targets`` series of A (config
+``evaluate/max_targets``, drawn from the given generator as the privacy rule draws its
+targets, :func:`~mimic_deid.evaluate.linkage.sample_targets`), so the cost is
+``O(max_targets * |B| * features)``: linear in the release.
 """
 
 from __future__ import annotations
@@ -33,10 +35,9 @@ import pandas as pd
 from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
-from mimic_deid.evaluate.linkage import rate_interval
+from mimic_deid.evaluate.linkage import MAX_TARGETS, rate_interval, sample_targets
 
 __all__ = [
-    "MAX_TARGETS",
     "group_intersections",
     "pairing_rate",
     "pairs_of",
@@ -45,8 +46,6 @@ __all__ = [
     "series_statistics",
 ]
 
-#: Series of release A attacked at most (a random sample above it).
-MAX_TARGETS = 2000
 _TIE = 1e-9
 
 
@@ -99,6 +98,7 @@ def pairing_rate(
     rng : numpy.random.Generator
         Draws the sample of targets when A has more than ``max_targets`` series in B.
     max_targets : int
+        Targets at most (config ``evaluate/max_targets``).
 
     Returns
     -------
@@ -114,8 +114,7 @@ def pairing_rate(
     key_b = keys_b.reindex(stats_b.index).to_numpy()
     position = {key: i for i, key in enumerate(key_b)}
     in_both = np.flatnonzero([key in position for key in own_a])
-    if in_both.size > max_targets:
-        in_both = np.sort(rng.choice(in_both, size=max_targets, replace=False))
+    in_both = in_both[sample_targets(in_both.size, max_targets, rng)]
     A = stats_a[columns].to_numpy(dtype=np.float64)[in_both]
     B = stats_b[columns].to_numpy(dtype=np.float64)
     pooled = np.vstack([stats_a[columns].to_numpy(dtype=np.float64), B])

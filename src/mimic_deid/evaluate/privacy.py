@@ -15,13 +15,22 @@ For every duration class the attacker's view is compared with the truth:
 
 The *baseline* is the same evaluation of the original series released unchanged.
 
+Targets. Every series of a class is a target, except in a class of more than
+``max_targets`` series (config ``evaluate/max_targets``): there a random sample of that many
+series, drawn from ``derive_rng(seed, "targets", group, length)``, is the targets of the
+disagreement and of every attacker, on both sides and in the baseline (the same sample), while
+every series of the class stays a candidate
+(:func:`~mimic_deid.evaluate.linkage.sample_targets`). A class's cost is then
+``O(targets x n)``: linear in the class, where the ``ihm48`` release's one class of every
+stay of 48 h or more was quadratic. Per-series results are the targets' rows.
+
 Memory and work per class (:func:`evaluate_class`, over the evaluators and the blocked kernel
 of :mod:`mimic_deid.evaluate.evaluators`). The two series-distance matrices a class
 needs (original vs released, original vs original) are each computed once and shared by the
 disagreement and by both attackers' linkage attacks on both sides; everything is computed a
 block of ``block_rows`` target series at a time (all of a target's quantities are local to its
-row), so the only ``n x n`` array held is the disagreement curves that the summary's per-column
-quantiles need. With ``series_distance="dtw"`` (or ``standardise``) the disagreement's
+row), so the only class-sized array held is the ``targets x n`` disagreement curves that the
+summary's per-column quantiles need. With ``series_distance="dtw"`` (or ``standardise``) the disagreement's
 distances are a third matrix, computed block by block in the same way. The results do not depend on ``block_rows``: series distances are centred on
 the class-wide column means whatever the block, and class totals are summed once over the
 whole class.
@@ -56,7 +65,7 @@ from mimic_deid.evaluate.evaluators import (
     Linkage,
     disagreement_distances,
 )
-from mimic_deid.evaluate.linkage import aggregate_linkage
+from mimic_deid.evaluate.linkage import MAX_TARGETS, aggregate_linkage, sample_targets
 from mimic_deid.seeding import derive_rng
 
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
@@ -95,6 +104,7 @@ def _frames(
     cls: ClassArray,
     keys: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-series rows (``keys``: the targets' pseudonyms) and the summary of one class."""
     per_series = pd.DataFrame(
         {
             "class_length": np.int32(cls.length),
@@ -159,6 +169,7 @@ def evaluate_class(
     series_distance: str = "euclidean",
     dtw_window: int | None = DTW_WINDOW,
     cells: np.ndarray | None = None,
+    targets: np.ndarray | None = None,
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
     """Disagreement and linkage attacks of one duration class, a block of targets at a time.
 
@@ -195,10 +206,14 @@ def evaluate_class(
         The published demographics of each series, coded (equal codes: equal labels). The
         attackers know a target's demographics: they link it only among the released series
         that publish the same (:mod:`mimic_deid.deid.demographics`). None: no demographics.
+    targets : ndarray of int, shape (t,), optional
+        The series attacked (ascending class indices,
+        :func:`~mimic_deid.evaluate.linkage.sample_targets`); every series is a candidate.
+        None: every series.
 
     Returns
     -------
-    per_row : dict of str to ndarray, shape (n,)
+    per_row : dict of str to ndarray, shape (t,)
         ``auc``, ``first_threshold``, ``first_disagreement``, ``t_max``, ``n_reachable``
         (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`).
     summary : DataFrame
@@ -232,14 +247,16 @@ def evaluate_class(
         # reconstruction error and (without standardise) the Euclidean disagreement
         shared=series_distance != "dtw" and not standardise,
     )  # fmt: skip
-    disagreement = Disagreement(F_o, F_r, f_scale, column_block=block_rows)
+    rows = np.arange(n, dtype=np.int64) if targets is None else np.asarray(targets, np.int64)
+    disagreement = Disagreement(F_o, F_r, f_scale, block_rows, targets=rows.size)
     linkages = {
         name: Linkage(F_k, F_kr, rng, errors, TOP, cells)
         for name, (F_k, F_kr, rng) in attackers.items()
     }
     evaluators = [disagreement, *linkages.values()]
-    for s in range(0, n, block_rows):
-        block = Block(series, slice(s, min(n, s + block_rows)))
+    for s in range(0, rows.size, block_rows):
+        part = slice(s, min(rows.size, s + block_rows))
+        block = Block(series, rows[part], part)
         for evaluator in evaluators:
             evaluator.block(block)
     per_row, summary = disagreement.finish()
@@ -289,6 +306,12 @@ def class_curves(
     return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
 
 
+def _targets(cls: ClassArray, seed: int, max_targets: int) -> np.ndarray:
+    """The targets of one class: the same sample for a release and for the baseline."""
+    rng = derive_rng(seed, "targets", cls.group, cls.length)
+    return sample_targets(len(cls.keys), max_targets, rng)
+
+
 def _baseline_class(
     cls: ClassArray,
     spec: FeatureSpec,
@@ -296,6 +319,8 @@ def _baseline_class(
     block_rows: int,
     series_distance: str,
     dtw_window: int | None,
+    seed: int,
+    max_targets: int,
 ):
     F = compute_features(cls.X, spec)
     per_row, summary, _ = evaluate_class(
@@ -307,6 +332,7 @@ def _baseline_class(
         block_rows=block_rows,
         series_distance=series_distance,
         dtw_window=dtw_window,
+        targets=_targets(cls, seed, max_targets),
     )
     return _frames(per_row, summary, cls)
 
@@ -319,6 +345,8 @@ def baseline_disagreement(
     block_rows: int = BLOCK_ROWS,
     series_distance: str = "euclidean",
     dtw_window: int | None = DTW_WINDOW,
+    seed: int = 0,
+    max_targets: int = MAX_TARGETS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Disagreement of the original series against themselves, per duration class.
 
@@ -337,12 +365,16 @@ def baseline_disagreement(
         The disagreement's series distance (:data:`SERIES_DISTANCES`).
     dtw_window : int or None
         The DTW band (:func:`evaluate_class`).
+    seed : int
+        Master seed of the targets' sample (the release's, so both sample the same series).
+    max_targets : int
+        Targets per class at most (config ``evaluate/max_targets``, module docstring).
 
     Returns
     -------
     per_series : DataFrame
-        group, class_length, auc, first_threshold, first_disagreement; no key, as the baseline
-        is compared with releases through distributions only.
+        group, class_length, auc, first_threshold, first_disagreement, a row per target; no
+        key, as the baseline is compared with releases through distributions only.
     summary : DataFrame
         group, class_length, then :func:`summarise_curves` columns.
     """
@@ -356,6 +388,8 @@ def baseline_disagreement(
         [_check_block_rows(block_rows)] * n,
         [check_series_distance(series_distance)] * n,
         [_check_dtw_window(dtw_window)] * n,
+        [seed] * n,
+        [max_targets] * n,
         label="baseline disagreement classes",
     )
     return _concat(results)
@@ -404,6 +438,7 @@ def _release_class(
     dtw_window: int | None,
     alt: FeatureSpec | None = None,
     cells: np.ndarray | None = None,
+    max_targets: int = MAX_TARGETS,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
@@ -420,6 +455,7 @@ def _release_class(
             compute_features(rel.X, strong),
             derive_rng(seed, "linkage", "strong", orig.group, orig.length),
         )
+    targets = _targets(orig, seed, max_targets)
     per_row, summary, linkage = evaluate_class(
         F_orig,
         F_rel,
@@ -432,8 +468,9 @@ def _release_class(
         series_distance=series_distance,
         dtw_window=dtw_window,
         cells=cells,
+        targets=targets,
     )
-    frames = _frames(per_row, summary, orig, pseudonyms)
+    frames = _frames(per_row, summary, orig, pseudonyms[targets])
     if alt is not None:
         F_alt, F_alt_rel = compute_features(orig.X, alt), compute_features(rel.X, alt)
         rng = derive_rng(seed, "linkage", "alternative", orig.group, orig.length)
@@ -449,6 +486,7 @@ def _release_class(
             series_distance=series_distance,
             dtw_window=dtw_window,
             cells=cells,
+            targets=targets,
         )
         per_series = frames[0]
         for col in ("auc", "first_threshold", "first_disagreement"):
@@ -473,6 +511,7 @@ def evaluate_release(
     alt_features: Mapping[str, list[str]] | None = None,
     dtw_window: int | None = DTW_WINDOW,
     demographics: pd.DataFrame | None = None,
+    max_targets: int = MAX_TARGETS,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -508,17 +547,20 @@ def evaluate_release(
         ``evaluate/attacker_features``); empty or None: none. Its disagreement is ranked by
         these features and its linkage attack uses the noise of
         ``derive_rng(seed, "linkage", "alternative", group, length)``.
-    dtw_window : int or None
-        The DTW band (:func:`evaluate_class`).
     demographics : DataFrame, optional
         ``pseudonym`` and the published demographics (the release index's columns): every
         attacker knows a target's and links it only among the series publishing the same
         (:func:`evaluate_class`'s ``cells``). None or no column: none published.
+    max_targets : int
+        Targets per class at most (config ``evaluate/max_targets``, module docstring); the
+        sample of class (group, length) comes from ``derive_rng(seed, "targets", group,
+        length)``.
 
     Returns
     -------
     per_series : DataFrame
-        pseudonym, group, class_length, auc, first_threshold, first_disagreement, and with
+        A row per target: pseudonym, group, class_length, auc, first_threshold,
+        first_disagreement, and with
         ``alt_features`` the same three for that attacker with the suffix ``_alt``.
     summary : DataFrame
         group, class_length, then :func:`summarise_curves` columns.
@@ -569,6 +611,7 @@ def evaluate_release(
         [_check_dtw_window(dtw_window)] * n,
         [alt] * n,
         cells,
+        [max_targets] * n,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])
