@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 
+from mimic_deid.atomic import write_table
 from mimic_deid.deid.classes import KEY
+from mimic_deid.errors import InputDataError
+from mimic_deid.evaluate.curves import curves_from_table, curves_table, main_class_curves
 from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
 from mimic_deid.report import figures
-from mimic_deid.report.content import ITEMS, example_target, main_class_curves
+from mimic_deid.report.content import ITEMS, example_target
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -37,7 +43,7 @@ def long_tables(n: int = 12, length: int = 6):
 def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None:
     series, classes, release, pseudonyms = long_tables()
     features = {"heart_rate": ["mean", "var", "min", "max"]}
-    c = main_class_curves(series, classes, release, pseudonyms, 6, features)
+    c = main_class_curves(series, classes, release, pseudonyms, 6, features, False, "euclidean")
     X = series.sort_values([KEY, "hour"])[["heart_rate", "glucose"]].to_numpy().reshape(12, 6, 2)
     rel = release.assign(**{KEY: release["pseudonym"].str[1:].astype(int)})
     Xr = rel.sort_values([KEY, "hour"])[["heart_rate", "glucose"]].to_numpy().reshape(12, 6, 2)
@@ -49,9 +55,9 @@ def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None
     # first included = the first series the disagreement's sorted order takes
     DF = np.sqrt(((F[:, None, :] - c["F_rel"][None, :, :]) ** 2).sum(axis=2))
     np.testing.assert_array_equal(c["first_included"], DF.argmin(axis=1))
-    assert main_class_curves(series, classes, release, pseudonyms, 7, features) == {}
+    assert main_class_curves(series, classes, release, pseudonyms, 7, features, False, "dtw") == {}
     per_record = main_class_curves(
-        series, classes, release, pseudonyms, 6, features, series_distance="per_record"
+        series, classes, release, pseudonyms, 6, features, False, "per_record"
     )
     np.testing.assert_allclose(per_record["result"].auc, ref.auc / 6, rtol=1e-12)
 
@@ -80,6 +86,37 @@ def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None
         tmp_path / "e.png",
     )
     assert (tmp_path / "e.png").stat().st_size > 5000
+
+
+def test_the_curves_artefact_gives_back_what_was_computed(tmp_path) -> None:
+    """Rule privacy_curves writes the curves; the report reads the same arrays back."""
+    series, classes, release, pseudonyms = long_tables()
+    features = {"heart_rate": ["mean", "var", "min", "max"], "glucose": ["mean"]}
+    c = main_class_curves(series, classes, release, pseudonyms, 6, features, True, "dtw", 2)
+    write_table(curves_table(c), tmp_path / "curves.parquet")
+    back = curves_from_table(pq.read_table(tmp_path / "curves.parquet"))
+    assert set(back) == set(c)
+    for name in ("auc", "first_threshold", "first_disagreement", "t_max", "n_reachable",
+                 "curves", "thresholds"):  # fmt: skip
+        got, want = getattr(back["result"], name), getattr(c["result"], name)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        assert got.dtype == want.dtype, name
+    for name in ("first_included", "F_orig", "F_rel", "X_orig", "X_rel"):
+        np.testing.assert_array_equal(back[name], c[name], err_msg=name)
+    assert {k: back[k] for k in ("variable", "names", "class_length", "series_distance")} == {
+        "variable": "heart_rate",
+        "names": c["names"],
+        "class_length": 6,
+        "series_distance": "dtw",
+    }
+    write_table(curves_table({}), tmp_path / "none.parquet")
+    assert curves_from_table(pq.read_table(tmp_path / "none.parquet")) == {}
+    write_table(pa.table({"auc": [1.0]}), tmp_path / "other.parquet")
+    with pytest.raises(InputDataError) as err:
+        curves_from_table(pq.read_table(tmp_path / "other.parquet"), "other.parquet")
+    assert str(err.value) == (
+        "other.parquet: no 'mimic_deid' metadata; expected a privacy_curves output"
+    )
 
 
 def test_no_data_and_registry(tmp_path) -> None:

@@ -92,7 +92,9 @@ def _tables(html_text: str) -> list[dict]:
 def built(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("front")
     inputs = {k: v for k, v in _write_inputs(folder).items() if not k.startswith("ga_")}
-    data = load_report_data(inputs, POINT, FEATURES)
+    data = load_report_data(
+        inputs, POINT, FEATURES, duration_method="greedy", series_distance="euclidean"
+    )
     out = {}
     for kind in ("synthetic", "csv"):
         base = folder / kind

@@ -53,6 +53,8 @@ PATHS = {
     "disagreement_series": f"results/{{release}}/{POINT}/privacy/disagreement_series.parquet",
     "disagreement_summary": f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
     "linkage": f"results/{{release}}/{POINT}/privacy/linkage.json",
+    # every disagreement curve of the report's main class (owner-only: original values)
+    "main_curves": f"{PRIVATE}/{{release}}/{POINT}/privacy/main_class_curves.parquet",
     "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
     # cross-release pairing of the sweep's releases of one population (evaluate.pairing)
     "cross_release": "results/cross_release.csv",

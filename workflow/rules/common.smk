@@ -260,8 +260,9 @@ def sweep_summary_input(wildcards):
 
 def report_input(wildcards):
     """The public report's inputs: public artefacts, and private ones the report reduces to
-    counts (meta, duration: lengths) or to disagreement measures (series, pseudonyms: the
-    main class's curves); never the GA examples' inputs (private_report_input)."""
+    counts (meta, duration: lengths) or to disagreement measures (main_curves: the main
+    class's curves, drawn without its original values); never the GA examples' inputs
+    (private_report_input)."""
     p = dict(primary_point(), release="stays")
     inputs = {
         "meta": path("meta", release="stays"),
@@ -277,9 +278,7 @@ def report_input(wildcards):
         # aggregate counts of the source and the cohort for the front matter (report.front)
         "cohort_counts": PATHS["cohort_counts"],
         # the main class's individual disagreement curves (seed Figs 3.1 and 5.4)
-        "series": path("series", release="stays"),
-        "release_series": path("release_series", **p),
-        "pseudonyms": path("pseudonyms", **p),
+        "main_curves": path("main_curves", **p),
     }
     inputs["cross_release"] = PATHS["cross_release"]
     # every release's card (the release_cards table)

@@ -67,6 +67,35 @@ rule privacy:
         "../scripts/privacy.py"
 
 
+rule privacy_curves:
+    """Every disagreement curve of the class closest to 30 h (seed Figs 3.1 and 5.4), with
+    the thresholds, features and one variable's values the report draws."""
+    input:
+        series=PATHS["series"],
+        classes=PATHS["duration"],
+        release_series=PATHS["release_series"],
+        pseudonyms=PATHS["pseudonyms"],
+        summary=PATHS["disagreement_summary"],
+    output:
+        curves=PATHS["main_curves"],
+    log:
+        f"logs/{{release}}/{POINT}/privacy_curves.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/privacy_curves.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        features=DEID["features"],
+        standardise=config["evaluate"]["standardise"],
+        series_distance=config["evaluate"]["series_distance"],
+        dtw_window=config["evaluate"]["dtw_window"],
+    script:
+        "../scripts/privacy_curves.py"
+
+
 rule utility:
     """Logistic regression per task: the owner's baseline and four trust settings, two ways."""
     input:
@@ -113,6 +142,5 @@ rule cross_release:
         pairs=cross_release_pairs(),
         methods=cross_release_methods(),
         seed=config["seed"],
-        max_targets=config["evaluate"]["max_targets"],
     script:
         "../scripts/cross_release.py"

@@ -66,7 +66,7 @@ rule report:
         point=primary_point(),
         features=DEID["features"],
         duration_method=config["duration"]["method"],
-        evaluate=config["evaluate"],
+        series_distance=config["evaluate"]["series_distance"],
         run=report_run(),
     script:
         "../scripts/report.py"
@@ -93,7 +93,7 @@ rule private_report:
         point=primary_point(),
         features=DEID["features"],
         duration_method=config["duration"]["method"],
-        evaluate=config["evaluate"],
+        series_distance=config["evaluate"]["series_distance"],
         run=report_run(),
     script:
         "../scripts/report.py"

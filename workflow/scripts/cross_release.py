@@ -26,10 +26,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     rows = []
     for a, b, k in snakemake.params.pairs:
         result = pairing_rate(
-            *release(a),
-            *release(b),
-            derive_rng(snakemake.params.seed, "pairing", a, b),
-            snakemake.params.max_targets,
+            *release(a), *release(b), derive_rng(snakemake.params.seed, "pairing", a, b)
         )
         low, high = result.pop("rate_ci")
         row = {"release_a": a, "release_b": b, **result, "rate_lo": low, "rate_hi": high}

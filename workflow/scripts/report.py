@@ -13,9 +13,9 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         dict(snakemake.input.items()),
         snakemake.params.point,
         dict(snakemake.params.features),
-        snakemake.params.duration_method,
-        snakemake.params.evaluate,
-        audience,
+        duration_method=snakemake.params.duration_method,
+        series_distance=snakemake.params.series_distance,
+        audience=audience,
     )
     # the checkout's commit and date, read once per report (__file__ is this script's path)
     run = dict(snakemake.params.run, **git_revision(Path(__file__).resolve().parent))

@@ -28,8 +28,8 @@ smoothly with ``e`` and the result is deterministic for a given ``rng`` seed.
 Targets. Every series of a class is a candidate, but a class of more than ``max_targets``
 series (config ``evaluate/max_targets``, :data:`MAX_TARGETS`) is attacked through a random
 sample of that many targets (:func:`sample_targets`), so an attack costs
-``O(max_targets * n)`` and grows linearly with the class (one ``ihm48`` class holds every stay
-of 48 h or more: 21,000 series at full MIMIC-III size). Over several classes
+``O(max_targets * n)`` and grows linearly with the class (the ``ihm48`` release's training
+class of 48 h holds 11,000 series at full MIMIC-III size). Over several classes
 (:func:`aggregate_linkage`) each class's rate then counts with the weight of its ``n`` series,
 not of its targets, and the interval is that of the targets attacked.
 """
@@ -51,7 +51,7 @@ RECONSTRUCTION_UNIT = (
     "target and the linked released series, in the series' own units"
 )
 #: Targets attacked per class at most (config ``evaluate/max_targets``; a random sample above).
-MAX_TARGETS = 2000
+MAX_TARGETS = 1000
 
 TIE_RULE = (
     "distances within 1e-9 are ties; ties are shared (expected success under uniform random "

@@ -21,10 +21,10 @@ one more reason for the README's rule: publish one release per population.
 
 Rate. The share of A's series (those whose person is also in B) paired with their own
 series of B, with its 95 % Wilson interval; ``1 / |B|`` is what guessing achieves. For a large
-release the targets are a random sample of ``max_targets`` series of A (config
-``evaluate/max_targets``, drawn from the given generator as the privacy rule draws its
-targets, :func:`~mimic_deid.evaluate.linkage.sample_targets`), so the cost is
-``O(max_targets * |B| * features)``: linear in the release.
+release the targets are a random sample of ``max_targets`` series of A
+(:data:`RELEASE_TARGETS`, drawn from the given generator by
+:func:`~mimic_deid.evaluate.linkage.sample_targets`, as the privacy rule draws its targets in
+a class), so the cost is ``O(max_targets * |B| * features)``: linear in the release.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ import pandas as pd
 from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
-from mimic_deid.evaluate.linkage import MAX_TARGETS, rate_interval, sample_targets
+from mimic_deid.evaluate.linkage import rate_interval, sample_targets
 
 __all__ = [
+    "RELEASE_TARGETS",
     "group_intersections",
     "pairing_rate",
     "pairs_of",
@@ -46,6 +47,8 @@ __all__ = [
     "series_statistics",
 ]
 
+#: Series of release A attacked at most (a random sample above it).
+RELEASE_TARGETS = 2000
 _TIE = 1e-9
 
 
@@ -85,7 +88,7 @@ def pairing_rate(
     stats_b: pd.DataFrame,
     keys_b: pd.Series,
     rng: np.random.Generator,
-    max_targets: int = MAX_TARGETS,
+    max_targets: int = RELEASE_TARGETS,
 ) -> dict:
     """Share of release A's series that a nearest-neighbour join pairs with their own in B.
 
@@ -98,7 +101,6 @@ def pairing_rate(
     rng : numpy.random.Generator
         Draws the sample of targets when A has more than ``max_targets`` series in B.
     max_targets : int
-        Targets at most (config ``evaluate/max_targets``).
 
     Returns
     -------

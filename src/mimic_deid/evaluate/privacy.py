@@ -21,8 +21,9 @@ series, drawn from ``derive_rng(seed, "targets", group, length)``, is the target
 disagreement and of every attacker, on both sides and in the baseline (the same sample), while
 every series of the class stays a candidate
 (:func:`~mimic_deid.evaluate.linkage.sample_targets`). A class's cost is then
-``O(targets x n)``: linear in the class, where the ``ihm48`` release's one class of every
-stay of 48 h or more was quadratic. Per-series results are the targets' rows.
+``O(targets x n)``: linear in the class, where it was quadratic (the ``ihm48`` release puts
+every stay of 48 h or more of a split in one class: 11,000 training series at full MIMIC-III
+size). Per-series results are the targets' rows.
 
 Memory and work per class (:func:`evaluate_class`, over the evaluators and the blocked kernel
 of :mod:`mimic_deid.evaluate.evaluators`). The two series-distance matrices a class
@@ -47,14 +48,11 @@ from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
 from mimic_deid.errors import ConfigError, InputDataError, require_choice
 from mimic_deid.evaluate.disagreement import (
-    DisagreementResult,
     check_class,
     class_std,
-    disagreement_from_distances,
 )
 from mimic_deid.evaluate.distances import (
     ROW_CHUNK,
-    feature_distances,
     safe_scale,
     series_centre,
 )
@@ -63,7 +61,6 @@ from mimic_deid.evaluate.evaluators import (
     ClassSeries,
     Disagreement,
     Linkage,
-    disagreement_distances,
 )
 from mimic_deid.evaluate.linkage import MAX_TARGETS, aggregate_linkage, sample_targets
 from mimic_deid.seeding import derive_rng
@@ -88,8 +85,8 @@ __all__ = [
     "DTW_WINDOW",
     "SERIES_DISTANCES",
     "baseline_disagreement",
+    "check_dtw_window",
     "check_series_distance",
-    "class_curves",
     "evaluate_class",
     "evaluate_release",
     "linkage_bound",
@@ -144,7 +141,8 @@ def check_series_distance(name: str) -> str:
     return require_choice(name, SERIES_DISTANCES, "series distance (evaluate/series_distance)")
 
 
-def _check_dtw_window(window: int | None) -> int | None:
+def check_dtw_window(window: int | None) -> int | None:
+    """``window`` as an int or None if it is a valid DTW band, else a ConfigError naming it."""
     ok = window is None or (
         not isinstance(window, bool) and isinstance(window, (int, np.integer)) and window >= 0
     )
@@ -224,7 +222,7 @@ def evaluate_class(
     """
     block_rows = _check_block_rows(block_rows)
     series_distance = check_series_distance(series_distance)
-    dtw_window = _check_dtw_window(dtw_window)
+    dtw_window = check_dtw_window(dtw_window)
     F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
     n = X_o.shape[0]
     attackers = dict(attackers or {})
@@ -262,48 +260,6 @@ def evaluate_class(
     per_row, summary = disagreement.finish()
     linkage = {name: attack.finish() for name, attack in linkages.items()}
     return per_row, summary, linkage
-
-
-def class_curves(
-    orig: ClassArray,
-    rel: ClassArray,
-    spec: FeatureSpec,
-    standardise: bool = False,
-    series_distance: str = "euclidean",
-    dtw_window: int | None = DTW_WINDOW,
-) -> tuple[DisagreementResult, np.ndarray, np.ndarray]:
-    """Every disagreement curve of one class with its thresholds, for the report's figures.
-
-    The same quantities as :func:`evaluate_class` (whole class at once, so only for a class
-    the report shows): seed Fig. 5.4's individual curves and Fig. 3.1's step curve.
-
-    Parameters
-    ----------
-    orig, rel : ClassArray
-        The original and the released series of the class (same keys).
-    spec : FeatureSpec
-        The features the disagreement ranks by.
-    standardise, series_distance, dtw_window
-        As in :func:`evaluate_class`.
-
-    Returns
-    -------
-    result : DisagreementResult
-        With ``curves`` and ``thresholds`` (n, n).
-    F_orig, F_rel : ndarray, shape (n, m)
-        The original and released features.
-    """
-    series_distance = check_series_distance(series_distance)
-    dtw_window = _check_dtw_window(dtw_window)
-    F_o, F_r = compute_features(orig.X, spec), compute_features(rel.X, spec)
-    _, _, X_o, X_r = check_class(F_o, F_r, orig.X, rel.X)
-    scale = None
-    if standardise:
-        scale = class_std(F_o, axis=0)
-        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
-        X_o, X_r = X_o / dim_scale, X_r / dim_scale
-    DS = disagreement_distances(X_o, X_r, series_distance, dtw_window)
-    return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
 
 
 def _targets(cls: ClassArray, seed: int, max_targets: int) -> np.ndarray:
@@ -387,7 +343,7 @@ def baseline_disagreement(
         [standardise] * n,
         [_check_block_rows(block_rows)] * n,
         [check_series_distance(series_distance)] * n,
-        [_check_dtw_window(dtw_window)] * n,
+        [check_dtw_window(dtw_window)] * n,
         [seed] * n,
         [max_targets] * n,
         label="baseline disagreement classes",
@@ -608,7 +564,7 @@ def evaluate_release(
         [seed] * n,
         [_check_block_rows(block_rows)] * n,
         [check_series_distance(series_distance)] * n,
-        [_check_dtw_window(dtw_window)] * n,
+        [check_dtw_window(dtw_window)] * n,
         [alt] * n,
         cells,
         [max_targets] * n,

@@ -33,16 +33,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
-from mimic_deid.deid.classes import KEY, class_arrays, iter_class_arrays, trim_to_classes
-from mimic_deid.deid.features import feature_spec
+from mimic_deid.deid.classes import KEY, trim_to_classes
 from mimic_deid.deid.tuning import TUNED_METHODS
 from mimic_deid.errors import ConfigError, require_choice
-from mimic_deid.evaluate.disagreement import class_std
-from mimic_deid.evaluate.distances import feature_distances
-from mimic_deid.evaluate.privacy import DTW_WINDOW, class_curves, released_by_key
+from mimic_deid.evaluate.curves import (
+    MAIN_CLASS_HOURS,
+    ORIGINAL_KEYS,
+    closest_class,
+    curves_from_table,
+)
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
@@ -75,7 +78,6 @@ __all__ = [
     "ga_caption",
     "ga_examples",
     "load_report_data",
-    "main_class_curves",
     "report_items",
 ]
 
@@ -83,8 +85,6 @@ __all__ = [
 AUDIENCES = ("public", "private")
 #: The inputs of the GA examples: the original and perturbed series of individual patients.
 GA_INPUTS = ("ga_series", "ga_classes", "ga_perturbed", "ga_targets", "ga_optimiser")
-#: The entries of :func:`main_class_curves` that hold original values (private report only).
-ORIGINAL_KEYS = ("X_orig", "F_orig")
 
 
 @dataclass
@@ -120,8 +120,9 @@ class ReportData:
     duration_method : str
         The run's ``duration/method`` (the §6.1 table marks it).
     main_curves : dict
-        :func:`main_class_curves` of the release's main class (empty without the inputs;
-        without :data:`ORIGINAL_KEYS` in the public report).
+        :func:`~mimic_deid.evaluate.curves.main_class_curves` of the release's main class
+        (empty without the input ``main_curves``; without
+        :data:`~mimic_deid.evaluate.curves.ORIGINAL_KEYS` in the public report).
     sequences, sequences_friedman : DataFrame
         The sequences stage's sweep rows and Friedman tests over its tables (empty when the
         stage is not part of the run).
@@ -165,16 +166,9 @@ class ReportData:
     cross_release: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __post_init__(self) -> None:
-        self.main_class = _closest_class(self.summary, 30)
-        self.small_class = _closest_class(self.summary, 9)
-
-
-def _closest_class(summary: pd.DataFrame, hours: int) -> int | None:
-    """The class length in ``summary`` closest to ``hours`` (the seed shows 30 h and 9 h)."""
-    lengths = np.unique(summary["class_length"].to_numpy()) if len(summary) else np.array([])
-    if lengths.size == 0:
-        return None
-    return int(lengths[np.argmin(np.abs(lengths - hours))])
+        # the seed shows the classes of 30 h and 9 h
+        self.main_class = closest_class(self.summary, MAIN_CLASS_HOURS)
+        self.small_class = closest_class(self.summary, 9)
 
 
 def ga_examples(
@@ -265,90 +259,24 @@ def ga_caption(data: ReportData, rank: str) -> str:
     )
 
 
-def first_included(F_orig: np.ndarray, F_rel: np.ndarray, standardise: bool) -> np.ndarray:
-    """Per target, the released series nearest to its original features (-1: none).
-
-    The feature distances of the disagreement (all features; scaled by the class's standard
-    deviations with ``standardise``); ties go to the lowest row, as the disagreement's stable
-    sort orders them.
-    """
-    scale = class_std(F_orig, axis=0) if standardise else None
-    DF = feature_distances(F_orig, F_rel, scale)
-    defined = ~np.isnan(DF)
-    best = np.argmin(np.where(defined, DF, np.inf), axis=1)
-    return np.where(defined.any(axis=1), best, -1)
-
-
-def main_class_curves(
-    series: pd.DataFrame,
-    classes: pd.DataFrame,
-    release_series: pd.DataFrame,
-    pseudonyms: pd.DataFrame,
-    class_length: int | None,
-    features: Mapping[str, list[str]],
-    standardise: bool = False,
-    series_distance: str = "euclidean",
-    dtw_window: int | None = DTW_WINDOW,
-) -> dict:
-    """Every disagreement curve of one ``stays`` class of the release (seed Figs 3.1, 5.4).
-
-    ``standardise``, ``series_distance`` and ``dtw_window`` as in
-    :func:`~mimic_deid.evaluate.privacy.class_curves`.
-
-    Returns
-    -------
-    dict
-        ``result`` (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`),
-        ``first_included`` (:func:`first_included`, (n,)), ``F_orig`` / ``F_rel`` (n, m) and
-        ``names`` of the features, ``X_orig`` / ``X_rel``
-        (n, L) of the first feature variable, ``variable`` and ``class_length``; empty when
-        the class is missing.
-    """
-    if class_length is None:
-        return {}
-    classes = classes[(classes["class_length"] == class_length) & (classes["group"] == "all")]
-    if classes.empty:
-        return {}
-    original, dims = class_arrays(series[series[KEY].isin(classes[KEY])], classes)
-    released = list(
-        iter_class_arrays(released_by_key(release_series, pseudonyms, classes, dims), dims)
-    )
-    if len(original) != 1 or len(released) != 1:
-        return {}
-    spec = feature_spec(dict(features), dims)
-    result, F_o, F_r = class_curves(
-        original[0], released[0], spec, standardise, series_distance, dtw_window
-    )
-    d = int(spec.dims[0])
-    return {
-        "result": result,
-        "first_included": first_included(F_o, F_r, standardise),
-        "F_orig": F_o,
-        "F_rel": F_r,
-        "names": list(spec.names),
-        "X_orig": original[0].X[:, :, d],
-        "X_rel": released[0].X[:, :, d],
-        "variable": dims[d],
-        "class_length": int(class_length),
-    }
-
-
 def load_report_data(
     inputs: Mapping[str, str],
     point: Mapping[str, Any],
     features: Mapping[str, list[str]],
-    duration_method: str = "greedy",
-    evaluate: Mapping[str, Any] | None = None,
+    *,
+    duration_method: str,
+    series_distance: str,
     audience: str = "public",
 ) -> ReportData:
     """Read the run's artefacts the report draws (input names as in ``rule report``).
 
-    ``evaluate`` holds the config's ``standardise``, ``series_distance`` and ``dtw_window``
-    for the curves of
-    the main class (drawn when the inputs ``series``, ``release_series`` and ``pseudonyms``
-    are given). For the ``public`` audience the GA inputs (:data:`GA_INPUTS`) are refused
-    and the main class's original series and features are dropped after its disagreement
-    curves are computed: the public report holds measures of them, never the values.
+    Nothing is computed here but selections: the main class's curves come finished from
+    rule ``privacy_curves`` (input ``main_curves``,
+    :func:`~mimic_deid.evaluate.curves.curves_from_table`). ``duration_method`` and
+    ``series_distance`` are the run's config values (the §6.1 table marks the method; the
+    disagreement figures name the distance's unit). For the ``public`` audience the GA inputs
+    (:data:`GA_INPUTS`) are refused and the main class's original series and features are
+    dropped as they are read: the public report holds measures of them, never the values.
     """
     _check_audience(audience)
     refused = [name for name in GA_INPUTS if name in inputs]
@@ -376,19 +304,8 @@ def load_report_data(
         )
     summary = pd.read_parquet(inputs["summary"])
     curves: dict = {}
-    evaluate = dict(evaluate or {})
-    if {"series", "release_series", "pseudonyms"} <= set(inputs):
-        curves = main_class_curves(
-            pd.read_parquet(inputs["series"]),
-            pd.read_parquet(inputs["classes"]),
-            pd.read_parquet(inputs["release_series"]),
-            pd.read_parquet(inputs["pseudonyms"]),
-            _closest_class(summary, 30),
-            features,
-            bool(evaluate.get("standardise", False)),
-            str(evaluate.get("series_distance", "euclidean")),
-            evaluate.get("dtw_window", DTW_WINDOW),
-        )
+    if "main_curves" in inputs:
+        curves = curves_from_table(pq.read_table(inputs["main_curves"]), inputs["main_curves"])
         if audience == "public":
             curves = {k: v for k, v in curves.items() if k not in ORIGINAL_KEYS}
     return ReportData(
@@ -405,7 +322,7 @@ def load_report_data(
         ga_examples=examples,
         units={v.name: (v.label, v.unit) for v in load_variables(inputs["variables"])},
         duration_method=duration_method,
-        series_distance=str(evaluate.get("series_distance", "euclidean")),
+        series_distance=series_distance,
         main_curves=curves,
         codes=_load_codes(inputs),
         sequences=_concat_csv(inputs, "sequences_sweep_"),
