@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.report.content import ITEMS, ReportData, ga_caption, ga_examples
+from mimic_deid.atomic import read_json, write_json
+from mimic_deid.deid.examples import examples_from_json, examples_to_json, method_examples
+from mimic_deid.report.content import ITEMS, ReportData, ga_caption
 
 KEY = "icustay_id"
 
@@ -49,7 +51,7 @@ def run_frames(n: int = 7, length: int = 6):
 
 
 def test_worst_and_median_by_unfeasibility() -> None:
-    ex = ga_examples(*run_frames(), {"heart_rate": ["mean", "var", "min", "max"]})
+    ex = method_examples(*run_frames(), {"heart_rate": ["mean", "var", "min", "max"]})
     assert [e["rank"] for e in ex] == ["worst", "median"]
     worst, median = ex
     # usable: 100..105 with unfeasibility 5, .5, 9, 2, 2, 1 -> sorted .5 1 2(103) 2(104) 5 9
@@ -67,7 +69,7 @@ def test_worst_and_median_by_unfeasibility() -> None:
 
 
 def test_captions_give_the_numbers() -> None:
-    ex = ga_examples(*run_frames(), {"heart_rate": ["mean", "var", "min", "max"]})
+    ex = method_examples(*run_frames(), {"heart_rate": ["mean", "var", "min", "max"]})
     data = ReportData.__new__(ReportData)
     data.ga_examples = ex
     data.units = {"heart_rate": ("Heart rate", "bpm")}
@@ -82,3 +84,29 @@ def test_captions_give_the_numbers() -> None:
     assert "{ga_worst}" in names["ga_example_worst"]
     assert "{ga_median}" in names["ga_example_median"]
     assert "ga_example_high" not in names and "ga_example_low" not in names
+
+
+def test_the_examples_artefact_gives_back_what_was_selected(tmp_path) -> None:
+    """Rule method_examples writes the examples; the private report reads the same back,
+    nulls as NaN."""
+    series, classes, perturbed, targets, per_series = run_frames()
+    perturbed.loc[perturbed[KEY] == 102, "heart_rate"] = np.nan  # the worst: all null
+    ex = method_examples(
+        series, classes, perturbed, targets, per_series, {"heart_rate": ["mean", "var"]}
+    )
+    write_json(examples_to_json(ex), tmp_path / "examples.json")
+    back = examples_from_json(read_json(tmp_path / "examples.json"))
+    assert [e["rank"] for e in back] == ["worst", "median"]
+    for got, want in zip(back, ex, strict=True):
+        for name in ("original", "perturbed"):
+            np.testing.assert_array_equal(got[name], want[name])
+            assert got[name].dtype == np.float64
+        assert got["key_stats"] == want["key_stats"]
+        assert got["variable"] == want["variable"] == "heart_rate"
+        for role, block in want["features"].items():
+            assert set(got["features"][role]) == set(block)
+            np.testing.assert_array_equal(
+                [got["features"][role][s] for s in block], list(block.values())
+            )
+    assert np.isnan(back[0]["perturbed"]).all()
+    assert np.isnan(back[0]["features"]["achieved"]["mean"])

@@ -22,8 +22,9 @@ import pytest
 from test_report import fake_disagreement, fake_linkage, fake_utility
 from workflow_helpers import ROOT
 
-from mimic_deid.atomic import write_parquet, write_table
+from mimic_deid.atomic import write_json, write_parquet, write_table
 from mimic_deid.deid.classes import KEY
+from mimic_deid.deid.examples import examples_to_json, method_examples
 from mimic_deid.errors import ConfigError
 from mimic_deid.evaluate.curves import (
     ORIGINAL_KEYS,
@@ -94,15 +95,19 @@ def _write_inputs(folder: Path) -> dict[str, str]:
         "summary": summary.assign(group="all"),
         "baseline_series": baseline_series.assign(group="all"),
         "per_series": per_series.assign(group="all"),
-        "ga_perturbed": perturbed.assign(group="all", class_length=LENGTH),
-        "ga_targets": targets,
-        "ga_optimiser": optimiser,
     }
     inputs = {}
     for name, frame in frames.items():
         inputs[name] = str(folder / f"{name}.parquet")
         write_parquet(frame, inputs[name])
-    inputs["ga_series"], inputs["ga_classes"] = inputs.pop("series"), inputs["classes"]
+    # rule method_examples' artefact: the private report's GA examples
+    examples = method_examples(
+        series, classes, perturbed.assign(group="all", class_length=LENGTH), targets, optimiser,
+        FEATURES,
+    )  # fmt: skip
+    inputs["ga_examples"] = str(folder / "examples.json")
+    write_json(examples_to_json(examples), inputs["ga_examples"])
+    del inputs["series"]
     # rule privacy_curves' artefact: the report reads the main class's curves finished
     curves = main_class_curves(
         series, classes, release, pseudonyms, closest_class(frames["summary"], 30), FEATURES,
@@ -186,7 +191,7 @@ def reports(tmp_path_factory) -> dict:
                 else inputs
             )
             point = {"dk": 5, "fk": 3, "heuristic": "range", "method": "genetic-x"}
-            data = load_report_data(given, point, FEATURES, duration_method="greedy",
+            data = load_report_data(given, point, duration_method="greedy",
                                     series_distance="euclidean", audience=who)  # fmt: skip
             base = folder / who
             build_report(data, base / "figures", base / "tables", base / "index.html",
@@ -234,11 +239,11 @@ def test_public_data_holds_no_original_values(reports):
 def test_public_report_refuses_the_ga_inputs(reports):
     with pytest.raises(ConfigError) as err:
         load_report_data(
-            reports["inputs"], {}, FEATURES, duration_method="greedy",
+            reports["inputs"], {}, duration_method="greedy",
             series_distance="euclidean", audience="public",
         )  # fmt: skip
     assert str(err.value) == (
-        "public report: input 'ga_series' holds original values of individual patients; only "
+        "public report: input 'ga_examples' holds original values of individual patients; only "
         "the private report (audience 'private') reads it"
     )
     with pytest.raises(ConfigError) as err:

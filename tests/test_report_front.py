@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_report_audience import FEATURES, _write_inputs
+from test_report_audience import _write_inputs
 from workflow_helpers import ROOT
 
 from mimic_deid.report import build_report, load_report_data
@@ -92,9 +92,7 @@ def _tables(html_text: str) -> list[dict]:
 def built(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("front")
     inputs = {k: v for k, v in _write_inputs(folder).items() if not k.startswith("ga_")}
-    data = load_report_data(
-        inputs, POINT, FEATURES, duration_method="greedy", series_distance="euclidean"
-    )
+    data = load_report_data(inputs, POINT, duration_method="greedy", series_distance="euclidean")
     out = {}
     for kind in ("synthetic", "csv"):
         base = folder / kind

@@ -34,6 +34,8 @@ PATHS = {
     "perturbed": f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
     "method_series": f"{PRIVATE}/{{release}}/{POINT}/method.parquet",
     "method_summary": f"results/{{release}}/{POINT}/method.json",
+    # the worst and median series of a method with examples (the private report's GA figures)
+    "method_examples": f"{PRIVATE}/{{release}}/{POINT}/examples.json",
     "pseudonyms": f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
     # the staged release: private until its check certifies it (deid.check, claims 1-14)
     "release_series": f"{PRIVATE}/{{release}}/{POINT}/staged/series.parquet",

@@ -298,19 +298,14 @@ def report_input(wildcards):
 
 
 def private_report_input(wildcards):
-    """The private report's inputs: the public report's, the GA examples' original and
-    perturbed series (content.GA_INPUTS), without the sweep summary."""
+    """The private report's inputs: the public report's and the GA examples (original and
+    perturbed series of two patients, content.GA_INPUTS), without the sweep summary."""
     inputs = report_input(wildcards)
     del inputs["sweep"]
     # the first point of a method whose examples the private report draws (the genetic one)
     g = next((q for q in sweep_points() if method_of(q["method"]).examples), None)
     if g:
-        g = dict(g, release="stays")
-        inputs["ga_series"] = path("series", release="stays")
-        inputs["ga_classes"] = path("duration", **g)
-        inputs["ga_perturbed"] = path("perturbed", **g)
-        inputs["ga_targets"] = path("targets", **g)
-        inputs["ga_optimiser"] = path("method_series", **g)
+        inputs["ga_examples"] = path("method_examples", release="stays", **g)
     return inputs
 
 

@@ -86,6 +86,32 @@ rule deidentify:
         "../scripts/deidentify.py"
 
 
+rule method_examples:
+    """The worst and the median series of a method by unfeasibility (seed Figs 6.2/6.3): the
+    private report's worked examples (owner-only: original values of two patients)."""
+    input:
+        series=PATHS["series"],
+        classes=PATHS["duration"],
+        perturbed=PATHS["perturbed"],
+        targets=PATHS["targets"],
+        per_series=PATHS["method_series"],
+    output:
+        examples=PATHS["method_examples"],
+    log:
+        f"logs/{{release}}/{POINT}/method_examples.log",
+    benchmark:
+        f"logs/benchmarks/{{release}}/{POINT}/method_examples.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        features=DEID["features"],
+    script:
+        "../scripts/method_examples.py"
+
+
 rule release:
     input:
         perturbed=PATHS["perturbed"],

@@ -64,7 +64,6 @@ rule report:
     params:
         audience="public",
         point=primary_point(),
-        features=DEID["features"],
         duration_method=config["duration"]["method"],
         series_distance=config["evaluate"]["series_distance"],
         run=report_run(),
@@ -91,7 +90,6 @@ rule private_report:
     params:
         audience="private",
         point=primary_point(),
-        features=DEID["features"],
         duration_method=config["duration"]["method"],
         series_distance=config["evaluate"]["series_distance"],
         run=report_run(),

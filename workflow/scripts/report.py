@@ -12,7 +12,6 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     data = load_report_data(
         dict(snakemake.input.items()),
         snakemake.params.point,
-        dict(snakemake.params.features),
         duration_method=snakemake.params.duration_method,
         series_distance=snakemake.params.series_distance,
         audience=audience,

@@ -37,7 +37,8 @@ import pyarrow.parquet as pq
 
 from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
-from mimic_deid.deid.classes import KEY, trim_to_classes
+from mimic_deid.deid.classes import KEY
+from mimic_deid.deid.examples import examples_from_json
 from mimic_deid.deid.tuning import TUNED_METHODS
 from mimic_deid.errors import ConfigError, require_choice
 from mimic_deid.evaluate.curves import (
@@ -51,7 +52,6 @@ from mimic_deid.report import tabular as tab
 from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
 from mimic_deid.report.html import write_index
 from mimic_deid.report.sequences import attack_table, plot_sequences, sequences_table
-from mimic_deid.report.shaping import GA_STATS, series_features
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import (
     card_table,
@@ -76,15 +76,15 @@ __all__ = [
     "build_report",
     "example_target",
     "ga_caption",
-    "ga_examples",
     "load_report_data",
     "report_items",
 ]
 
 #: Who reads a report: ``public`` (results/report, the HTML bundle) or ``private`` (the owner).
 AUDIENCES = ("public", "private")
-#: The inputs of the GA examples: the original and perturbed series of individual patients.
-GA_INPUTS = ("ga_series", "ga_classes", "ga_perturbed", "ga_targets", "ga_optimiser")
+#: The input of the GA examples (rule method_examples): original and perturbed series of
+#: individual patients.
+GA_INPUTS = ("ga_examples",)
 
 
 @dataclass
@@ -171,80 +171,6 @@ class ReportData:
         self.small_class = closest_class(self.summary, 9)
 
 
-def ga_examples(
-    series: pd.DataFrame,
-    classes: pd.DataFrame,
-    perturbed: pd.DataFrame,
-    targets: pd.DataFrame,
-    per_series: pd.DataFrame,
-    features: Mapping[str, list[str]],
-) -> list[dict]:
-    """The worst and the median series of the genetic optimiser by unfeasibility (seed Figs 6.2/6.3).
-
-    Parameters
-    ----------
-    series, classes : DataFrame
-        The original ``stays`` series and their duration classes.
-    perturbed, targets, per_series : DataFrame
-        ``perturbed.parquet``, ``targets.parquet`` and ``method.parquet`` of the genetic point.
-    features : mapping
-        Config ``deid.features``: the first variable with mean and var features is shown.
-
-    Returns
-    -------
-    list of dict
-        Up to two ``{"original", "perturbed", "variable", "features", "rank", "key_stats"}``:
-        first the series with the largest unfeasibility (``rank`` ``"worst"``), then the
-        median one (``"median"``: position ``(n - 1) // 2`` in increasing unfeasibility, ties
-        by key), among the ``n`` series whose shown variable has all four target statistics.
-        ``key_stats`` holds the whole series' ``unfeasibility`` and ``distortion`` (all
-        feature dimensions, as in ``method.parquet``), ``iterations``, ``class_length``
-        and ``n``. Empty when no series has the four target statistics.
-    """
-    targets = targets.set_index(KEY)
-    variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
-    if variable is None:
-        return []
-    stat_cols = [f"target_{variable}_{s}" for s in GA_STATS]
-    usable = targets[stat_cols].notna().all(axis=1)
-    per_series = per_series[per_series[KEY].isin(targets.index[usable])]
-    per_series = per_series.sort_values(["unfeasibility", KEY], kind="stable")
-    if per_series.empty:
-        return []
-    n = len(per_series)
-    chosen = {"worst": n - 1, "median": (n - 1) // 2}
-    rows = {rank: per_series.iloc[i] for rank, i in chosen.items()}
-    keys = [int(row[KEY]) for row in rows.values()]
-    original = trim_to_classes(series[series[KEY].isin(keys)], classes)
-    out = []
-    for rank, row in rows.items():
-        key = int(row[KEY])
-        orig = original.loc[original[KEY] == key, variable].to_numpy(dtype=np.float64)
-        pert = perturbed.loc[perturbed[KEY] == key, variable].to_numpy(dtype=np.float64)
-        target = {s: float(targets.loc[key, f"target_{variable}_{s}"]) for s in GA_STATS}
-        out.append(
-            {
-                "original": orig,
-                "perturbed": pert,
-                "variable": variable,
-                "rank": rank,
-                "key_stats": {
-                    "unfeasibility": float(row["unfeasibility"]),
-                    "distortion": float(row["distortion"]),
-                    "iterations": int(row["iterations"]),
-                    "class_length": int(row["class_length"]),
-                    "n": n,
-                },
-                "features": {
-                    "original": series_features(orig),
-                    "target": target,
-                    "achieved": series_features(pert),
-                },
-            }
-        )
-    return out
-
-
 def ga_caption(data: ReportData, rank: str) -> str:
     """The numbers of GA example ``rank`` (``"worst"`` / ``"median"``) for its caption."""
     ex = next((e for e in data.ga_examples if e.get("rank") == rank), None)
@@ -262,7 +188,6 @@ def ga_caption(data: ReportData, rank: str) -> str:
 def load_report_data(
     inputs: Mapping[str, str],
     point: Mapping[str, Any],
-    features: Mapping[str, list[str]],
     *,
     duration_method: str,
     series_distance: str,
@@ -272,7 +197,9 @@ def load_report_data(
 
     Nothing is computed here but selections: the main class's curves come finished from
     rule ``privacy_curves`` (input ``main_curves``,
-    :func:`~mimic_deid.evaluate.curves.curves_from_table`). ``duration_method`` and
+    :func:`~mimic_deid.evaluate.curves.curves_from_table`), the GA examples from rule
+    ``method_examples`` (input ``ga_examples``,
+    :func:`~mimic_deid.deid.examples.examples_from_json`). ``duration_method`` and
     ``series_distance`` are the run's config values (the §6.1 table marks the method; the
     disagreement figures name the distance's unit). For the ``public`` audience the GA inputs
     (:data:`GA_INPUTS`) are refused and the main class's original series and features are
@@ -293,15 +220,8 @@ def load_report_data(
         if f"tuning_{kind}" in inputs
     }
     examples: list[dict] = []
-    if audience == "private" and "ga_perturbed" in inputs:
-        examples = ga_examples(
-            pd.read_parquet(inputs["ga_series"]),
-            pd.read_parquet(inputs["ga_classes"]),
-            pd.read_parquet(inputs["ga_perturbed"]),
-            pd.read_parquet(inputs["ga_targets"]),
-            pd.read_parquet(inputs["ga_optimiser"]),
-            features,
-        )
+    if audience == "private" and "ga_examples" in inputs:
+        examples = examples_from_json(read_json(inputs["ga_examples"]))
     summary = pd.read_parquet(inputs["summary"])
     curves: dict = {}
     if "main_curves" in inputs:

@@ -29,10 +29,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from mimic_deid.atomic import atomic_path
+from mimic_deid.deid.examples import GA_STATS, series_features
 from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
-from mimic_deid.report.shaping import GA_STATS, utility_rows
+from mimic_deid.report.shaping import utility_rows
 from mimic_deid.report.tables import ALL_VARIABLES, SEED_TRUST_SETTINGS, SETTING_LABELS, SETTINGS
 
 FigureInfo = dict[str, Any]
@@ -553,9 +554,9 @@ def plot_ga_example(
             f"GA example: original and perturbed series differ in length "
             f"({original.size} vs {perturbed.size})"
         )
-    orig_f = shaping.feature_block(features, "original") or shaping.series_features(original)
+    orig_f = shaping.feature_block(features, "original") or series_features(original)
     target_f = shaping.feature_block(features, "target") or dict.fromkeys(GA_STATS, math.nan)
-    achieved_f = shaping.feature_block(features, "achieved") or shaping.series_features(perturbed)
+    achieved_f = shaping.feature_block(features, "achieved") or series_features(perturbed)
     both = np.isfinite(original) & np.isfinite(perturbed)
     distortion = float(np.abs(perturbed[both] - original[both]).mean()) if both.any() else math.nan
     unfeasibility = float(

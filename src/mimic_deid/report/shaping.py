@@ -14,12 +14,11 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.deid.duration import records_lost
-from mimic_deid.deid.features import dimension_stats
+from mimic_deid.deid.examples import GA_STATS
 from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
 __all__ = [
-    "GA_STATS",
     "SERIES_COLUMNS",
     "SUMMARY_COLUMNS",
     "as_1d",
@@ -29,7 +28,6 @@ __all__ = [
     "float_or_nan",
     "linkage_points",
     "records_lost",
-    "series_features",
     "summary_rows",
     "utility_keys",
     "utility_rows",
@@ -37,7 +35,6 @@ __all__ = [
 
 SUMMARY_COLUMNS = ("class_length", "inclusion", "stat", "value", "normalised")
 SERIES_COLUMNS = ("class_length", "first_disagreement")
-GA_STATS = ("min", "max", "mean", "var")
 
 
 def as_1d(values: Any, name: str) -> np.ndarray:
@@ -102,16 +99,6 @@ def feature_block(features: Mapping[str, Any], role: str) -> dict[str, float] | 
     if block is None:
         return None
     return {s: float_or_nan(block.get(s)) for s in GA_STATS}
-
-
-def series_features(x: np.ndarray) -> dict[str, float]:
-    """min, max, mean and variance (ddof=0) of one series' non-null values, as the features
-    of :func:`mimic_deid.deid.features.dimension_stats`; NaN for an all-null series."""
-    x = np.asarray(x, dtype=np.float64)
-    if not np.isfinite(x).any():
-        return dict.fromkeys(GA_STATS, math.nan)
-    stats = dimension_stats(x[None, :])
-    return {s: float(stats[s][0]) for s in GA_STATS}
 
 
 def linkage_points(block: Mapping[str, Any] | None) -> pd.DataFrame:

@@ -1,0 +1,18 @@
+"""Rule method_examples: the worst and the median series of a release method."""
+
+import pandas as pd
+
+from mimic_deid.atomic import write_json
+from mimic_deid.deid.examples import examples_to_json, method_examples
+from mimic_deid.logs import run_stage
+
+with run_stage(snakemake.rule, snakemake.log[0]):
+    examples = method_examples(
+        pd.read_parquet(snakemake.input.series),
+        pd.read_parquet(snakemake.input.classes),
+        pd.read_parquet(snakemake.input.perturbed),
+        pd.read_parquet(snakemake.input.targets),
+        pd.read_parquet(snakemake.input.per_series),
+        dict(snakemake.params.features),
+    )
+    write_json(examples_to_json(examples), snakemake.output.examples)
