@@ -50,11 +50,11 @@ from common import (
 from mimic_deid.atomic import write_json
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features
-from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
-from mimic_deid.evaluate.linkage import linkage_attack
+from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.seeding import derive_rng
 
 sys.path.insert(0, str(ROOT / "tests"))
+from privacy_reference import disagreement, linkage_attack
 from test_disagreement import ref_disagreement
 
 OUT = RESULTS / "disagreement.json"

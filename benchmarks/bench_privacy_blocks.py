@@ -36,6 +36,7 @@ from mimic_deid.evaluate.privacy import BLOCK_ROWS
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent / "tests"))  # the whole-class reference (privacy_reference)
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 LENGTH = 48
@@ -44,6 +45,7 @@ LENGTH = 48
 def _child(n: int, mode: str, block_rows: int, seed: int) -> dict:
     """One measurement (runs in its own process)."""
     from common import ROOT, series_dims, synth_class, workflow_config
+    from privacy_reference import disagreement, linkage_attack
 
     from mimic_deid.deid.features import (
         ATTACKER_STATS,
@@ -53,8 +55,7 @@ def _child(n: int, mode: str, block_rows: int, seed: int) -> dict:
         protected_features,
         released_variables,
     )
-    from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
-    from mimic_deid.evaluate.linkage import linkage_attack
+    from mimic_deid.evaluate.disagreement import summarise_curves
     from mimic_deid.evaluate.privacy import evaluate_class
     from mimic_deid.seeding import derive_rng
 

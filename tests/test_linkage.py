@@ -1,11 +1,23 @@
-"""Linkage attack: baseline, k-anonymous collapse, error monotonicity, determinism."""
+"""Linkage attack: baseline, k-anonymous collapse, error monotonicity, determinism.
+
+The attack as the privacy rule runs it: one attacker in the blocked evaluation of a class
+(:func:`mimic_deid.evaluate.privacy.evaluate_class`), its ``release`` side.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mimic_deid.evaluate.linkage import aggregate_linkage, linkage_attack
+from mimic_deid.evaluate.linkage import aggregate_linkage
+from mimic_deid.evaluate.privacy import evaluate_class
+
+
+def linkage_attack(F, F_rel, X, X_rel, errors=(0.0, 0.05, 0.1, 0.2), rng=0):
+    """The attack of an attacker who knows ``F`` (up to ``errors``) on the release."""
+    attackers = {"a": (F, F_rel, np.random.default_rng(rng))}
+    _, _, linkage = evaluate_class(F, F_rel, X, X_rel, attackers=attackers, errors=errors)
+    return linkage["a"]["release"]
 
 
 def random_class(rng, n=200, m=8, L=12, D=3):
@@ -73,11 +85,11 @@ def test_deterministic_with_seed_and_generator():
 def test_ties_are_shared_and_unreachable_targets_fail():
     F = np.array([[0.0, 0.0], [0.0, 0.0], [5.0, 5.0], [np.nan, np.nan]])
     X = np.arange(4 * 2 * 1, dtype=float).reshape(4, 2, 1)
-    res = linkage_attack(F, F, X, X, errors=(0.0,), rng=0, standardise=False, top=(1, 2))
+    res = linkage_attack(F, F, X, X, errors=(0.0,), rng=0)
     row = res["by_error"][0]
-    # targets 0 and 1 tie (1/2 each at top-1, certain at top-2), target 2 unique, 3 unreachable
+    # targets 0 and 1 tie (1/2 each at top-1, certain at top-5), target 2 unique, 3 unreachable
     assert row["top1_hits"] == pytest.approx(2.0)
-    assert row["top2_hits"] == pytest.approx(3.0)
+    assert row["top5_hits"] == pytest.approx(3.0)
     assert row["unreachable"] == 1
     # reconstruction of 0 and 1: mean of 0 and the distance between series 0 and 1 (per value)
     assert row["reconstruction_n"] == 3

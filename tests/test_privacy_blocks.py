@@ -14,18 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from privacy_reference import disagreement, linkage_attack
 
 from mimic_deid.config import validate_config
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.errors import ConfigError
-from mimic_deid.evaluate.disagreement import (
-    disagreement,
-    summarise_curve_matrix,
-    summarise_curves,
-)
+from mimic_deid.evaluate.disagreement import summarise_curve_matrix, summarise_curves
 from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre, series_distances
-from mimic_deid.evaluate.linkage import linkage_attack, sample_targets
+from mimic_deid.evaluate.linkage import sample_targets
 from mimic_deid.evaluate.privacy import baseline_disagreement, evaluate_class, evaluate_release
 from mimic_deid.variables import load_variables, series_variables
 

@@ -7,14 +7,14 @@ import pandas as pd
 import pytest
 from test_sequences import logs, make_log, synth_dir  # noqa: F401  (fixtures)
 
-from mimic_deid.deid.check import (
+from mimic_deid.errors import InputDataError, ReleaseCheckError
+from mimic_deid.sequences import Settings, fit_release, membership_attack, sequence_keys
+from mimic_deid.sequences.attack import release_codes, split_log, verbatim_shares
+from mimic_deid.sequences.check import (
     check_sequence_columns,
     check_sequence_release,
     check_verbatim_copies,
 )
-from mimic_deid.errors import InputDataError, ReleaseCheckError
-from mimic_deid.sequences import Settings, fit_release, membership_attack, sequence_keys
-from mimic_deid.sequences.attack import release_codes, split_log, verbatim_shares
 
 
 def _frame(seqs: list[list[int]], states: tuple[str, ...]) -> pd.DataFrame:

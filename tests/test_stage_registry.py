@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "workflow"))
 from paths import PATHS
 
 from mimic_deid.config import load_schema, validate_config
-from mimic_deid.errors import InputDataError, SourceConnectionError
+from mimic_deid.errors import ConfigError, InputDataError, SourceConnectionError
 from mimic_deid.seeding import PUBLIC_SEED, master_seed
 from mimic_deid.sources.postgres_source import PostgresSource, session
 from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
@@ -33,6 +33,7 @@ from mimic_deid.stages import (
     EXTRACTION_TABLES,
     STAGES,
     check_source_tables,
+    check_stage_configs,
     required_tables,
     selected_stages,
 )
@@ -160,6 +161,29 @@ def test_dry_run_stops_on_missing_tables_and_on_a_wrong_path(tmp_path):
 
 
 @pytest.mark.workflow
+def test_each_selected_stage_checks_its_config_at_start_up(tmp_path):
+    """Stage.check_config: the tabular grid without an admissible (beta, epsilon) pair stops
+    the dry run with one line; with the stage deselected the same config runs."""
+    bad = {"epsilon": {"beta": [0.9], "epsilon": [0.1]}}
+    cfg = prepare(tmp_path / "on", {"tabular": bad})
+    proc = snakemake(tmp_path / "on", "-n", config=cfg, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "mimic-deid: invalid configuration: config parameter 'tabular/epsilon/beta': no "
+        "(beta, epsilon) pair leaves epsilon' >= 0 (epsilon + ln(1 - beta) < 0 everywhere)"
+    )
+    assert "Traceback" not in proc.stderr
+    cfg = prepare(tmp_path / "off", {"tabular": bad, "stages": ["codes"]})
+    assert planned_jobs(snakemake(tmp_path / "off", "-n", config=cfg).stdout)
+    with pytest.raises(ConfigError) as err:
+        check_stage_configs(config(codes={"lda": {"w_icd": 0.3}}))
+    assert str(err.value) == (
+        "config parameter 'codes/lda/w_icd + codes/lda/w_age': w_icd and w_age must be >= 0 "
+        "and sum to 1, got 0.3 + 0.5 = 0.8"
+    )
+    check_stage_configs(config(codes={"lda": {"w_icd": 0.3}}, stages=["series"]))
+
+
 def test_dry_run_of_one_comparator_schedules_no_series_job(tmp_path):
     cfg = prepare(tmp_path, {"stages": ["codes"]})
     jobs = planned_jobs(snakemake(tmp_path, "-n", config=cfg).stdout)

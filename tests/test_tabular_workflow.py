@@ -34,7 +34,7 @@ TABULAR = {
 }
 PUBLIC = [
     "uniqueness.json", "ola_grid.csv", "inverse_ola.csv", "concealing.csv", "dps_grid.csv",
-    "dps.json", "epsilon_la.csv", "release.json",
+    "dps.json", "epsilon_la.csv", "release.json", "check.json",
 ]  # fmt: skip
 
 
@@ -61,6 +61,14 @@ def test_tabular_target_writes_every_output(tabular_run):
     assert summary["k"] == 3 and summary["smallest_class"] >= 3
     release = pd.read_parquet(workdir / "results/private/tabular/release.parquet")
     assert len(release) == summary["rows_released"]
+    # the release's claims, re-checked from the demographics table
+    check = json.loads((out / "check.json").read_text())
+    assert check["passed"] and check["verdict"] == "certified"
+    assert check["table"] == "tabular/release"
+    assert list(check["checks"]) == ["columns", "generalisation", "k_anonymity", "suppression"]
+    assert check["checks"]["k_anonymity"]["smallest_class"] == summary["smallest_class"]
+    assert check["checks"]["suppression"]["suppressed"] == summary["suppressed"]
+    assert check["checks"]["generalisation"]["levels"] == summary["levels"]
     assert json.loads((out / "dps.json").read_text())["smallest_k_candidates"] == 50
     uniq = json.loads((out / "uniqueness.json").read_text())
     assert uniq["demographics"]["draws"] == 3 and "first_three" in uniq["procedures"]
@@ -73,7 +81,11 @@ def test_public_tabular_outputs_hold_no_identifiers_or_rows(tabular_run):
         if path.suffix == ".csv":
             assert not forbidden & set(pd.read_csv(path).columns), path
         else:
-            text = path.read_text()
+            data = json.loads(path.read_text())
+            if path.name == "check.json":  # T1 names the released columns: the QIs
+                assert data["checks"]["columns"]["columns"][0] == "yob"
+                data["checks"]["columns"]["columns"] = []
+            text = json.dumps(data)
             assert not any(f'"{word}"' in text for word in forbidden), path
     demo = pd.read_parquet(workdir / "results/private/tabular/demographics_p1.parquet")
     assert {"subject_id", "hadm_id", "yob", "proc_1"} <= set(demo.columns)

@@ -85,6 +85,8 @@ PATHS = {
     "tabular_dps": "results/tabular/dps.json",
     "tabular_epsilon_la": "results/tabular/epsilon_la.csv",
     "tabular_release_summary": "results/tabular/release.json",
+    # the OLA release's claims T1-T4 (tabular.check); the release itself stays owner-only
+    "tabular_check": "results/tabular/check.json",
     "tabular_joint_risk": "results/tabular/joint_risk_stays.csv",
     # report
     "sweep_csv": f"{REPORT}/sweep_summary.csv",

@@ -19,12 +19,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mimic_deid.codes.stage import check_codes_config
 from mimic_deid.deid.duration import GROUP_BY_SPLIT
 from mimic_deid.deid.methods import method_labels
 from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.sources.extract import EVENT_ORDER, SMALL_ORDER
 from mimic_deid.sources.tables import CODE_TABLES, PROCEDURES_ICD, SEQUENCE_TABLES
+from mimic_deid.tabular.stage import check_tabular_config
 
 __all__ = [
     "EXTRACTION_TABLES",
@@ -32,6 +34,7 @@ __all__ = [
     "Stage",
     "Target",
     "check_source_tables",
+    "check_stage_configs",
     "get_stage",
     "missing_tables_message",
     "required_tables",
@@ -50,6 +53,10 @@ EXTRACTION_TABLES: tuple[str, ...] = tuple(t.upper() for t in (*SMALL_ORDER, *EV
 
 def _none(config: Mapping[str, Any]) -> dict[str, Target]:
     return {}
+
+
+def _no_check(config: Mapping[str, Any]) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,10 @@ class Stage:
     with_stages : mapping
         Other stage name -> targets built by ``rule all`` only when that stage is selected too
         (they read both stages' artefacts).
+    check_config : callable
+        ``check_config(config)``: the stage's checks across parameters of its config section
+        that the schema cannot state, run at start-up (before any job, also on a dry run)
+        when the stage is selected; raises ``ConfigError`` naming the parameter.
     """
 
     name: str
@@ -83,6 +94,7 @@ class Stage:
     targets: Callable[[Mapping[str, Any]], tuple[Target, ...]]
     report_inputs: Callable[[Mapping[str, Any]], dict[str, Target]] = _none
     with_stages: Mapping[str, tuple[Target, ...]] = field(default_factory=dict)
+    check_config: Callable[[Mapping[str, Any]], None] = _no_check
 
 
 # --------------------------------------------------------------------------- the stages
@@ -169,6 +181,7 @@ TABULAR_TARGETS = (
     "tabular_dps",
     "tabular_epsilon_la",
     "tabular_release_summary",
+    "tabular_check",
 )
 
 
@@ -186,14 +199,29 @@ def _tabular_report(config: Mapping[str, Any]) -> dict[str, Target]:
     return {key: (key, {}) for key in TABULAR_INPUTS}
 
 
+def _codes_check(config: Mapping[str, Any]) -> None:
+    check_codes_config(config["codes"])
+
+
+def _tabular_check(config: Mapping[str, Any]) -> None:
+    check_tabular_config(config["tabular"])
+
+
 #: Every stage, in the order of the report's sections and of config ``stages``' default.
 STAGES: tuple[Stage, ...] = (
     Stage("series", "deid", _series_tables, _series_targets),
     Stage("tabular", "tabular", _tabular_tables, _tabular_targets, _tabular_report,
-          {"series": (("tabular_joint_risk", {}),)}),
-    Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report),
+          {"series": (("tabular_joint_risk", {}),)}, _tabular_check),
+    Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report,
+          check_config=_codes_check),
     Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report),
 )  # fmt: skip
+
+
+def check_stage_configs(config: Mapping[str, Any]) -> None:
+    """Every selected stage's :attr:`Stage.check_config`, in registry order (``ConfigError``)."""
+    for stage in selected_stages(config):
+        stage.check_config(config)
 
 
 def stage_names() -> tuple[str, ...]:

@@ -1,13 +1,5 @@
 # Codes stage (seed 002): DIAGNOSES_ICD from the source, the distinguishability / k-map audit
 # of the released cohort's codes, and the GCCens and LDA comparators. Target: `codes`.
-from mimic_deid.codes import check_codes_config
-
-try:
-    check_codes_config(config["codes"])
-except ConfigError as exc:
-    print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
-    sys.exit(1)
-
 CODES = config["codes"]
 
 

@@ -25,7 +25,12 @@ from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
 from mimic_deid.seeding import master_seed
 from mimic_deid.evaluate.pairing import release_name, release_pairs
-from mimic_deid.stages import check_source_tables, get_stage, selected_stages
+from mimic_deid.stages import (
+    check_source_tables,
+    check_stage_configs,
+    get_stage,
+    selected_stages,
+)
 from mimic_deid.stages import sweep_points as sweep_points_of
 from mimic_deid.variables import load_variables, series_variables
 
@@ -36,6 +41,8 @@ try:
     validate_config(config, workflow.source_path("../../config/schema.yaml"))
     # the published demographics' hierarchies, before any job reads them
     check_release_config(config["release"])
+    # each selected stage's own checks across parameters (Stage.check_config)
+    check_stage_configs(config)
 except ConfigError as exc:
     # One line naming the parameter, no traceback, before any job runs.
     print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)

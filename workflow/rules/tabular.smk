@@ -194,6 +194,35 @@ JOINT_RISK_RELEASE = path(
 )
 
 
+rule tabular_check:
+    """The OLA release's claims T1-T4 (mimic_deid.tabular.check), re-checked from the
+    demographics table (the run stops on a refusal only with config `strict: true`). The
+    release stays owner-only: its year of birth may be published at level 0 by OLA, and no
+    release of this project publishes a raw year of birth or age; check.json is public."""
+    input:
+        release=PATHS["tabular_release"],
+        summary=PATHS["tabular_release_summary"],
+        demographics=DEMOGRAPHICS[TABULAR["procedures"]],
+        hierarchies=TABULAR["hierarchies"],
+    output:
+        check=PATHS["tabular_check"],
+    log:
+        "logs/tabular/check.log",
+    benchmark:
+        "logs/benchmarks/tabular/check.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        procedures=TABULAR["procedures"],
+        release=TABULAR["release"],
+        strict=config["strict"],
+    script:
+        "../scripts/tabular_check.py"
+
+
 rule tabular_joint_risk:
     input:
         duration=path("duration", release="stays", dk=DEID["dk"][0]),

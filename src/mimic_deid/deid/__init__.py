@@ -4,7 +4,6 @@ pseudonymous release and its privacy check."""
 from mimic_deid.deid.check import (
     check_linkage_bound,
     check_release,
-    check_sequence_release,
     check_sweep_point,
 )
 from mimic_deid.deid.classes import (
@@ -81,7 +80,6 @@ __all__ = [
     "check_kp_groups",
     "check_linkage_bound",
     "check_release",
-    "check_sequence_release",
     "check_sweep_point",
     "class_arrays",
     "compute_features",

@@ -34,18 +34,8 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
     series, and all series of a k-group publish the same values, the midpoint of the k-group's
     envelope.
 
-A synthetic sequence release of the ``sequences`` stage (``sequences/{table}/release.parquet``
-and the verbatim-copy attack on it, ``attack.json``, :mod:`mimic_deid.sequences.attack`)
-claims:
-
-12. **sequence columns**: exactly the columns object, section, position and state, with the
-    tests of claim 1, and synthetic objects numbered ``0 .. n - 1``
-    (:func:`check_sequence_columns`);
-13. **verbatim copies**: the share of released sequences that reproduce a sequence unique in
-    the source is measured and at most ``max_verbatim_unique``, and the membership advantage
-    of the verbatim-copy attacker (member half minus holdout half) is not significantly above
-    ``max_advantage``: ``advantage - 1.96 * advantage_se <= max_advantage``
-    (:func:`check_verbatim_copies`).
+Claims 12 and 13 are those of a synthetic sequence release (:mod:`mimic_deid.sequences.check`);
+the tabular release's claims are in :mod:`mimic_deid.tabular.check`.
 
 The privacy evaluation of a series release (``privacy/linkage.json``,
 :mod:`mimic_deid.evaluate.privacy`) claims:
@@ -75,12 +65,12 @@ withholds its public files (config ``strict``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
+from mimic_deid.claims import FORBIDDEN_COLUMNS, FORBIDDEN_SUBSTRINGS, identifier_columns, verdict
 from mimic_deid.cohort import STAY_DEMOGRAPHICS
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.duration import LABELS
@@ -91,15 +81,10 @@ from mimic_deid.logs import get_logger
 __all__ = [
     "FORBIDDEN_COLUMNS",
     "FORBIDDEN_SUBSTRINGS",
-    "SEQUENCE_COLUMNS",
-    "Z_ONE_SIDED",
     "check_accounting",
     "check_missing_withheld",
     "check_outcomes",
     "check_released_variables",
-    "check_sequence_columns",
-    "check_sequence_release",
-    "check_verbatim_copies",
     "check_coverage",
     "check_demographics",
     "check_duration_k",
@@ -115,39 +100,6 @@ __all__ = [
 
 log = get_logger(__name__)
 
-FORBIDDEN_COLUMNS = ("subject_id", "hadm_id", "icustay_id", "row_id")
-FORBIDDEN_SUBSTRINGS = ("time", "date", "dob", "dod", "age")
-_ISO_TIMESTAMP = re.compile(r"^\s*\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?")
-
-
-def _identifier_columns(
-    df: pd.DataFrame,
-    table: str,
-    forbidden_columns: Iterable[str],
-    forbidden_substrings: Iterable[str],
-) -> list[str]:
-    """Problems ("table.column: why") with columns that look like ids, times or ages."""
-    problems = []
-    exact = {c.lower() for c in forbidden_columns}
-    for col in df.columns:
-        name = str(col).lower()
-        if name in exact:
-            problems.append(f"{table}.{col}: identifier column")
-            continue
-        hit = [s for s in forbidden_substrings if s in name]
-        if hit:
-            problems.append(f"{table}.{col}: name contains '{hit[0]}'")
-            continue
-        dtype = df[col].dtype
-        if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
-            problems.append(f"{table}.{col}: datetime-typed column")
-            continue
-        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-            values = pd.Series(pd.unique(df[col].dropna())).astype(str)
-            if values.str.match(_ISO_TIMESTAMP).any():
-                problems.append(f"{table}.{col}: values look like ISO timestamps")
-    return problems
-
 
 def check_no_identifiers(
     series_public: pd.DataFrame,
@@ -162,9 +114,9 @@ def check_no_identifiers(
     (:func:`check_demographics`), which checks their values against their hierarchies.
     """
     demographics = set(demographics)
-    problems = _identifier_columns(
+    problems = identifier_columns(
         series_public, "series", forbidden_columns, forbidden_substrings
-    ) + _identifier_columns(
+    ) + identifier_columns(
         index_public.drop(columns=[c for c in index_public.columns if c in demographics]),
         "index",
         forbidden_columns,
@@ -660,7 +612,7 @@ def check_sweep_point(
     ReleaseCheckError
         With ``strict``, the first failed claim.
     """
-    return _verdict(
+    return verdict(
         lambda checks: _point_claims(
             checks, series_public, index_public, classes, targets, pseudonyms, dk=dk, fk=fk,
             group_by_split=group_by_split, variables=variables, labelled=labelled,
@@ -670,21 +622,6 @@ def check_sweep_point(
         strict,
         {"dk": dk, "fk": fk},
     )  # fmt: skip
-
-
-def _verdict(claims, strict: bool, fields: dict) -> dict:
-    """``check.json`` of a release: ``claims(checks)`` fills ``checks`` claim by claim; the
-    first :class:`ReleaseCheckError` is raised with ``strict``, otherwise it is the verdict
-    ``refused: <claim and figures>`` (the figures of the claims checked before it are kept)."""
-    checks: dict = {}
-    try:
-        claims(checks)
-    except ReleaseCheckError as exc:
-        if strict:
-            raise
-        log.warning("release refused: %s", exc)
-        return {"passed": False, "verdict": f"refused: {exc}", **fields, "checks": checks}
-    return {"passed": True, "verdict": "certified", **fields, "checks": checks}
 
 
 def _point_claims(
@@ -735,94 +672,3 @@ def _point_claims(
             )
     if linkage is not None:
         result["linkage_bound"] = check_linkage_bound(linkage)
-
-
-#: z of the one-sided 97.5 % bound on the membership advantage (claim 13).
-Z_ONE_SIDED = 1.96
-#: The columns of a synthetic sequence release, in order (claim 12).
-SEQUENCE_COLUMNS = ("object", "section", "position", "state")
-
-
-def check_sequence_columns(release: pd.DataFrame, table: str) -> dict:
-    """Claim 12: a sequence release holds object, section, position and state only (no
-    identifier, time or age by the tests of claim 1), objects numbered ``0 .. n - 1``."""
-    problems = _identifier_columns(release, table, FORBIDDEN_COLUMNS, FORBIDDEN_SUBSTRINGS)
-    if problems:
-        raise ReleaseCheckError(
-            "identifier, timestamp or age in the sequence release: " + "; ".join(problems)
-        )
-    if tuple(map(str, release.columns)) != SEQUENCE_COLUMNS:
-        raise ReleaseCheckError(
-            f"sequence release {table}: columns must be {', '.join(SEQUENCE_COLUMNS)}, got "
-            f"{', '.join(map(str, release.columns))}"
-        )
-    objects = np.unique(release["object"].to_numpy())
-    if len(objects) and not np.array_equal(objects, np.arange(len(objects))):
-        raise ReleaseCheckError(
-            f"sequence release {table}: objects must be synthetic numbers 0 .. "
-            f"{len(objects) - 1}, got values from {objects.min()} to {objects.max()}"
-        )
-    return {"columns": list(SEQUENCE_COLUMNS), "objects": int(len(objects)), "rows": len(release)}
-
-
-def check_verbatim_copies(
-    attack: dict, table: str, max_verbatim_unique: float, max_advantage: float
-) -> dict:
-    """Claim 13: the verbatim-copy attack (``attack.json``) ran on this release and stays
-    within both bounds (shares in [0, 1]; the advantage at its one-sided 97.5 % lower
-    confidence bound, so a small source does not fail on sampling noise alone)."""
-    share = attack.get("release", {}).get("verbatim_unique")
-    advantage, se = attack.get("advantage"), attack.get("advantage_se")
-    if share is None or advantage is None or se is None:
-        raise ReleaseCheckError(
-            f"sequence release {table}: the verbatim-copy attack was not measured "
-            "(attack.json needs release.verbatim_unique, advantage and advantage_se)"
-        )
-    if not share <= max_verbatim_unique:
-        raise ReleaseCheckError(
-            f"sequence release {table}: {share:.4f} of the released sequences copy a sequence "
-            f"unique in the source, above sequences.attack.max_verbatim_unique = "
-            f"{max_verbatim_unique}"
-        )
-    lower = advantage - Z_ONE_SIDED * se
-    if not lower <= max_advantage:
-        raise ReleaseCheckError(
-            f"sequence release {table}: membership advantage of the verbatim-copy attacker "
-            f"{advantage:.4f} (standard error {se:.4f}, lower bound {lower:.4f}) is above "
-            f"sequences.attack.max_advantage = {max_advantage}"
-        )
-    return {
-        "verbatim_unique": float(share),
-        "max_verbatim_unique": float(max_verbatim_unique),
-        "advantage": float(advantage),
-        "advantage_se": float(se),
-        "advantage_lower": float(lower),
-        "max_advantage": float(max_advantage),
-    }
-
-
-def check_sequence_release(
-    release: pd.DataFrame,
-    attack: dict,
-    *,
-    table: str,
-    max_verbatim_unique: float,
-    max_advantage: float,
-    strict: bool = True,
-) -> dict:
-    """Claims 12 and 13 of one sequence release (``check.json``).
-
-    Returns ``{"passed": True, "verdict": "certified", "table", "checks"}``; on the first
-    failed claim, with ``strict`` :class:`~mimic_deid.errors.ReleaseCheckError`, otherwise
-    ``{"passed": False, "verdict": "refused: <claim and figures>", "table", "checks"}`` (the
-    figures of the claims checked before the failed one).
-    """
-
-    def claims(checks: dict) -> None:
-        checks["sequence_columns"] = check_sequence_columns(release, table)
-        checks["verbatim_copies"] = check_verbatim_copies(
-            attack, table, max_verbatim_unique, max_advantage
-        )
-        log.info("sequence release check passed: %s, %d rows", table, len(release))
-
-    return _verdict(claims, strict, {"table": table})

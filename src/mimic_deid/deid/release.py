@@ -286,7 +286,7 @@ def publish_release(
     ----------
     check : mapping
         The release's ``check.json`` (:func:`mimic_deid.deid.check.check_sweep_point` or
-        :func:`~mimic_deid.deid.check.check_sequence_release`): ``passed`` and ``verdict``.
+        :func:`~mimic_deid.sequences.check.check_sequence_release`): ``passed`` and ``verdict``.
     staged : mapping of str to path
         Public file name -> the staged (private) file it is a copy of.
     public_dir : path

@@ -2,7 +2,7 @@
 under four trust settings (utility)."""
 
 from mimic_deid.evaluate.disagreement import summarise_curves
-from mimic_deid.evaluate.linkage import aggregate_linkage, linkage_attack
+from mimic_deid.evaluate.linkage import aggregate_linkage
 from mimic_deid.evaluate.privacy import (
     baseline_disagreement,
     evaluate_release,
@@ -15,7 +15,6 @@ __all__ = [
     "aggregate_linkage",
     "baseline_disagreement",
     "evaluate_release",
-    "linkage_attack",
     "linkage_summary",
     "released_by_key",
     "summarise_curves",

@@ -38,7 +38,6 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.errors import InputDataError
-from mimic_deid.evaluate.distances import feature_distances, safe_scale, series_distances
 
 #: Feature distances closer than this (absolute, in feature units) form one increment.
 TIE_TOL = 1e-9
@@ -122,45 +121,6 @@ def check_class(
     if X_o.shape[0] != F_o.shape[0]:
         raise InputDataError(f"features have {F_o.shape[0]} rows but series have {X_o.shape[0]}")
     return F_o, F_r, X_o, X_r
-
-
-def disagreement(
-    F_orig: np.ndarray,
-    F_rel: np.ndarray,
-    X_orig: np.ndarray,
-    X_rel: np.ndarray,
-    standardise: bool = False,
-) -> DisagreementResult:
-    """Disagreement curves of one duration class (seed Algorithm 2; conventions in the module docstring).
-
-    Parameters
-    ----------
-    F_orig : ndarray, shape (n, m)
-        Original features (the attacker's knowledge), NaN = null.
-    F_rel : ndarray, shape (n, m)
-        Features of the released series, row ``j`` = released series ``j``.
-    X_orig : ndarray, shape (n, L, D)
-        Original series, NaN = null.
-    X_rel : ndarray, shape (n, L, D)
-        Released series (baseline: ``X_orig``).
-    standardise : bool
-        Divide every feature, and every series dimension, by its class-wide std over the
-        ORIGINAL non-null values (entries with std 0 or undefined are left unscaled) before
-        computing distances; distances are then in std units.
-
-    Returns
-    -------
-    DisagreementResult
-    """
-    F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
-    scale = None
-    if standardise:
-        scale = class_std(F_o, axis=0)
-        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
-        X_o, X_r = X_o / dim_scale, X_r / dim_scale
-    DF = feature_distances(F_o, F_r, scale)
-    DS = series_distances(X_o, X_r)
-    return disagreement_from_distances(DF, DS)
 
 
 def disagreement_from_distances(DF: np.ndarray, DS: np.ndarray) -> DisagreementResult:

@@ -43,8 +43,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.evaluate.disagreement import TIE_TOL, check_class, class_std
-from mimic_deid.evaluate.distances import feature_distances, series_distances
+from mimic_deid.evaluate.disagreement import TIE_TOL
 
 RECONSTRUCTION_UNIT = (
     "root-mean-square difference per compared (record, dimension) value between the original "
@@ -57,76 +56,6 @@ TIE_RULE = (
     "distances within 1e-9 are ties; ties are shared (expected success under uniform random "
     "tie-breaking)"
 )
-
-
-def linkage_attack(
-    F_orig: np.ndarray,
-    F_rel: np.ndarray,
-    X_orig: np.ndarray,
-    X_rel: np.ndarray,
-    errors: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2),
-    rng: np.random.Generator | int = 0,
-    standardise: bool = True,
-    top: tuple[int, ...] = (1, 5),
-) -> dict[str, Any]:
-    """Re-identification rates and reconstruction error of a nearest-feature linkage attack.
-
-    Parameters
-    ----------
-    F_orig : ndarray, shape (n, m)
-        Original features of the class (the attacker's knowledge before the error), NaN = null.
-    F_rel : ndarray, shape (n, m)
-        Released features; row ``i`` belongs to the same person as ``F_orig[i]``.
-    X_orig, X_rel : ndarray, shape (n, L, D)
-        Original and released series (NaN = null). Baseline: ``X_rel = X_orig``,
-        ``F_rel = F_orig``.
-    errors : tuple of float
-        Relative estimation errors ``e`` (0.1 = 10 %).
-    rng : numpy Generator or int seed
-        Source of the estimation noise.
-    standardise : bool
-        Divide features by their class-wide std over the original values (0 / undefined std:
-        unscaled) before matching.
-    top : tuple of int
-        Ranks ``k`` at which success is reported.
-
-    Returns
-    -------
-    dict
-        ``n`` (class size), ``standardise``, ``top``, ``tie_rule``, ``reconstruction_unit`` and
-        ``by_error``: one dict per ``e`` (in the given order) with ``error``, ``n_targets``,
-        ``unreachable`` (targets whose own release shares no feature with the knowledge),
-        for each ``k``: ``top{k}`` (rate in [0, 1]) and ``top{k}_hits`` (expected number of
-        successes, to aggregate over classes), and ``reconstruction_error`` (mean per-value
-        RMS, see module doc), ``reconstruction_sum`` and ``reconstruction_n`` (targets with a
-        defined error).
-    """
-    F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
-    top = tuple(int(k) for k in top)
-    if any(k < 1 for k in top):
-        raise ConfigError(f"top: ranks must be >= 1, got {top}")
-    if any(not np.isfinite(e) or e < 0 for e in errors):
-        raise ConfigError(f"errors: relative errors must be finite and >= 0, got {errors}")
-    gen = np.random.default_rng(rng)
-    n = F_o.shape[0]
-    scale = class_std(F_o, axis=0) if standardise else None
-    z = gen.standard_normal(F_o.shape)
-
-    d_s, counts = series_distances(X_o, X_r, return_counts=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rms = d_s / np.sqrt(counts)  # NaN where nothing compared
-
-    by_error = []
-    for e in errors:
-        known = F_o * (1.0 + float(e) * z)
-        d_f = feature_distances(known, F_r, scale)
-        by_error.append(_score(d_f, rms, float(e), top))
-    return {**linkage_header(n, standardise, top), "by_error": by_error}
-
-
-def _score(d_f: np.ndarray, rms: np.ndarray, e: float, top: tuple[int, ...]) -> dict[str, Any]:
-    """Rates and reconstruction error from feature distances ``d_f`` (n, n) and ``rms`` (n, n)."""
-    return finish_score([score_rows(d_f, rms, np.arange(d_f.shape[0]), top)], e, top)
 
 
 def sample_targets(n: int, max_targets: int, rng: np.random.Generator) -> np.ndarray:
@@ -187,7 +116,7 @@ def score_rows(d_f: np.ndarray, rms: np.ndarray, own: np.ndarray, top: tuple[int
 
 
 def finish_score(blocks: list[dict], e: float, top: tuple[int, ...]) -> dict[str, Any]:
-    """One ``by_error`` entry of :func:`linkage_attack` from the :func:`score_rows` of every
+    """One ``by_error`` entry of an attack from the :func:`score_rows` of every
     block of targets, in order (the totals are summed over the whole class at once, so the
     result does not depend on the blocking)."""
     parts = {key: np.concatenate([b[key] for b in blocks]) for key in blocks[0]}
@@ -208,7 +137,7 @@ def finish_score(blocks: list[dict], e: float, top: tuple[int, ...]) -> dict[str
 
 
 def linkage_header(n: int, standardise: bool, top: tuple[int, ...]) -> dict[str, Any]:
-    """The fields of a :func:`linkage_attack` result besides ``by_error``."""
+    """The fields of an attack's result besides ``by_error`` (:class:`~mimic_deid.evaluate.evaluators.Linkage`)."""
     return {
         "n": int(n),
         "standardise": bool(standardise),
@@ -250,7 +179,7 @@ def rate_interval(hits: float, n: int, confidence: float = CONFIDENCE) -> tuple[
 
 
 def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Combine per-class ``linkage_attack`` results (same ``errors`` and ``top``) over classes.
+    """Combine per-class attack results (same ``errors`` and ``top``) over classes.
 
     Rates are class rates weighted by class size ``n`` (total expected hits over total targets
     when every series was a target). A class attacked through a sample of its series
@@ -261,8 +190,8 @@ def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``n``, ``classes``, ``top`` and ``by_error`` with the same fields as
-        :func:`linkage_attack` (``n_targets``: targets attacked; ``top{k}_hits``: expected
+        ``n``, ``classes``, ``top`` and ``by_error`` with the fields of
+        :func:`finish_score` (``n_targets``: targets attacked; ``top{k}_hits``: expected
         successes over the ``n`` series).
     """
     if not results:

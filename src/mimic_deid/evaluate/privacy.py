@@ -2,10 +2,10 @@
 
 For every duration class the attacker's view is compared with the truth:
 
-- **disagreement** (:func:`~mimic_deid.evaluate.disagreement.disagreement`): how far the
+- **disagreement** (:mod:`~mimic_deid.evaluate.disagreement`, Algorithm 2): how far the
   series that look closest by features are from a target's true series, as the attacker
   includes more series;
-- **linkage attack** (:func:`~mimic_deid.evaluate.linkage.linkage_attack`): how often an
+- **linkage attack** (:mod:`~mimic_deid.evaluate.linkage`): how often an
   attacker who knows a target's features up to a relative error links it to its own released
   series. Two attackers are measured: the seed's, who knows the features de-identification
   targets (config ``deid.features``), and a *strong* attacker who knows the mean, variance,
@@ -178,13 +178,15 @@ def evaluate_class(
     X_orig, X_rel : ndarray, shape (n, L, D)
         Original and released series (baseline: ``X_rel`` is ``X_orig``).
     standardise : bool
-        As in :func:`~mimic_deid.evaluate.disagreement.disagreement`.
+        Divide every feature, and every series dimension, of the disagreement by its
+        class-wide std over the original non-null values (std 0 or undefined: unscaled);
+        its distances are then in std units.
     attackers : mapping, optional
         ``name -> (F_known, F_released, rng)``: each attacker's original features (its
         knowledge before the error, (n, m_a)), the same features of the released series, and
         the generator of its estimation noise. Each is attacked on both sides (``baseline``:
         the original series released unchanged; ``release``) with the same noise, as
-        :func:`~mimic_deid.evaluate.linkage.linkage_attack` with its defaults.
+        the whole-class attack of ``tests/privacy_reference.py`` with its defaults.
     errors : sequence of float
         The attackers' relative estimation errors.
     block_rows : int
@@ -217,8 +219,8 @@ def evaluate_class(
     summary : DataFrame
         :func:`~mimic_deid.evaluate.disagreement.summarise_curves` of the class.
     linkage : dict
-        ``name -> {"baseline": result, "release": result}`` with the results of
-        :func:`~mimic_deid.evaluate.linkage.linkage_attack`.
+        ``name -> {"baseline": result, "release": result}``: ``n``, ``top`` and ``by_error``
+        (:func:`~mimic_deid.evaluate.linkage.finish_score` per error).
     """
     block_rows = _check_block_rows(block_rows)
     series_distance = check_series_distance(series_distance)

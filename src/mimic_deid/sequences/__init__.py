@@ -7,10 +7,11 @@ test, §3.5, which is NOT eps-differential privacy, or a discrete Laplace mechan
 sequential-composition budget) -> :mod:`generate` (three phases, §4) -> :mod:`metrics`
 (Definition 4 similarity, top-20 2-grams, §5). :mod:`pipeline` runs one release and the
 sweep with Friedman tests; :mod:`attack` measures the verbatim-copy membership attack on a
-release.
+release; :mod:`check` holds the release's claims (12 and 13), checked before it is published.
 """
 
 from mimic_deid.sequences.attack import membership_attack, sequence_keys, verbatim_shares
+from mimic_deid.sequences.check import check_sequence_release
 from mimic_deid.sequences.events import (
     CAREUNITS,
     MISSING_TIMES,
@@ -47,6 +48,7 @@ from mimic_deid.sequences.privacy import (
 from mimic_deid.sequences.split import histogram_gap, split_sections, transition_times
 
 __all__ = [
+    "check_sequence_release",
     "CAREUNITS",
     "CTE_LEVELS",
     "MECHANISMS",

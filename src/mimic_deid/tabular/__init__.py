@@ -15,6 +15,7 @@ from mimic_deid.tabular.anonymity import (
     node_classes,
     suppression_budget,
 )
+from mimic_deid.tabular.check import check_tabular_release
 from mimic_deid.tabular.concealing import ConcealingResult, m_concealing
 from mimic_deid.tabular.demographics import (
     DEMOGRAPHIC_QIS,
@@ -64,6 +65,7 @@ from mimic_deid.tabular.ola import (
 )
 from mimic_deid.tabular.stage import (
     check_k_values,
+    check_tabular_config,
     concealing_grid,
     dps_summary,
     epsilon_la_grid,
@@ -103,6 +105,8 @@ __all__ = [
     "check_epsilon",
     "check_k",
     "check_k_values",
+    "check_tabular_release",
+    "check_tabular_config",
     "check_max_loss",
     "check_max_sup",
     "check_metric",

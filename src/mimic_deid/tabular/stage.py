@@ -27,6 +27,9 @@ from mimic_deid.tabular.concealing import m_concealing
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, procedure_columns
 from mimic_deid.tabular.dps import (
     PENALTY_MODES,
+    check_beta,
+    check_epsilon,
+    epsilon_prime,
     node_scores,
     parameter_grid,
     selection_probabilities,
@@ -37,7 +40,9 @@ from mimic_deid.tabular.loss import LossModel
 from mimic_deid.tabular.ola import inverse_ola, ola
 
 __all__ = [
+    "NO_ADMISSIBLE_PAIR",
     "check_k_values",
+    "check_tabular_config",
     "concealing_grid",
     "dps_summary",
     "epsilon_la_grid",
@@ -230,6 +235,27 @@ def concealing_grid(
     return pd.DataFrame(rows, columns=columns)  # no model (tabular.procedures: 0): header only
 
 
+def check_tabular_config(cfg: Mapping) -> None:
+    """Cross-field checks of config section ``tabular`` at start-up (raises ``ConfigError``).
+
+    Seed §6.2.1's grid needs at least one (β, ε) pair with ε′ = ε + ln(1 - β) >= 0.
+    """
+    e = cfg["epsilon"]
+    if not any(
+        epsilon_prime(check_epsilon(eps), check_beta(beta)) >= 0
+        for beta in e["beta"]
+        for eps in e["epsilon"]
+    ):
+        raise ConfigError(NO_ADMISSIBLE_PAIR)
+
+
+#: The error of a (β, ε) grid without a pair of ε′ >= 0 (start-up and :func:`dps_summary`).
+NO_ADMISSIBLE_PAIR = (
+    "config parameter 'tabular/epsilon/beta': no (beta, epsilon) pair leaves epsilon' "
+    ">= 0 (epsilon + ln(1 - beta) < 0 everywhere)"
+)
+
+
 def dps_summary(
     betas: Sequence[float],
     epsilons: Sequence[float],
@@ -249,10 +275,7 @@ def dps_summary(
     """
     grid = pd.DataFrame(parameter_grid(betas, epsilons, ks, n_rows))
     if grid.empty:
-        raise ConfigError(
-            "config parameter 'tabular/epsilon/beta': no (beta, epsilon) pair leaves epsilon' "
-            ">= 0 (epsilon + ln(1 - beta) < 0 everywhere)"
-        )
+        raise ConfigError(NO_ADMISSIBLE_PAIR)
     passing = [int(k) for k in ks if (grid[f"delta_k{k}"] <= delta_max).all()]
     summary = {
         "n_rows": int(n_rows),
