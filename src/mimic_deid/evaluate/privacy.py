@@ -40,6 +40,7 @@ whole class.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -264,34 +265,55 @@ def evaluate_class(
     return per_row, summary, linkage
 
 
-def _targets(cls: ClassArray, seed: int, max_targets: int) -> np.ndarray:
-    """The targets of one class: the same sample for a release and for the baseline."""
-    rng = derive_rng(seed, "targets", cls.group, cls.length)
-    return sample_targets(len(cls.keys), max_targets, rng)
+@dataclass(frozen=True)
+class _Settings:
+    """How every class of one evaluation is evaluated (validated once, shared by the
+    classes): the keywords of :func:`evaluate_class`, and the targets' sample."""
+
+    standardise: bool
+    block_rows: int
+    series_distance: str
+    dtw_window: int | None
+    seed: int
+    max_targets: int
+
+    def targets(self, cls: ClassArray) -> np.ndarray:
+        """The targets of one class: the same sample for a release and for its baseline."""
+        rng = derive_rng(self.seed, "targets", cls.group, cls.length)
+        return sample_targets(len(cls.keys), self.max_targets, rng)
+
+    def evaluate(
+        self, F_o, F_r, X_o, X_r, targets, attackers=None, errors=(), cells=None
+    ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
+        """:func:`evaluate_class` of one class with these settings."""
+        return evaluate_class(
+            F_o, F_r, X_o, X_r, standardise=self.standardise, attackers=attackers,
+            errors=errors, block_rows=self.block_rows, series_distance=self.series_distance,
+            dtw_window=self.dtw_window, cells=cells, targets=targets,
+        )  # fmt: skip
 
 
-def _baseline_class(
-    cls: ClassArray,
-    spec: FeatureSpec,
+def _settings(
     standardise: bool,
     block_rows: int,
     series_distance: str,
     dtw_window: int | None,
     seed: int,
     max_targets: int,
-):
-    F = compute_features(cls.X, spec)
-    per_row, summary, _ = evaluate_class(
-        F,
-        F,
-        cls.X,
-        cls.X,
-        standardise=standardise,
-        block_rows=block_rows,
-        series_distance=series_distance,
-        dtw_window=dtw_window,
-        targets=_targets(cls, seed, max_targets),
+) -> _Settings:
+    return _Settings(
+        bool(standardise),
+        _check_block_rows(block_rows),
+        check_series_distance(series_distance),
+        check_dtw_window(dtw_window),
+        int(seed),
+        int(max_targets),
     )
+
+
+def _baseline_class(cls: ClassArray, spec: FeatureSpec, settings: _Settings):
+    F = compute_features(cls.X, spec)
+    per_row, summary, _ = settings.evaluate(F, F, cls.X, cls.X, settings.targets(cls))
     return _frames(per_row, summary, cls)
 
 
@@ -338,16 +360,12 @@ def baseline_disagreement(
     """
     spec = feature_spec(dict(features), dims)
     n = len(classes)
+    settings = _settings(standardise, block_rows, series_distance, dtw_window, seed, max_targets)
     results = map_classes(
         _baseline_class,
         classes,
         [spec] * n,
-        [standardise] * n,
-        [_check_block_rows(block_rows)] * n,
-        [check_series_distance(series_distance)] * n,
-        [check_dtw_window(dtw_window)] * n,
-        [seed] * n,
-        [max_targets] * n,
+        [settings] * n,
         label="baseline disagreement classes",
     )
     return _concat(results)
@@ -388,64 +406,39 @@ def _release_class(
     pseudonyms: np.ndarray,
     spec: FeatureSpec,
     strong: FeatureSpec | None,
-    standardise: bool,
     errors: tuple[float, ...],
-    seed: int,
-    block_rows: int,
-    series_distance: str,
-    dtw_window: int | None,
-    alt: FeatureSpec | None = None,
-    cells: np.ndarray | None = None,
-    max_targets: int = MAX_TARGETS,
+    alt: FeatureSpec | None,
+    cells: np.ndarray | None,
+    settings: _Settings,
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
             f"release series: the released series of class {orig.group}/{orig.length} h do not "
             "match the original duration classes"
         )
+    seed, where = settings.seed, (orig.group, orig.length)
     F_orig = compute_features(orig.X, spec)
     F_rel = compute_features(rel.X, spec)
     # The same estimation noise for both sides, so before/after are paired.
-    attackers = {"seed": (F_orig, F_rel, derive_rng(seed, "linkage", orig.group, orig.length))}
+    attackers = {"seed": (F_orig, F_rel, derive_rng(seed, "linkage", *where))}
     if strong is not None:
         attackers["strong"] = (
             compute_features(orig.X, strong),
             compute_features(rel.X, strong),
-            derive_rng(seed, "linkage", "strong", orig.group, orig.length),
+            derive_rng(seed, "linkage", "strong", *where),
         )
-    targets = _targets(orig, seed, max_targets)
-    per_row, summary, linkage = evaluate_class(
-        F_orig,
-        F_rel,
-        orig.X,
-        rel.X,
-        standardise=standardise,
-        attackers=attackers,
-        errors=errors,
-        block_rows=block_rows,
-        series_distance=series_distance,
-        dtw_window=dtw_window,
-        cells=cells,
-        targets=targets,
+    targets = settings.targets(orig)
+    per_row, summary, linkage = settings.evaluate(
+        F_orig, F_rel, orig.X, rel.X, targets, attackers, errors, cells
     )
     frames = _frames(per_row, summary, orig, pseudonyms[targets])
     if alt is not None:
         F_alt, F_alt_rel = compute_features(orig.X, alt), compute_features(rel.X, alt)
-        rng = derive_rng(seed, "linkage", "alternative", orig.group, orig.length)
-        alt_row, _, alt_linkage = evaluate_class(
-            F_alt,
-            F_alt_rel,
-            orig.X,
-            rel.X,
-            standardise=standardise,
-            attackers={"alternative": (F_alt, F_alt_rel, rng)},
-            errors=errors,
-            block_rows=block_rows,
-            series_distance=series_distance,
-            dtw_window=dtw_window,
-            cells=cells,
-            targets=targets,
-        )
+        rng = derive_rng(seed, "linkage", "alternative", *where)
+        alt_row, _, alt_linkage = settings.evaluate(
+            F_alt, F_alt_rel, orig.X, rel.X, targets,
+            {"alternative": (F_alt, F_alt_rel, rng)}, errors, cells,
+        )  # fmt: skip
         per_series = frames[0]
         for col in ("auc", "first_threshold", "first_disagreement"):
             per_series[f"{col}_alt"] = alt_row[col]
@@ -561,15 +554,10 @@ def evaluate_release(
         [to_pseudonym.loc[cls.keys].to_numpy() for cls in original],
         [spec] * n,
         [strong] * n,
-        [standardise] * n,
         [tuple(linkage_errors)] * n,
-        [seed] * n,
-        [_check_block_rows(block_rows)] * n,
-        [check_series_distance(series_distance)] * n,
-        [check_dtw_window(dtw_window)] * n,
         [alt] * n,
         cells,
-        [max_targets] * n,
+        [_settings(standardise, block_rows, series_distance, dtw_window, seed, max_targets)] * n,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])
