@@ -34,6 +34,7 @@ from mimic_deid.stages import (
     STAGES,
     check_source_tables,
     check_stage_configs,
+    get_stage,
     required_tables,
     selected_stages,
 )
@@ -87,6 +88,28 @@ def test_every_registered_stage_has_the_contracts_parts():
             assert set(re.findall(r"{(\w+)}", PATHS[key])) == set(wildcards), (stage.name, key)
         for other in stage.with_stages:
             assert other in names
+
+
+def test_random_streams_are_derived_in_the_library_under_each_stage_namespace():
+    """No workflow script derives a random stream; a comparator stage's package derives its
+    streams only under its own namespace, so no two stages share one."""
+    scripts = sorted((ROOT / "workflow" / "scripts").glob("*.py"))
+    assert scripts and not [p.name for p in scripts if "derive_rng" in p.read_text()]
+    call = re.compile(r'derive_rng\(\s*\w+,\s*(?:"([^"]+)"|(SEED_NAMESPACE))')
+    comparators = [s for s in STAGES if s.seed_namespace]
+    assert [s.name for s in comparators] == ["tabular", "codes", "sequences"]
+    for stage in comparators:
+        package = ROOT / "src" / "mimic_deid" / stage.name
+        keys = [
+            m.group(1) or stage.seed_namespace
+            for path in sorted(package.glob("*.py"))
+            for m in call.finditer(path.read_text())
+        ]
+        assert keys, stage.name
+        assert all(key.startswith(stage.seed_namespace) for key in keys), (stage.name, keys)
+    from mimic_deid.tabular import SEED_NAMESPACE
+
+    assert SEED_NAMESPACE == get_stage("tabular").seed_namespace
 
 
 def test_tables_follow_the_config():

@@ -543,7 +543,7 @@ def test_stage_grids_on_synthetic_sources(sources, hierarchies):
         [0.0, 0.1],
         [1.0],
         2,
-        lambda s: derive_rng(1, "s", s),
+        1,
     )
     assert set(la["mode"]) == {"uniform", "suppression", "kanonymity"}
     assert ((la["p_good"] >= 0) & (la["p_good"] <= 1 + 1e-12)).all()

@@ -57,7 +57,7 @@ def outputs() -> dict:
             [0.0, 0.1],
             [0.5, 1.0],
             2,
-            lambda s: derive_rng(1, "s", s),
+            1,
         ),
     }
 

@@ -86,6 +86,11 @@ class Stage:
         ``check_config(config)``: the stage's checks across parameters of its config section
         that the schema cannot state, run at start-up (before any job, also on a dry run)
         when the stage is selected; raises ``ConfigError`` naming the parameter.
+    seed_namespace : str
+        The prefix of the first key of every random stream the stage's library derives from
+        the master seed (``derive_rng(seed, "<namespace>...", ...)``, never in a workflow
+        script), so that no two stages share a stream; empty for the series pipeline, whose
+        streams are keyed by what they draw (``linkage``, ``targets``, ``pairing``, ...).
     """
 
     name: str
@@ -95,6 +100,7 @@ class Stage:
     report_inputs: Callable[[Mapping[str, Any]], dict[str, Target]] = _none
     with_stages: Mapping[str, tuple[Target, ...]] = field(default_factory=dict)
     check_config: Callable[[Mapping[str, Any]], None] = _no_check
+    seed_namespace: str = ""
 
 
 # --------------------------------------------------------------------------- the stages
@@ -211,10 +217,11 @@ def _tabular_check(config: Mapping[str, Any]) -> None:
 STAGES: tuple[Stage, ...] = (
     Stage("series", "deid", _series_tables, _series_targets),
     Stage("tabular", "tabular", _tabular_tables, _tabular_targets, _tabular_report,
-          {"series": (("tabular_joint_risk", {}),)}, _tabular_check),
+          {"series": (("tabular_joint_risk", {}),)}, _tabular_check, "tabular"),
     Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report,
-          check_config=_codes_check),
-    Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report),
+          check_config=_codes_check, seed_namespace="codes"),
+    Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report,
+          seed_namespace="sequences"),
 )  # fmt: skip
 
 

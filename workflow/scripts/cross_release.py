@@ -6,9 +6,13 @@ import pandas as pd
 from mimic_deid.atomic import write_csv
 from mimic_deid.deid import KEY, dims_of
 from mimic_deid.deid.methods import method_of
-from mimic_deid.evaluate.pairing import group_intersections, pairing_rate, series_statistics
+from mimic_deid.evaluate.pairing import (
+    group_intersections,
+    pair_generator,
+    pairing_rate,
+    series_statistics,
+)
 from mimic_deid.logs import run_stage
-from mimic_deid.seeding import derive_rng
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     loaded = {}
@@ -25,9 +29,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
 
     rows = []
     for a, b, k in snakemake.params.pairs:
-        result = pairing_rate(
-            *release(a), *release(b), derive_rng(snakemake.params.seed, "pairing", a, b)
-        )
+        result = pairing_rate(*release(a), *release(b), pair_generator(snakemake.params.seed, a, b))
         low, high = result.pop("rate_ci")
         row = {"release_a": a, "release_b": b, **result, "rate_lo": low, "rate_hi": high}
         groups = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]

@@ -4,18 +4,17 @@ import pandas as pd
 
 from mimic_deid.atomic import write_parquet
 from mimic_deid.logs import get_logger, run_stage
-from mimic_deid.seeding import derive_rng
-from mimic_deid.tabular import demographics
+from mimic_deid.tabular import demographics_table
 
 p = snakemake.params
 with run_stage(snakemake.rule, snakemake.log[0]):
     n = int(snakemake.wildcards.procedures)
-    table = demographics(
+    table = demographics_table(
         pd.read_parquet(snakemake.input.patients),
         pd.read_parquet(snakemake.input.admissions),
         pd.read_parquet(snakemake.input.procedures),
         n,
-        derive_rng(p.seed, "tabular", "yob"),
+        p.seed,
         yob_mean=p.yob_mean,
         yob_sd=p.yob_sd,
         missing=p.missing,

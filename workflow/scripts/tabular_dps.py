@@ -4,7 +4,6 @@ import pandas as pd
 
 from mimic_deid.atomic import write_csv, write_json
 from mimic_deid.logs import run_stage
-from mimic_deid.seeding import derive_rng
 from mimic_deid.tabular import dps_summary, epsilon_la_grid, load_hierarchies
 
 p = snakemake.params
@@ -24,6 +23,6 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         e["la_penalty"],
         e["la_epsilon_prime"],
         e["la_samples"],
-        lambda s: derive_rng(p.seed, "tabular", "epsilon-sample", s),
+        p.seed,
     )
     write_csv(la, snakemake.output.la)

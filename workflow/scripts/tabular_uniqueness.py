@@ -4,23 +4,17 @@ import pandas as pd
 
 from mimic_deid.atomic import write_json
 from mimic_deid.logs import run_stage
-from mimic_deid.seeding import derive_rng
-from mimic_deid.tabular import demographic_uniqueness, procedure_uniqueness
+from mimic_deid.tabular import uniqueness_report
 
 p = snakemake.params
 with run_stage(snakemake.rule, snakemake.log[0]):
-    report = {
-        "demographics": demographic_uniqueness(
-            pd.read_parquet(snakemake.input.demographics),
-            p.draws,
-            lambda r: derive_rng(p.seed, "tabular", "uniqueness", r),
-            yob_mean=p.yob_mean,
-            yob_sd=p.yob_sd,
-        ),
-        "procedures": (
-            procedure_uniqueness(pd.read_parquet(snakemake.input.procedures))
-            if p.procedures
-            else {}  # tabular.procedures: 0 reads no PROCEDURES_ICD
-        ),
-    }
+    report = uniqueness_report(
+        pd.read_parquet(snakemake.input.demographics),
+        # tabular.procedures: 0 reads no PROCEDURES_ICD
+        pd.read_parquet(snakemake.input.procedures) if p.procedures else None,
+        p.draws,
+        p.seed,
+        yob_mean=p.yob_mean,
+        yob_sd=p.yob_sd,
+    )
     write_json(report, snakemake.output[0])

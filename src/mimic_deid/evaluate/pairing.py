@@ -36,10 +36,12 @@ from mimic_deid.deid.classes import KEY
 from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.linkage import rate_interval, sample_targets
+from mimic_deid.seeding import derive_rng
 
 __all__ = [
     "RELEASE_TARGETS",
     "group_intersections",
+    "pair_generator",
     "pairing_rate",
     "pairs_of",
     "release_name",
@@ -50,6 +52,12 @@ __all__ = [
 #: Series of release A attacked at most (a random sample above it).
 RELEASE_TARGETS = 2000
 _TIE = 1e-9
+
+
+def pair_generator(seed: int, a: str, b: str) -> np.random.Generator:
+    """The random stream of the pairing of releases ``a`` and ``b`` (its sample of targets):
+    ``derive_rng(seed, "pairing", a, b)``."""
+    return derive_rng(seed, "pairing", a, b)
 
 
 def series_statistics(series: pd.DataFrame, variables: list[str]) -> pd.DataFrame:

@@ -36,7 +36,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from mimic_deid.atomic import read_json
-from mimic_deid.codes.audit import plot_dis_cdf_points
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.examples import examples_from_json
 from mimic_deid.deid.tuning import TUNED_METHODS
@@ -47,6 +46,7 @@ from mimic_deid.evaluate.curves import (
     closest_class,
     curves_from_table,
 )
+from mimic_deid.report import codes as codes_report
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
@@ -113,8 +113,8 @@ class ReportData:
     units : dict of str to (label, unit)
         Variable labels and units.
     codes : dict
-        The diagnosis-code stage's public aggregates (``audit``: audit.json, ``gccens`` and
-        ``lda``: DataFrames), each present when the run produced it.
+        The diagnosis-code stage's public aggregates
+        (:func:`mimic_deid.report.codes.load_codes`).
     main_class, small_class : int or None
         The class lengths shown (closest to the seed's 30 h and 9 h).
     duration_method : str
@@ -244,7 +244,7 @@ def load_report_data(
         duration_method=duration_method,
         series_distance=series_distance,
         main_curves=curves,
-        codes=_load_codes(inputs),
+        codes=codes_report.load_codes(inputs),
         sequences=_concat_csv(inputs, "sequences_sweep_"),
         sequences_friedman=_concat_csv(inputs, "sequences_friedman_"),
         sequences_attack=[
@@ -261,17 +261,6 @@ def load_report_data(
             pd.read_csv(inputs["cross_release"]) if "cross_release" in inputs else pd.DataFrame()
         ),
     )
-
-
-def _load_codes(inputs: Mapping[str, str]) -> dict[str, Any]:
-    """The codes stage's public outputs among ``inputs`` (keys codes_audit/gccens/lda)."""
-    out: dict[str, Any] = {}
-    if "codes_audit" in inputs:
-        out["audit"] = read_json(inputs["codes_audit"])
-    for name in ("gccens", "lda"):
-        if f"codes_{name}" in inputs:
-            out[name] = pd.read_csv(inputs[f"codes_{name}"])
-    return out
 
 
 def _concat_csv(inputs: Mapping[str, str], prefix: str) -> pd.DataFrame:
@@ -389,16 +378,6 @@ def _tuning_table(kind: str) -> Callable[[ReportData, str], None]:
         write_table(table, out, Path(out).with_suffix(".md"))
 
     return draw
-
-
-GCCENS_COLUMNS = ("table", "k", "cap", "mean", "sd", "median", "skewness", "modified_percent")
-LDA_COLUMNS = ("alignment", "k", "ilm", "alm", "lm", "avg_re", "clusters")
-
-
-def _codes_table(table: pd.DataFrame | None, columns: tuple[str, ...], out: str) -> None:
-    """A codes-stage table, or an empty one with its columns when the stage did not run."""
-    df = pd.DataFrame(columns=list(columns)) if table is None else table[list(columns)]
-    write_table(df, out, Path(out).with_suffix(".md"), float_format="{:.3f}")
 
 
 def _tabular_table(make: Callable[[dict], pd.DataFrame]) -> Callable[[ReportData, str], None]:
@@ -744,14 +723,14 @@ ITEMS += (
         "Diagnosis codes (seed 002)",
         "Distinguishability of the cohort's diagnosis codes: percent of records matching at "
         "most x population records (seed Fig. 2).",
-        lambda d, out: plot_dis_cdf_points(d.codes.get("audit"), out),
+        lambda d, out: codes_report.plot_distinguishability(d.codes, out),
     ),
     ReportItem(
         "codes_gccens",
         "table",
         "Diagnosis codes (seed 002)",
         "GCCens: CUL statistics by k and by cap (seed Tables 1/2).",
-        lambda d, out: _codes_table(d.codes.get("gccens"), GCCENS_COLUMNS, out),
+        lambda d, out: codes_report.gccens_table(d.codes, out),
     ),
     ReportItem(
         "codes_lda",
@@ -759,7 +738,7 @@ ITEMS += (
         "Diagnosis codes (seed 002)",
         "LDA: information loss and query error of k-anonymous (ICD, age) trajectories, "
         "Baseline vs A-GS alignment.",
-        lambda d, out: _codes_table(d.codes.get("lda"), LDA_COLUMNS, out),
+        lambda d, out: codes_report.lda_table(d.codes, out),
     ),
 )
 

@@ -26,21 +26,15 @@ import matplotlib as mpl
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
-from mimic_deid.atomic import atomic_path
 from mimic_deid.deid.examples import GA_STATS, series_features
 from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
+from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save
 from mimic_deid.report.shaping import utility_rows
 from mimic_deid.report.tables import ALL_VARIABLES, SEED_TRUST_SETTINGS, SETTING_LABELS, SETTINGS
 
-FigureInfo = dict[str, Any]
-"""``{"path", "title", "axes": [{"title", "xlabel", "ylabel", "xscale", "yscale",
-"legend"}]}``."""
-
-DPI = 120
 ORIGINAL_COLOR = "tab:green"
 RELEASE_COLOR = "tab:blue"
 SUPPRESSED_COLOR = "tab:red"
@@ -65,7 +59,6 @@ STAT_LABELS = {
     "q90": "90th percentile",
 }
 UTILITY_FIGURE_COLUMNS = ("setting", "split", "roc_auc", "pr_auc")
-NO_DATA = "no data"
 #: Axis unit of disagreement per config ``evaluate/series_distance`` (the series distance d_S;
 #: one entry per :data:`~mimic_deid.evaluate.privacy.SERIES_DISTANCES`).
 DISTANCE_UNITS = {
@@ -79,85 +72,6 @@ def distance_unit(series_distance: str) -> str:
     """The disagreement axis label of ``series_distance`` (one of
     :data:`~mimic_deid.evaluate.privacy.SERIES_DISTANCES`)."""
     return DISTANCE_UNITS[check_series_distance(series_distance)]
-
-
-STYLE = {
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
-    "figure.titlesize": 12,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "grid.linewidth": 0.6,
-    "lines.linewidth": 1.6,
-    "savefig.facecolor": "white",
-}
-
-
-# --------------------------------------------------------------------------------------------
-# shared helpers
-
-
-def _new_figure(width: float, height: float) -> Figure:
-    with mpl.rc_context(STYLE):
-        return Figure(figsize=(width, height), layout="constrained")
-
-
-def _describe(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
-    axes = []
-    for ax in fig.axes:
-        if not ax.axison and not ax.get_title():
-            continue
-        legend = ax.get_legend()
-        axes.append(
-            {
-                "title": ax.get_title(),
-                "xlabel": ax.get_xlabel(),
-                "ylabel": ax.get_ylabel(),
-                "xscale": ax.get_xscale(),
-                "yscale": ax.get_yscale(),
-                "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
-            }
-        )
-    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
-    return {"path": os.fspath(out_path), "title": suptitle, "axes": axes}
-
-
-def _save(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
-    """Write ``fig`` as PNG atomically and describe it."""
-    with mpl.rc_context(STYLE):
-        info = _describe(fig, out_path)
-        with atomic_path(out_path, suffix=".png") as tmp:
-            fig.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
-    return info
-
-
-def _no_data(ax: Axes, message: str = NO_DATA) -> None:
-    """Mark ``ax`` as empty: centred message, no ticks, labels kept."""
-    ax.text(
-        0.5,
-        0.5,
-        message,
-        transform=ax.transAxes,
-        ha="center",
-        va="center",
-        fontsize=13,
-        color="0.4",
-    )
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
-    ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
-    ax.grid(False)
-
-
-def _legend(ax: Axes, **kwargs: Any) -> None:
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        ax.legend(**kwargs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,7 +98,7 @@ def plot_duration_classes(
         Released class length of each series; 0 = suppressed.
     """
     lengths, class_lengths = shaping.duration_inputs(lengths, class_lengths)
-    fig = _new_figure(11.5, 4.4)
+    fig = new_figure(11.5, 4.4)
     ax_days, ax_sizes = fig.subplots(1, 2)
     n = lengths.size
     suppressed = int((class_lengths == 0).sum())
@@ -198,9 +112,9 @@ def plot_duration_classes(
     ax_sizes.set_ylabel("series in the class (count, log scale)")
 
     if n == 0:
-        _no_data(ax_days)
-        _no_data(ax_sizes)
-        return _save(fig, out_path)
+        no_data(ax_days)
+        no_data(ax_sizes)
+        return save(fig, out_path)
 
     days = lengths // 24
     counts = np.bincount(days)
@@ -226,7 +140,7 @@ def plot_duration_classes(
             color="0.3",
         )
     ax_days.set_xlim(0, max(1, x[-1]))
-    _legend(ax_days, loc="upper right")
+    legend(ax_days, loc="upper right")
 
     ax_sizes.set_xscale("log")
     ax_sizes.set_yscale("log")
@@ -266,9 +180,9 @@ def plot_duration_classes(
             label=f"smallest released class: {smallest} series",
         )
     if not pos.size and not kept.size:
-        _no_data(ax_sizes)
-    _legend(ax_sizes, loc="lower left")
-    return _save(fig, out_path)
+        no_data(ax_sizes)
+    legend(ax_sizes, loc="lower left")
+    return save(fig, out_path)
 
 
 def plot_records_lost(
@@ -283,7 +197,7 @@ def plot_records_lost(
     """
     lengths, class_lengths = shaping.duration_inputs(lengths, class_lengths)
     lost = shaping.records_lost(lengths, class_lengths)
-    fig = _new_figure(11.5, 4.4)
+    fig = new_figure(11.5, 4.4)
     ax_hist, ax_scatter = fig.subplots(1, 2)
     ax_hist.set_title("Hours lost per series")
     ax_hist.set_xlabel("records lost per series (hours)")
@@ -293,9 +207,9 @@ def plot_records_lost(
     ax_scatter.set_ylabel("records lost (hours)")
     if lengths.size == 0:
         fig.suptitle("Records lost per series: no series")
-        _no_data(ax_hist)
-        _no_data(ax_scatter)
-        return _save(fig, out_path)
+        no_data(ax_hist)
+        no_data(ax_scatter)
+        return save(fig, out_path)
 
     with np.errstate(invalid="ignore", divide="ignore"):
         pct = np.where(lengths > 0, 100.0 * lost / np.maximum(lengths, 1), 0.0)
@@ -326,7 +240,7 @@ def plot_records_lost(
         fontsize=9,
         color="0.3",
     )
-    _legend(ax_hist, loc="upper right")
+    legend(ax_hist, loc="upper right")
 
     ax_scatter.set_xscale("log")
     ok = lengths > 0
@@ -352,8 +266,8 @@ def plot_records_lost(
             label="suppressed",
             rasterized=True,
         )
-    _legend(ax_scatter, loc="upper left")
-    return _save(fig, out_path)
+    legend(ax_scatter, loc="upper left")
+    return save(fig, out_path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,7 +304,7 @@ def plot_summary_disagreement(
     base = shaping.summary_rows(baseline, class_length, stats, "baseline disagreement summary")
     rel = shaping.summary_rows(release, class_length, stats, "release disagreement summary")
     column = "normalised" if normalised else "value"
-    fig = _new_figure(8.0, 5.0)
+    fig = new_figure(8.0, 5.0)
     ax = fig.subplots()
     stat_names = ", ".join(STAT_LABELS[s] for s in stats)
     default = (
@@ -407,8 +321,8 @@ def plot_summary_disagreement(
     )
     if base.empty and rel.empty:
         ax.set_xscale("log")
-        _no_data(ax, f"no data for duration class {class_length}")
-        return _save(fig, out_path)
+        no_data(ax, f"no data for duration class {class_length}")
+        return save(fig, out_path)
 
     ax.set_xscale("log")
     single = len(stats) == 1  # one statistic: colour by data set, as in seed Fig. 6.4 / 6.5
@@ -436,8 +350,8 @@ def plot_summary_disagreement(
         ax.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
     ax.set_xlim(right=100.0)
     ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(_percent_tick))
-    _legend(ax, loc="best", ncol=2 if len(stats) > 2 else 1)
-    return _save(fig, out_path)
+    legend(ax, loc="best", ncol=2 if len(stats) > 2 else 1)
+    return save(fig, out_path)
 
 
 def _percent_tick(value: float, _pos: int) -> str:
@@ -464,7 +378,7 @@ def plot_first_disagreement_cdf(
     base = shaping.first_values(baseline_series, class_length, "baseline disagreement series")
     rel = shaping.first_values(release_series, class_length, "release disagreement series")
     where = "all duration classes" if class_length is None else f"duration class {class_length} h"
-    fig = _new_figure(8.0, 5.0)
+    fig = new_figure(8.0, 5.0)
     ax = fig.subplots()
     ax.set_title(f"First disagreement, {where}")
     ax.set_xlabel(f"first disagreement ({distance_unit(series_distance)}, log scale)")
@@ -472,8 +386,8 @@ def plot_first_disagreement_cdf(
     ax.set_xscale("log")
     finite = np.concatenate([base[np.isfinite(base)], rel[np.isfinite(rel)]])
     if finite.size == 0:
-        _no_data(ax, f"no data for {where}")
-        return _save(fig, out_path)
+        no_data(ax, f"no data for {where}")
+        return save(fig, out_path)
 
     positive = finite[finite > 0]
     if positive.size:
@@ -508,8 +422,8 @@ def plot_first_disagreement_cdf(
         )
     ax.set_xlim(floor / 10**0.5, top * 10**0.5)
     ax.set_ylim(-2, 102)
-    _legend(ax, loc="upper left")
-    return _save(fig, out_path)
+    legend(ax, loc="upper left")
+    return save(fig, out_path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -565,7 +479,7 @@ def plot_ga_example(
         else math.nan
     )
 
-    fig = _new_figure(9.0, 6.2)
+    fig = new_figure(9.0, 6.2)
     grid = fig.add_gridspec(2, 1, height_ratios=[3.2, 1.0])
     ax = fig.add_subplot(grid[0])
     ax_table = fig.add_subplot(grid[1])
@@ -578,8 +492,8 @@ def plot_ga_example(
     ax.set_ylabel(f"{variable_label} ({unit})")
     ax_table.axis("off")
     if not np.isfinite(original).any() and not np.isfinite(perturbed).any():
-        _no_data(ax, "no data (series is all null)")
-        return _save(fig, out_path)
+        no_data(ax, "no data (series is all null)")
+        return save(fig, out_path)
 
     hours = np.arange(original.size)
     marker = "o" if original.size <= 80 else None
@@ -592,7 +506,7 @@ def plot_ga_example(
         value = target_f[stat]
         if math.isfinite(value):
             ax.axhline(value, color="0.35", linestyle=style, linewidth=1.1, label=labels[stat])
-    _legend(ax, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    legend(ax, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_xlim(-0.5, max(original.size - 0.5, 0.5))
 
     col_labels = ["minimum", "maximum", "mean", f"variance ({unit}²)"]
@@ -607,7 +521,7 @@ def plot_ga_example(
     table.auto_set_font_size(False)
     table.set_fontsize(9.5)
     table.scale(1.0, 1.35)
-    return _save(fig, out_path)
+    return save(fig, out_path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -636,7 +550,7 @@ def plot_linkage(
         ("original", ORIGINAL_COLOR, shaping.linkage_points(linkage.get("baseline"))),
         ("de-identified", RELEASE_COLOR, shaping.linkage_points(linkage.get("release"))),
     ]
-    fig = _new_figure(11.5, 4.6)
+    fig = new_figure(11.5, 4.6)
     ax_rate, ax_recon = fig.subplots(1, 2)
     counts = sorted({int(v) for _, _, df in parts for v in df["n"] if math.isfinite(v)})
     fig.suptitle(title + (f" ({', '.join(map(str, counts))} targets)" if counts else ""))
@@ -647,9 +561,9 @@ def plot_linkage(
     ax_recon.set_xlabel("relative feature-estimation error (%)")
     ax_recon.set_ylabel("reconstruction error (RMS per value, series units)")
     if all(df.empty for _, _, df in parts):
-        _no_data(ax_rate)
-        _no_data(ax_recon)
-        return _save(fig, out_path)
+        no_data(ax_rate)
+        no_data(ax_recon)
+        return save(fig, out_path)
 
     for who, color, df in parts:
         if df.empty:
@@ -669,9 +583,9 @@ def plot_linkage(
     ax_rate.set_ylim(-3, 128)
     ax_rate.set_yticks(np.arange(0, 101, 20))
     ax_recon.set_ylim(bottom=0)
-    _legend(ax_rate, loc="upper center", ncol=2)
-    _legend(ax_recon, loc="best")
-    return _save(fig, out_path)
+    legend(ax_rate, loc="upper center", ncol=2)
+    legend(ax_recon, loc="best")
+    return save(fig, out_path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -704,7 +618,7 @@ def plot_trust_settings(
     """
     if len(utility):
         require_columns(utility, UTILITY_FIGURE_COLUMNS, "utility (trust settings)")
-    fig = _new_figure(12.5, 8.0)
+    fig = new_figure(12.5, 8.0)
     axes = fig.subplots(2, 2, sharey="row")
     fig.suptitle(
         f"{TASK_TITLES.get(task, task)} prediction: the owner's baseline and the four trust settings"
@@ -725,11 +639,11 @@ def plot_trust_settings(
             ax.set_ylim(0, 1.02)
             rows = utility_rows(utility, split, task) if len(utility) else utility
             if len(rows) == 0:
-                _no_data(ax)
+                no_data(ax)
                 continue
             _trust_panel(ax, rows, columns, metric, split, task)
-    _legend(axes[0][0], loc="lower left", fontsize=8)
-    return _save(fig, out_path)
+    legend(axes[0][0], loc="lower left", fontsize=8)
+    return save(fig, out_path)
 
 
 def _trust_panel(
@@ -841,7 +755,7 @@ def plot_disagreement_curves(
     if curves.ndim != 2:
         curves = np.empty((0, 0))
     n = curves.shape[0]
-    fig = _new_figure(8.0, 8.0)
+    fig = new_figure(8.0, 8.0)
     ax_top, ax_low = fig.subplots(2, 1, sharex=True)
     ax_top.set_title(
         f"Summary disagreement, duration class {class_length} h (normalised)\n"
@@ -854,9 +768,9 @@ def plot_disagreement_curves(
         ax.set_ylabel("disagreement / disagreement at 100 % inclusion")
     ax_low.set_xlabel("inclusion percentage (% of the class, log scale)")
     if rel.empty and n == 0:
-        _no_data(ax_top, f"no data for duration class {class_length}")
-        _no_data(ax_low, f"no data for duration class {class_length}")
-        return _save(fig, out_path)
+        no_data(ax_top, f"no data for duration class {class_length}")
+        no_data(ax_low, f"no data for duration class {class_length}")
+        return save(fig, out_path)
     for stat in stats:
         part = rel[rel["stat"] == stat]
         y = pd.to_numeric(part["normalised"], errors="coerce").to_numpy(dtype=float)
@@ -871,7 +785,7 @@ def plot_disagreement_curves(
                 label=STAT_LABELS[stat],
             )
     ax_top.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
-    _legend(ax_top, loc="best")
+    legend(ax_top, loc="best")
     if n:
         reach = np.asarray(n_reachable, dtype=np.int64)
         x = 100.0 * np.arange(1, n + 1) / n
@@ -888,10 +802,10 @@ def plot_disagreement_curves(
             )
         ax_low.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
     else:
-        _no_data(ax_low)
+        no_data(ax_low)
     ax_low.set_xlim(right=100.0)
     ax_low.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(_percent_tick))
-    return _save(fig, out_path)
+    return save(fig, out_path)
 
 
 def plot_disagreement_example(
@@ -941,7 +855,7 @@ def plot_disagreement_example(
     labels : mapping
         ``variable``, ``unit``, ``feature_x``, ``feature_y``, ``distance`` (axis labels).
     """
-    fig = _new_figure(14.0, 4.6)
+    fig = new_figure(14.0, 4.6)
     ax_s, ax_f, ax_d = fig.subplots(1, 3)
     fig.suptitle(
         f"Disagreement of one series, duration class {class_length} h "
@@ -961,8 +875,8 @@ def plot_disagreement_example(
     ok = np.isfinite(thresholds) & np.isfinite(curve)
     if not ok.any():
         for ax in (ax_s, ax_f, ax_d):
-            _no_data(ax)
-        return _save(fig, out_path)
+            no_data(ax)
+        return save(fig, out_path)
     hours = np.arange(np.shape(released)[1])
     if original is not None:
         ax_s.plot(
@@ -976,7 +890,7 @@ def plot_disagreement_example(
         ax_s.plot(
             hours, released[first], color=RELEASE_COLOR, marker=".", label="first included release"
         )
-    _legend(ax_s, loc="best")
+    legend(ax_s, loc="best")
     ax_f.scatter(F_released[:, 0], F_released[:, 1], s=10, color="0.6", label="released series")
     star = F_known if F_known is not None else F_released
     ax_f.scatter(
@@ -999,7 +913,7 @@ def plot_disagreement_example(
             label="first included",
             zorder=3,
         )
-    _legend(ax_f, loc="best")
+    legend(ax_f, loc="best")
     # one step per increment: distinct thresholds, the value reached at each
     t, idx = np.unique(thresholds[ok], return_index=True)
     last = np.r_[idx[1:] - 1, ok.sum() - 1]
@@ -1007,5 +921,5 @@ def plot_disagreement_example(
     edges = np.r_[t, t_max]
     ax_d.stairs(v, edges, color="tab:red", linewidth=1.5, label="disagreement")
     ax_d.stairs(v, edges, fill=True, color="tab:blue", alpha=0.2, label="Δ-AUC")
-    _legend(ax_d, loc="best")
-    return _save(fig, out_path)
+    legend(ax_d, loc="best")
+    return save(fig, out_path)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from mimic_deid.report.figures import FigureInfo, _new_figure, _no_data, _save
+from mimic_deid.report.plotting import FigureInfo, new_figure, no_data, save
 
 __all__ = ["ATTACK_COLUMNS", "GUARANTEE", "attack_table", "plot_sequences", "sequences_table"]
 
@@ -59,14 +59,14 @@ def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureIn
     left out); inf is drawn to the right of the largest eps.
     Mean support is on a log scale."""
     sweep = _in_percent(sweep)
-    fig = _new_figure(11.5, 7.5)
+    fig = new_figure(11.5, 7.5)
     axes = fig.subplots(2, 2).ravel()
     fig.suptitle("Sequences (seed 004): quality and anonymity against eps")
     for ax, (col, label) in zip(axes, MEASURES, strict=True):
         ax.set_title(label)
         ax.set_xlabel("eps (rightmost point: inf)")
         if sweep.empty:
-            _no_data(ax)
+            no_data(ax)
             continue
         for (table, mech), d in sweep.groupby(["table", "mechanism"], sort=True):
             m = d.groupby("epsilon")[col].mean()
@@ -75,7 +75,7 @@ def plot_sequences(sweep: pd.DataFrame, out_path: str | os.PathLike) -> FigureIn
         if col == "mean_support":
             ax.set_yscale("log")  # Laplace noise on empty cells dwarfs the seed's counts
         ax.legend()
-    return _save(fig, out_path)
+    return save(fig, out_path)
 
 
 def sequences_table(sweep: pd.DataFrame) -> pd.DataFrame:

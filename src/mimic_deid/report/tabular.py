@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.atomic import read_json
-from mimic_deid.report.figures import FigureInfo, _legend, _new_figure, _no_data, _save
+from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save
 
 __all__ = [
     "TABULAR_INPUTS",
@@ -167,22 +167,22 @@ def joint_risk_table(tab: Mapping[str, Any]) -> pd.DataFrame:
 def plot_loss_vs_suppression(tab: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
     """Seed Fig. 6.1: normalised loss of OLA's node against max_sup, a line per k."""
     metrics = list(dict.fromkeys(tab["ola"]["metric"])) if "ola" in tab else ["prec"]
-    fig = _new_figure(4.2 * len(metrics), 3.6)
+    fig = new_figure(4.2 * len(metrics), 3.6)
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
     for ax, metric in zip(axes, metrics, strict=True):
         ax.set_xlabel("maximum suppression (% of records)")
         ax.set_ylabel(METRIC_LABELS.get(metric, metric))
         ax.set_title(metric)
         if "ola" not in tab:
-            _no_data(ax, "tabular stage not run")
+            no_data(ax, "tabular stage not run")
             continue
         grid = tab["ola"][tab["ola"]["metric"] == metric]
         for k, rows in grid.groupby("k"):
             rows = rows.sort_values("max_sup")
             ax.plot(rows["max_sup"], rows["loss_normalised"], marker="o", label=f"k = {k}")
-        _legend(ax)
+        legend(ax)
     fig.suptitle("Information loss of OLA's node against allowed suppression")
-    return _save(fig, out_path)
+    return save(fig, out_path)
 
 
 def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> FigureInfo:
@@ -190,7 +190,7 @@ def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> Figu
 
     Top: probability of a good node; bottom: expected suppressed percent of the sample.
     """
-    fig = _new_figure(9.0, 6.6)
+    fig = new_figure(9.0, 6.6)
     axes = fig.subplots(2, 2)
     panels = (("p_good", "P(good node)"), ("expected_suppressed_percent", "expected suppressed %"))
     for row, (column, label) in enumerate(panels):
@@ -199,7 +199,7 @@ def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> Figu
             ax.set_ylabel(label)
             ax.set_title(f"{mode}-based penalty")
             if "epsilon_la" not in tab:
-                _no_data(ax, "tabular stage not run")
+                no_data(ax, "tabular stage not run")
                 continue
             la = tab["epsilon_la"]
             for ep, rows in la[la["mode"] == mode].groupby("epsilon_prime"):
@@ -210,6 +210,6 @@ def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> Figu
                 ax.axhline(float(np.mean(base)), color="k", linestyle=":", label="uniform node")
             if column == "p_good":
                 ax.set_ylim(-0.02, 1.02)
-            _legend(ax, fontsize=8)
+            legend(ax, fontsize=8)
     fig.suptitle("epsilon-safe LA: good nodes (Prec < 0.5, suppression < 5 %) and suppression")
-    return _save(fig, out_path)
+    return save(fig, out_path)

@@ -64,14 +64,17 @@ from mimic_deid.tabular.ola import (
     ola,
 )
 from mimic_deid.tabular.stage import (
+    SEED_NAMESPACE,
     check_k_values,
     check_tabular_config,
     concealing_grid,
+    demographics_table,
     dps_summary,
     epsilon_la_grid,
     inverse_grid,
     ola_grid,
     release_table,
+    uniqueness_report,
 )
 from mimic_deid.tabular.uniqueness import (
     PROCEDURE_VIEWS,
@@ -81,6 +84,9 @@ from mimic_deid.tabular.uniqueness import (
 )
 
 __all__ = [
+    "SEED_NAMESPACE",
+    "demographics_table",
+    "uniqueness_report",
     "DEMOGRAPHIC_QIS",
     "MISSING_RULES",
     "METRICS",

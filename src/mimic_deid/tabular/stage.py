@@ -15,16 +15,17 @@ public aggregates only (levels, losses, k, counts, timings; never a row of the t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from mimic_deid.errors import ConfigError
 from mimic_deid.logs import Progress, get_logger
+from mimic_deid.seeding import derive_rng
 from mimic_deid.tabular.anonymity import check_k, node_classes
 from mimic_deid.tabular.concealing import m_concealing
-from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, procedure_columns
+from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, demographics, procedure_columns
 from mimic_deid.tabular.dps import (
     PENALTY_MODES,
     check_beta,
@@ -38,9 +39,13 @@ from mimic_deid.tabular.dps import (
 from mimic_deid.tabular.hierarchy import Encoded, encode
 from mimic_deid.tabular.loss import LossModel
 from mimic_deid.tabular.ola import inverse_ola, ola
+from mimic_deid.tabular.uniqueness import demographic_uniqueness, procedure_uniqueness
 
 __all__ = [
     "NO_ADMISSIBLE_PAIR",
+    "SEED_NAMESPACE",
+    "demographics_table",
+    "uniqueness_report",
     "check_k_values",
     "check_tabular_config",
     "concealing_grid",
@@ -52,6 +57,43 @@ __all__ = [
 ]
 
 log = get_logger(__name__)
+
+#: The first key of every random stream of the stage (``derive_rng(seed, SEED_NAMESPACE, ...)``):
+#: its draws never meet another stage's.
+SEED_NAMESPACE = "tabular"
+
+
+def demographics_table(
+    patients: pd.DataFrame,
+    admissions: pd.DataFrame,
+    procedures: pd.DataFrame | None,
+    n_procedures: int,
+    seed: int,
+    **options,
+) -> pd.DataFrame:
+    """:func:`~mimic_deid.tabular.demographics.demographics` with the stage's year-of-birth
+    stream, ``derive_rng(seed, "tabular", "yob")`` (one per run: every table of a run shares
+    the draw). ``options``: ``yob_mean``, ``yob_sd``, ``missing``."""
+    rng = derive_rng(seed, SEED_NAMESPACE, "yob")
+    return demographics(patients, admissions, procedures, n_procedures, rng, **options)
+
+
+def uniqueness_report(
+    table: pd.DataFrame,
+    procedures: pd.DataFrame | None,
+    draws: int,
+    seed: int,
+    **options,
+) -> dict:
+    """Seed 003 §3.1 over ``draws`` year-of-birth draws (``derive_rng(seed, "tabular",
+    "uniqueness", r)``) and §3.2 on the procedures (``{}`` when none are read). ``options``:
+    ``yob_mean``, ``yob_sd``."""
+    return {
+        "demographics": demographic_uniqueness(
+            table, draws, lambda r: derive_rng(seed, SEED_NAMESPACE, "uniqueness", r), **options
+        ),
+        "procedures": procedure_uniqueness(procedures) if procedures is not None else {},
+    }
 
 
 def check_k_values(ks: Sequence[int], n_rows: int, where: str) -> None:
@@ -297,13 +339,14 @@ def epsilon_la_grid(
     factors: Sequence[float],
     eps_primes: Sequence[float],
     samples: int,
-    rng_for: Callable[[int], np.random.Generator],
+    seed: int,
     good_prec: float = 0.5,
     good_sup: float = 0.05,
 ) -> pd.DataFrame:
     """ε-safe LA's output quality per penalty mode, factor and ε′ (seed §6.2.2, §6.2.3).
 
-    For each of ``samples`` β-samples (``rng_for(s)``) the node scores are computed once; the
+    For each of ``samples`` β-samples (``derive_rng(seed, "tabular", "epsilon-sample", s)``)
+    the node scores are computed once; the
     exponential mechanism's law then gives, exactly rather than by drawing, the probability
     of a *good* node (normalised Prec < ``good_prec`` and suppression < ``good_sup``) and the
     expected suppressed fraction, averaged over the samples. ``mode = "uniform"`` rows are the
@@ -313,7 +356,7 @@ def epsilon_la_grid(
     k = check_k(k, enc.n_rows, "tabular/epsilon/la/k")
     acc: dict[tuple, list[tuple[float, float]]] = {}
     for s in range(int(samples)):
-        mask = rng_for(s).random(enc.n_rows) < beta
+        mask = derive_rng(seed, SEED_NAMESPACE, "epsilon-sample", s).random(enc.n_rows) < beta
         scores = node_scores(Encoded(enc.columns, enc.codes[mask], enc.hierarchies), k, max_sup)
         good = (scores.prec < good_prec) & (scores.suppressed < good_sup)
         uniform = np.full(len(good), 1.0 / len(good))

@@ -1,0 +1,117 @@
+"""The report's figure plumbing: style, new figures, atomic PNG output and their description.
+
+Every report module that draws (:mod:`~mimic_deid.report.figures`, the comparator stages'
+:mod:`~mimic_deid.report.sequences` and :mod:`~mimic_deid.report.tabular`) builds its figures
+with :func:`new_figure` (a :class:`matplotlib.figure.Figure` rendered by Agg, never through
+``pyplot``) and writes them with :func:`save`, which returns a :data:`FigureInfo` that tests
+read instead of the image.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from mimic_deid.atomic import atomic_path
+
+__all__ = [
+    "DPI",
+    "NO_DATA",
+    "STYLE",
+    "FigureInfo",
+    "describe",
+    "legend",
+    "new_figure",
+    "no_data",
+    "save",
+]
+
+FigureInfo = dict[str, Any]
+"""``{"path", "title", "axes": [{"title", "xlabel", "ylabel", "xscale", "yscale",
+"legend"}]}``."""
+
+#: Resolution of every report PNG.
+DPI = 120
+#: What an empty panel says.
+NO_DATA = "no data"
+
+STYLE = {
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "figure.titlesize": 12,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.6,
+    "savefig.facecolor": "white",
+}
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A figure of ``width`` x ``height`` inches in the report's style, constrained layout."""
+    with mpl.rc_context(STYLE):
+        return Figure(figsize=(width, height), layout="constrained")
+
+
+def describe(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
+    """The :data:`FigureInfo` of ``fig`` (axes without title and axis lines are left out)."""
+    axes = []
+    for ax in fig.axes:
+        if not ax.axison and not ax.get_title():
+            continue
+        legend = ax.get_legend()
+        axes.append(
+            {
+                "title": ax.get_title(),
+                "xlabel": ax.get_xlabel(),
+                "ylabel": ax.get_ylabel(),
+                "xscale": ax.get_xscale(),
+                "yscale": ax.get_yscale(),
+                "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+            }
+        )
+    suptitle = fig.get_suptitle() if hasattr(fig, "get_suptitle") else ""
+    return {"path": os.fspath(out_path), "title": suptitle, "axes": axes}
+
+
+def save(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
+    """Write ``fig`` as PNG atomically and describe it."""
+    with mpl.rc_context(STYLE):
+        info = describe(fig, out_path)
+        with atomic_path(out_path, suffix=".png") as tmp:
+            fig.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
+    return info
+
+
+def no_data(ax: Axes, message: str = NO_DATA) -> None:
+    """Mark ``ax`` as empty: centred message, no ticks, labels kept."""
+    ax.text(
+        0.5,
+        0.5,
+        message,
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        fontsize=13,
+        color="0.4",
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
+    ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
+    ax.grid(False)
+
+
+def legend(ax: Axes, **kwargs: Any) -> None:
+    """A legend on ``ax`` when it has labelled artists (none otherwise)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(**kwargs)
