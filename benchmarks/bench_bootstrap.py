@@ -21,7 +21,7 @@ from common import RESULTS, machine_info, timed
 from scipy import stats
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from mimic_deid.atomic import write_json
+from mimic_deid.core.atomic import write_json
 from mimic_deid.evaluate.utility import _bootstrap
 
 OUT = RESULTS / "bootstrap.json"

@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 from common import RESULTS, machine_info, timed
 
-from mimic_deid.atomic import write_json
 from mimic_deid.codes import (
     MultisetIndex,
     avg_relative_error,
@@ -41,6 +40,7 @@ from mimic_deid.codes import (
     restrict_codes,
     risk_audit,
 )
+from mimic_deid.core.atomic import write_json
 from mimic_deid.synthetic import diagnoses
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.population import IdState, make_population

@@ -48,14 +48,14 @@ from common import (
     timed,
 )
 
-from mimic_deid.atomic import write_json
+from mimic_deid.core.atomic import write_json
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.adhoc import optimise_adhoc
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import FeatureSpec, compute_features
 from mimic_deid.deid.genetic import GeneticParams, fitness_key, optimise_genetic
 from mimic_deid.deid.mondrian import class_targets, mondrian_partition
 from mimic_deid.deid.optimise import unfeasibility
-from mimic_deid.seeding import derive_rng
 
 OUT = RESULTS / "deid.json"
 TARGET_S = 3600.0  # whole-release genetic optimisation on 2 cores

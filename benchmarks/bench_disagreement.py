@@ -8,7 +8,7 @@ loaded with the library's own functions (``benchmarks/common.py``), features fro
 classes with a stand-in release (Gaussian noise on the feature dimensions) and says so.
 
 1. Speed-up of the vectorised ``disagreement`` over the straightforward loop implementation of
-   Algorithm 2 (``ref_disagreement`` in ``tests/test_disagreement.py``), same inputs, same run,
+   Algorithm 2 (``ref_disagreement`` in ``tests/evaluate/test_disagreement.py``), same inputs, same run,
    on a moderate real class (the class whose size is closest to ``--loop-n``, default 300),
    original vs released, with the results checked equal.
 2. The largest real class: baseline (released = original) and release times, summary curves,
@@ -47,13 +47,14 @@ from common import (
     timed,
 )
 
-from mimic_deid.atomic import write_json
+from mimic_deid.core.atomic import write_json
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features
 from mimic_deid.evaluate.disagreement import summarise_curves
-from mimic_deid.seeding import derive_rng
 
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "evaluate"))
 from privacy_reference import disagreement, linkage_attack
 from test_disagreement import ref_disagreement
 

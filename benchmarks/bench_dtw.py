@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 from common import RESULTS, generated_release, machine_info, series_dims, synth_class
 
-from mimic_deid.atomic import write_json
+from mimic_deid.core.atomic import write_json
+from mimic_deid.core.seeding import derive_rng
+from mimic_deid.core.threads import pin_threads
 from mimic_deid.deid.features import protected_features
 from mimic_deid.evaluate.distances import compact_dimension, dtw_distances, series_distances
 from mimic_deid.evaluate.privacy import DTW_WINDOW
-from mimic_deid.seeding import derive_rng
-from mimic_deid.threads import pin_threads
 
 OUT = RESULTS / "dtw.json"
 LENGTH = 48

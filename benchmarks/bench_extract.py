@@ -327,7 +327,7 @@ def child_extract(src: str, out: str, chunk_rows: int, buckets: int) -> None:
     """Child entry point: run the extraction, print timings and own peak RSS as JSON."""
     import logging
 
-    from mimic_deid import logs, variables
+    from mimic_deid.core import logs, variables
     from mimic_deid.sources.csv_source import CsvSource
     from mimic_deid.sources.extract import extract_raw
 

@@ -8,8 +8,8 @@ one run, alternating, ``--repeats`` times (best of each):
 - the same files inflated by ISA-L (``isal.igzip``) and zlib-ng (``zlib_ng.gzip_ng``), each in
   a child Python process reading 1 MiB blocks;
 - the chain as the workflow runs it, one child process per job, each pinned to its rule's
-  threads (``mimic_deid.threads.pin_threads``) and, for extract and series, with the memory
-  pool their scripts choose (``mimic_deid.memory.COMPACT_POOL_ENV``): ``extract`` (2
+  threads (``mimic_deid.core.threads.pin_threads``) and, for extract and series, with the memory
+  pool their scripts choose (``mimic_deid.core.memory.COMPACT_POOL_ENV``): ``extract`` (2
   threads), ``cohort`` (1), ``series`` (1, both releases);
 - a child that only starts Python and imports the library (the start-up every job pays);
 - with ``--compare-src DIR``, the chain of another checkout (the previous code, e.g. a
@@ -64,8 +64,8 @@ INFLATE_BLOCK = 1 << 20
 def _job_extract(src: Path, work: Path, inflate: str) -> None:
     import pyarrow as pa
 
+    from mimic_deid.pipeline.variables import configured_itemids, load_variables
     from mimic_deid.sources import csv_source, extract_raw, open_source
-    from mimic_deid.variables import configured_itemids, load_variables
 
     if inflate == "isal":
         from isal import igzip
@@ -88,8 +88,8 @@ def _job_extract(src: Path, work: Path, inflate: str) -> None:
 def _job_cohort(work: Path) -> None:
     import pandas as pd
 
-    from mimic_deid.atomic import write_parquet
-    from mimic_deid.cohort import build_cohort
+    from mimic_deid.core.atomic import write_parquet
+    from mimic_deid.pipeline.cohort import build_cohort
 
     raw = work / "raw"
     stays, _ = build_cohort(
@@ -104,10 +104,10 @@ def _job_cohort(work: Path) -> None:
 def _job_series(work: Path) -> None:
     import pandas as pd
 
-    from mimic_deid.atomic import write_json, write_parquet
-    from mimic_deid.series import build_releases
-    from mimic_deid.split import add_splits
-    from mimic_deid.variables import load_variables
+    from mimic_deid.core.atomic import write_json, write_parquet
+    from mimic_deid.pipeline.series import build_releases
+    from mimic_deid.pipeline.split import add_splits
+    from mimic_deid.pipeline.variables import load_variables
 
     stays = pd.read_parquet(work / "stays.parquet")
     variables = load_variables(ROOT / "config" / "variables.yaml")
@@ -203,7 +203,7 @@ def child(argv: list[str]) -> None:
 
 def _child_job(job: str, threads: int, args: list[str]) -> None:
     try:
-        from mimic_deid.threads import pin_threads
+        from mimic_deid.core.threads import pin_threads
     except ImportError:  # --compare-src code without it: the environment pins BLAS
         import pyarrow as pa
 
@@ -229,7 +229,7 @@ def _child_job(job: str, threads: int, args: list[str]) -> None:
 
         generate(Path(args[0]), int(args[1]), int(args[2]))
     elif job == "startup":
-        import mimic_deid.series  # noqa: F401  (pandas, pyarrow, numpy: what every job imports)
+        import mimic_deid.pipeline.series  # noqa: F401  (pandas, pyarrow, numpy: what every job imports)
     else:
         _job_inflate(job, args)
 
@@ -263,8 +263,8 @@ def run_child(
 ) -> tuple[float, float]:
     """Run a child job; ``src``: a checkout of other code to run it with (PYTHONPATH);
     ``sample``: the memory pass (see :class:`_PeakSampler`)."""
-    from mimic_deid.memory import COMPACT_POOL_ENV
-    from mimic_deid.threads import thread_env
+    from mimic_deid.core.memory import COMPACT_POOL_ENV
+    from mimic_deid.core.threads import thread_env
 
     threads = JOB_THREADS.get(job, 1)
     cmd = [sys.executable, __file__, "--child", job, str(threads), *args]
@@ -460,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from common import git_commit, machine_info
 
-    from mimic_deid.threads import pin_threads
+    from mimic_deid.core.threads import pin_threads
 
     pin_threads(1)
     record = {"date": time.strftime("%Y-%m-%d"), "machine": machine_info(), "scales": []}

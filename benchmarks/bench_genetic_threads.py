@@ -12,7 +12,7 @@ SHA-256 of the perturbed series (equal for every thread count: same seed and chu
 
 On a shared machine CPU/wall also measures the other jobs. `--schedule 2` adds a figure that
 does not: every (class, chunk) task of the same release is run alone in this process and timed
-(CPU seconds), then the dispatch of `mimic_deid.threads.map_tasks` (largest cost first, the
+(CPU seconds), then the dispatch of `mimic_deid.core.threads.map_tasks` (largest cost first, the
 next task to the first free worker) is replayed on that many idle workers; total task CPU
 over the resulting makespan is the CPU/wall the job reaches on an idle machine (its serial
 part, planning and assembling in the parent, is timed too and added to the makespan). The same
@@ -40,11 +40,11 @@ import pandas as pd
 import yaml
 from common import RESULTS, ROOT, machine_info, series_dims, synth_class
 
+from mimic_deid.core.seeding import derive_rng
+from mimic_deid.core.threads import pin_threads
 from mimic_deid.deid import REGISTRY, ClassArray, apply_method, feature_spec, mondrian_targets
 from mimic_deid.deid.methods import method_labels, parse_method_label
 from mimic_deid.deid.targets import class_target_matrix
-from mimic_deid.seeding import derive_rng
-from mimic_deid.threads import pin_threads
 
 SMALL_LENGTHS = (18, 30, 72, 96, 150, 240)  # hours of the other classes
 BIG_LENGTH = 48

@@ -34,7 +34,8 @@ from common import (
     timed,
 )
 
-from mimic_deid.atomic import write_json
+from mimic_deid.core.atomic import write_json
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid import sax
 from mimic_deid.deid.classes import ClassArray, map_classes
 from mimic_deid.deid.kapra import (
@@ -45,7 +46,6 @@ from mimic_deid.deid.kapra import (
     split_p_groups,
 )
 from mimic_deid.deid.missing import fill_missing_hours
-from mimic_deid.seeding import derive_rng
 
 OUT = RESULTS / "kapra.json"
 VARIABLE = "heart_rate"

@@ -47,6 +47,7 @@ def _child(n: int, mode: str, block_rows: int, seed: int) -> dict:
     from common import ROOT, series_dims, synth_class, workflow_config
     from privacy_reference import disagreement, linkage_attack
 
+    from mimic_deid.core.seeding import derive_rng
     from mimic_deid.deid.features import (
         ATTACKER_STATS,
         attacker_features,
@@ -57,7 +58,6 @@ def _child(n: int, mode: str, block_rows: int, seed: int) -> dict:
     )
     from mimic_deid.evaluate.disagreement import summarise_curves
     from mimic_deid.evaluate.privacy import evaluate_class
-    from mimic_deid.seeding import derive_rng
 
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     config = workflow_config(None)
@@ -136,7 +136,7 @@ def main() -> None:
 
     from common import RESULTS, machine_info
 
-    from mimic_deid.atomic import write_json
+    from mimic_deid.core.atomic import write_json
 
     rows = []
     for n in args.sizes:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from common import git_commit
 
-from mimic_deid.errors import ReleaseCheckError
+from mimic_deid.core.errors import ReleaseCheckError
 from mimic_deid.sequences import Settings, cpt_events, fit_release, transfer_events
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.population import IdState, make_population

@@ -11,7 +11,7 @@ byte-identical between the two (the files that differ are listed).
     python benchmarks/bench_slurm.py --subjects 3000 --cores 2
 
 The SLURM run uses the real profile with the status-polling settings of the SLURM test
-(``tests/test_slurm.py``: first check after 2 s, then every 2 s instead of 40 s and 10 s),
+(``tests/workflow/test_slurm.py``: first check after 2 s, then every 2 s instead of 40 s and 10 s),
 which only shorten the waiting on a localhost cluster. Writes
 ``benchmarks/results/slurm_default.json``; the work directories (default
 ``benchmarks/work/slurm``) are git-ignored.

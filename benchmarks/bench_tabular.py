@@ -28,7 +28,7 @@ from pathlib import Path
 
 from common import git_commit
 
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic.tabular import tabular_sources
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,

@@ -34,7 +34,7 @@ from mimic_deid.deid.duration import assign_duration_classes
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.genetic import GeneticParams
 from mimic_deid.deid.methods import method_labels, parse_method_label
-from mimic_deid.variables import load_variables, series_variables
+from mimic_deid.pipeline.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -4,7 +4,7 @@ The README quotes a run of the default workflow (its main table, the counts arou
 joint risk and every cross-release pair). Those figures are written between two markers in
 README.md by this script, from a record it makes of the run
 (``benchmarks/results/readme_results.json``), so that they cannot go stale silently:
-``tests/test_readme_results.py`` renders the record again and compares it with the README,
+``tests/workflow/test_readme_results.py`` renders the record again and compares it with the README,
 and the workflow test recomputes the record's figures from a tiny run.
 
     python benchmarks/readme_results.py --run-dir RUN             # compare README with RUN

@@ -10,8 +10,20 @@ of :data:`FIRST` to the front of the queue, so they run beside the others
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# The tests mirror the package's parts (tests/<part>/test_*.py, docs/architecture.md
+# "Layout"); a test module may import the helpers at tests/ or another test module's
+# fixtures and data, whatever its folder, so every folder is on the path before collection.
+_TESTS = Path(__file__).resolve().parent
+sys.path[:0] = [
+    str(_TESTS),
+    *(str(d) for d in sorted(_TESTS.iterdir()) if d.is_dir() and d.name.isidentifier()),
+]
+
 #: Test files that start first, longest first (measured on the 2-core machine).
-FIRST = ("tests/test_slurm.py", "tests/test_demo_preset.py")
+FIRST = ("tests/workflow/test_slurm.py", "tests/workflow/test_demo_preset.py")
 
 
 class _LongestFirst:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from psycopg2 import sql
 
-from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.logs import get_logger
+from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.core.logs import get_logger
 from mimic_deid.sources.csv_source import find_table_file, header_of, is_gzip
 from mimic_deid.sources.postgres_source import session
 

@@ -5,7 +5,7 @@ The library evaluates a class a block of targets at a time
 :mod:`mimic_deid.evaluate.evaluators`). These are the same measures computed on the whole
 class at once, every distance matrix recomputed, as the algorithms were first written: the
 tests check that the blocked library equals them bit for bit
-(``tests/test_privacy_blocks.py``), and ``benchmarks/bench_privacy_blocks.py`` and
+(``tests/evaluate/test_privacy_blocks.py``), and ``benchmarks/bench_privacy_blocks.py`` and
 ``benchmarks/bench_disagreement.py`` time them as the code before blocking.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 from mimic_deid.evaluate.disagreement import (
     DisagreementResult,
     check_class,

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from mimic_deid.config import validate_config
+from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.methods import method_labels, parse_method_label
-from mimic_deid.errors import ConfigError
-from mimic_deid.variables import load_variables, series_variables
+from mimic_deid.pipeline.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "config" / "schema.yaml"

@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "workflow"))
 from paths import PATHS
 
 from mimic_deid.config import load_schema, validate_config
-from mimic_deid.errors import ConfigError, InputDataError, SourceConnectionError
-from mimic_deid.seeding import PUBLIC_SEED, master_seed
+from mimic_deid.core.errors import ConfigError, InputDataError, SourceConnectionError
+from mimic_deid.core.seeding import PUBLIC_SEED, master_seed
 from mimic_deid.sources.postgres_source import PostgresSource, session
 from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
 from mimic_deid.stages import (
@@ -387,7 +387,7 @@ def test_real_source_run_keeps_the_seed_owner_only(tmp_path):
 
 
 # The report of a run without the comparators (stages: [series]) is built and checked by
-# tests/test_workflow.py::test_interrupted_run_resumes_to_identical_outputs.
+# tests/workflow/test_workflow.py::test_interrupted_run_resumes_to_identical_outputs.
 
 
 def test_the_slurm_profile_sets_resources_of_rules_that_exist():

@@ -17,8 +17,8 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 
-from mimic_deid import logs
-from mimic_deid.errors import MimicDeidError
+from mimic_deid.core import logs
+from mimic_deid.core.errors import MimicDeidError
 
 PROG = "mimic-deid"
 EXIT_USAGE = 2

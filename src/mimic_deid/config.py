@@ -11,7 +11,7 @@
    schema is the one place that holds defaults and bounds;
 4. checks the rules that span several fields (:func:`check_cross_fields`).
 
-Errors are :class:`~mimic_deid.errors.ConfigError` naming the parameter path, e.g.
+Errors are :class:`~mimic_deid.core.errors.ConfigError` naming the parameter path, e.g.
 ``config parameter 'deid/fk/0': 0 is less than the minimum of 1``.
 """
 
@@ -22,18 +22,16 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jsonschema
-import psycopg2
-import psycopg2.extensions
 import yaml
 
+from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.methods import REGISTRY
-from mimic_deid.errors import ConfigError
+from mimic_deid.sources.dsn import dsn_params
 
 __all__ = [
     "RENAMED",
     "check_config_files",
     "check_cross_fields",
-    "dsn_params",
     "load_schema",
     "validate_config",
     "weak_k_warning",
@@ -203,33 +201,6 @@ def _check_renamed(config: Mapping) -> None:
             )
 
 
-def dsn_params(dsn: str) -> dict[str, str]:
-    """The parameters of a libpq DSN (``key=value ...`` or a ``postgresql://`` URI).
-
-    The one parser of ``source/postgres/dsn`` (the configuration check and the PostgreSQL
-    source both use it). Never echoes the DSN, which may hold a password.
-
-    Returns
-    -------
-    dict of str to str
-        Empty for an empty DSN (libpq then uses the PG* environment).
-
-    Raises
-    ------
-    ConfigError
-        The DSN cannot be parsed.
-    """
-    if not dsn:
-        return {}
-    try:
-        return psycopg2.extensions.parse_dsn(dsn)
-    except psycopg2.ProgrammingError:
-        raise ConfigError(
-            "config parameter 'source/postgres/dsn': cannot be parsed (expected 'key=value ...' "
-            "or a postgresql:// URI); it is not shown because it may contain a password"
-        ) from None
-
-
 def _check_dsn(dsn: str) -> None:
     """Refuse a DSN that cannot be parsed or that carries a password (never echoing it)."""
     if "password" in dsn_params(dsn):
@@ -317,7 +288,7 @@ def validate_config(config: dict, schema_path: str | os.PathLike, variables: boo
         raise ConfigError(f"config parameter '{where}': {error.message}")
     names = None
     if variables:
-        from mimic_deid.variables import load_variables, series_variables
+        from mimic_deid.pipeline.variables import load_variables, series_variables
 
         names = [v.name for v in series_variables(load_variables(config["variables"]))]
     check_cross_fields(config, names)

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mimic_deid.codes.stage import check_codes_config
+from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.deid.duration import GROUP_BY_SPLIT
 from mimic_deid.deid.methods import method_labels
-from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.sources.extract import EVENT_ORDER, SMALL_ORDER
 from mimic_deid.sources.tables import CODE_TABLES, PROCEDURES_ICD, SEQUENCE_TABLES

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from paths import LOGS, PATHS, POINT, PRIVATE, migrate_renamed, path
 
-from mimic_deid.atomic import make_private_dir, write_text
+from mimic_deid.core.atomic import make_private_dir, write_text
 from mimic_deid.config import check_config_files, validate_config, weak_k_warning
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
@@ -18,12 +18,12 @@ from mimic_deid.deid import (
 from mimic_deid.deid.demographics import check_release_config
 from mimic_deid.deid.tuning import TUNED_METHODS, TUNING_GRID_METHOD
 from mimic_deid.deid.methods import REGISTRY, method_labels, method_of
-from mimic_deid.errors import ConfigError, MimicDeidError
+from mimic_deid.core.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
 from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
 from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
-from mimic_deid.seeding import master_seed
+from mimic_deid.core.seeding import master_seed
 from mimic_deid.evaluate.pairing import release_name, release_pairs
 from mimic_deid.stages import (
     check_source_tables,
@@ -32,7 +32,7 @@ from mimic_deid.stages import (
     selected_stages,
 )
 from mimic_deid.stages import sweep_points as sweep_points_of
-from mimic_deid.variables import load_variables, series_variables
+from mimic_deid.pipeline.variables import load_variables, series_variables
 
 try:
     # A key given twice in a config file (Snakemake keeps the last one silently).

@@ -3,10 +3,10 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import read_json, write_json
+from mimic_deid.core.atomic import read_json, write_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import check_sweep_point, encode_demographics
-from mimic_deid.logs import run_stage
-from mimic_deid.tabular import load_hierarchies
+from mimic_deid.deid.hierarchy import load_hierarchies
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     columns = list(snakemake.params.demographics)

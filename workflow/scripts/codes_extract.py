@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json, write_parquet
 from mimic_deid.codes import diagnoses_with_ages
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_json, write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.sources import open_source
 from mimic_deid.sources.extract import small_table_to_arrow
 from mimic_deid.sources.tables import CODE_TABLES

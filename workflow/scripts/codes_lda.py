@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_csv, write_json
 from mimic_deid.codes import lda_table, sample_ids
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_csv, write_json
+from mimic_deid.core.logs import run_stage
 
 cfg = snakemake.params.codes
 lda = cfg["lda"]

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json, write_parquet
-from mimic_deid.cohort import build_cohort, stay_demographics
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_json, write_parquet
+from mimic_deid.core.logs import run_stage
+from mimic_deid.pipeline.cohort import build_cohort, stay_demographics
 
 raw = Path(snakemake.input.raw)
 min_age = snakemake.params.min_age

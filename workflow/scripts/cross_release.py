@@ -3,7 +3,8 @@ population (mimic_deid.evaluate.pairing)."""
 
 import pandas as pd
 
-from mimic_deid.atomic import write_csv
+from mimic_deid.core.atomic import write_csv
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import KEY, dims_of
 from mimic_deid.deid.methods import method_of
 from mimic_deid.evaluate.pairing import (
@@ -12,7 +13,6 @@ from mimic_deid.evaluate.pairing import (
     pairing_rate,
     series_statistics,
 )
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     loaded = {}

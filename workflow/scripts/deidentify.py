@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.core.atomic import write_json, write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import KEY, LABELS, apply_method, class_arrays
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     classes, dims = class_arrays(

@@ -7,15 +7,15 @@ start-up) but from libpq: PGPASSWORD, ~/.pgpass or a service file.
 
 import os
 
-from mimic_deid.memory import COMPACT_POOL_ENV
+from mimic_deid.core.memory import COMPACT_POOL_ENV
 
 # Before pandas/pyarrow load: Arrow reads its memory pool from the environment once
 os.environ.update(COMPACT_POOL_ENV)
 
-from mimic_deid.logs import run_stage
+from mimic_deid.core.logs import run_stage
+from mimic_deid.core.threads import limit_threads
+from mimic_deid.pipeline.variables import configured_itemids, load_variables
 from mimic_deid.sources import extract_raw, open_configured_source
-from mimic_deid.threads import limit_threads
-from mimic_deid.variables import configured_itemids, load_variables
 
 source = snakemake.config["source"]
 with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.threads):

@@ -3,10 +3,10 @@ its demographic cells (ℓ-diverse in the outcome labels of a release that publi
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json, write_parquet
+from mimic_deid.core.atomic import write_json, write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import KEY, LABELS, class_arrays, encode_demographics, mondrian_targets
-from mimic_deid.logs import run_stage
-from mimic_deid.tabular import load_hierarchies
+from mimic_deid.deid.hierarchy import load_hierarchies
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     classes, dims = class_arrays(

@@ -2,10 +2,10 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_parquet
+from mimic_deid.core.atomic import write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import class_arrays
 from mimic_deid.evaluate import baseline_disagreement
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     classes, dims = class_arrays(

@@ -2,14 +2,14 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_table
+from mimic_deid.core.atomic import write_table
+from mimic_deid.core.logs import run_stage
 from mimic_deid.evaluate.curves import (
     MAIN_CLASS_HOURS,
     closest_class,
     curves_table,
     main_class_curves,
 )
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     curves = main_class_curves(

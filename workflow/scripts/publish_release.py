@@ -3,9 +3,9 @@ or withhold it (refused.txt with the verdict)."""
 
 from pathlib import Path
 
-from mimic_deid.atomic import read_json
+from mimic_deid.core.atomic import read_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import publish_release
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     staged = {

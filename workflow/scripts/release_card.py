@@ -2,9 +2,9 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import read_json, write_json
+from mimic_deid.core.atomic import read_json, write_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.evaluate.card import release_card
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     w = snakemake.wildcards

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from mimic_deid.atomic import read_json
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import read_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.report import build_report, load_report_data
 from mimic_deid.report.front import git_revision
 

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.sequences import EventLog, Settings, fit_release, membership_attack
 
 with run_stage(snakemake.rule, snakemake.log[0]) as log:

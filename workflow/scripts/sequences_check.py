@@ -3,8 +3,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import read_json, write_json
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import read_json, write_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.sequences import check_sequence_release
 
 with run_stage(snakemake.rule, snakemake.log[0]):

@@ -3,8 +3,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_parquet
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.sequences import cpt_events, transfer_events, vital_events
 from mimic_deid.sources import open_source
 

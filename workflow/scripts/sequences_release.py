@@ -6,8 +6,8 @@ position numbers, no times) and the summary.
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json, write_parquet
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_json, write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.sequences import EventLog, Settings, fit_release
 
 with run_stage(snakemake.rule, snakemake.log[0]) as log:

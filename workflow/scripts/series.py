@@ -2,7 +2,7 @@
 
 import os
 
-from mimic_deid.memory import COMPACT_POOL_ENV
+from mimic_deid.core.memory import COMPACT_POOL_ENV
 
 # Before pandas/pyarrow load: Arrow reads its memory pool from the environment once
 os.environ.update(COMPACT_POOL_ENV)
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from mimic_deid.atomic import scratch_dir, write_json, write_parquet
-from mimic_deid.logs import run_stage
-from mimic_deid.series import build_releases
-from mimic_deid.split import add_splits
-from mimic_deid.threads import limit_threads
-from mimic_deid.variables import load_variables
+from mimic_deid.core.atomic import scratch_dir, write_json, write_parquet
+from mimic_deid.core.logs import run_stage
+from mimic_deid.core.threads import limit_threads
+from mimic_deid.pipeline.series import build_releases
+from mimic_deid.pipeline.split import add_splits
+from mimic_deid.pipeline.variables import load_variables
 
 # The spooled series are private: they live next to the outputs (a killed job's spool is
 # removed by the next run, as every temporary).

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import read_json, write_csv, write_text
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import read_json, write_csv, write_text
+from mimic_deid.core.logs import run_stage
 from mimic_deid.report import sweep_table, to_markdown
 
 points = list(snakemake.params.points)

@@ -1,6 +1,6 @@
 """Rule synthesize: generate the synthetic MIMIC-III v1.4 CSV.gz copy."""
 
-from mimic_deid.logs import run_stage
+from mimic_deid.core.logs import run_stage
 from mimic_deid.synthetic import generate
 
 with run_stage(snakemake.rule, snakemake.log[0]):

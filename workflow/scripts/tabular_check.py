@@ -3,8 +3,8 @@ a refusal only with config `strict: true`)."""
 
 import pandas as pd
 
-from mimic_deid.atomic import read_json, write_json
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import read_json, write_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
     check_tabular_release,

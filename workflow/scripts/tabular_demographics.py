@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_parquet
-from mimic_deid.logs import get_logger, run_stage
+from mimic_deid.core.atomic import write_parquet
+from mimic_deid.core.logs import get_logger, run_stage
 from mimic_deid.tabular import demographics_table
 
 p = snakemake.params

@@ -4,8 +4,8 @@ Read through the configured source (synthetic copy, CSV or PostgreSQL) with the 
 as the extraction; the DSN is read from the config here, never passed as a rule parameter.
 """
 
-from mimic_deid.atomic import write_parquet
-from mimic_deid.logs import get_logger, run_stage
+from mimic_deid.core.atomic import write_parquet
+from mimic_deid.core.logs import get_logger, run_stage
 from mimic_deid.sources import open_configured_source
 from mimic_deid.tabular.demographics import read_source_tables
 

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_csv, write_json, write_parquet
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_csv, write_json, write_parquet
+from mimic_deid.core.logs import run_stage
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
     load_hierarchies,

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from mimic_deid.atomic import write_json
-from mimic_deid.logs import run_stage
+from mimic_deid.core.atomic import write_json
+from mimic_deid.core.logs import run_stage
 from mimic_deid.tabular import uniqueness_report
 
 p = snakemake.params

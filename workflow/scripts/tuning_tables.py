@@ -3,9 +3,9 @@ and seed §6.2's comparison of the fitness variants beside the seed's figures.""
 
 import pandas as pd
 
-from mimic_deid.atomic import write_csv
+from mimic_deid.core.atomic import write_csv
+from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import fitness_comparison, tuning_tables_summary
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     summary = tuning_tables_summary(

@@ -3,9 +3,9 @@ train/test trust settings, the original side shipped and gap-filled."""
 
 import pandas as pd
 
-from mimic_deid.atomic import write_csv
+from mimic_deid.core.atomic import write_csv
+from mimic_deid.core.logs import run_stage
 from mimic_deid.evaluate import utility_table
-from mimic_deid.logs import run_stage
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     table = utility_table(

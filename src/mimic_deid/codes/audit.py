@@ -13,11 +13,11 @@ import os
 import numpy as np
 import pandas as pd
 
-from mimic_deid.atomic import atomic_path
 from mimic_deid.codes.data import Records, code_records, pair_records, sample_rows
 from mimic_deid.codes.index import MultisetIndex
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import get_logger
+from mimic_deid.core.atomic import atomic_path
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import get_logger
 
 __all__ = ["CDF_POINTS", "dis_summary", "plot_dis_cdf", "plot_dis_cdf_points", "risk_audit"]
 

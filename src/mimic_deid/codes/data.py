@@ -14,8 +14,8 @@ import pandas as pd
 
 from mimic_deid.codes.hierarchy import AGE_90_PLUS, icd9_category
 from mimic_deid.codes.index import Multisets, multisets
-from mimic_deid.errors import ConfigError, InputDataError, require_columns
-from mimic_deid.logs import get_logger
+from mimic_deid.core.errors import ConfigError, InputDataError, require_columns
+from mimic_deid.core.logs import get_logger
 
 __all__ = [
     "LEVELS",

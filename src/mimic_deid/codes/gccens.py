@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.codes.index import MultisetIndex, Multisets
-from mimic_deid.errors import ConfigError, MimicDeidError
+from mimic_deid.core.errors import ConfigError, MimicDeidError
 
 __all__ = [
     "CensoringResult",

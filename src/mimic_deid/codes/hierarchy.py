@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import get_logger
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import get_logger
 
 __all__ = ["AGE_90_PLUS", "Hierarchy", "age_hierarchy", "icd9_category", "icd9_hierarchy"]
 

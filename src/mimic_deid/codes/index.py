@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mimic_deid.errors import InputDataError
+from mimic_deid.core.errors import InputDataError
 
 __all__ = ["MultisetIndex", "Multisets", "multisets"]
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mimic_deid.codes.hierarchy import Hierarchy
-from mimic_deid.errors import ConfigError, ReleaseCheckError
-from mimic_deid.logs import Progress, get_logger
+from mimic_deid.core.errors import ConfigError, ReleaseCheckError
+from mimic_deid.core.logs import Progress, get_logger
 
 __all__ = [
     "ALIGNMENTS",

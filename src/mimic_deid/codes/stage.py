@@ -23,9 +23,9 @@ from mimic_deid.codes.lda import (
     mdav,
 )
 from mimic_deid.codes.workload import avg_relative_error, query_workload
-from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.logs import get_logger
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.core.logs import get_logger
+from mimic_deid.core.seeding import derive_rng
 
 __all__ = [
     "GCCENS_TABLE_COLUMNS",

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mimic_deid.codes.hierarchy import Hierarchy
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 
 __all__ = ["QueryWorkload", "avg_relative_error", "query_estimates", "query_workload"]
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import get_logger
 
 log = get_logger(__name__)
 

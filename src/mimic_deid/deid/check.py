@@ -55,7 +55,7 @@ claim 7:
     least ``fk`` series, and every Mondrian equivalence class lies inside one such cell
     (:func:`check_demographics`).
 
-Each function raises :class:`~mimic_deid.errors.ReleaseCheckError` naming the claim that
+Each function raises :class:`~mimic_deid.core.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
 
 A failed claim is a result, not a crash: :func:`check_sweep_point` with ``strict=False``
@@ -70,13 +70,18 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from mimic_deid.claims import FORBIDDEN_COLUMNS, FORBIDDEN_SUBSTRINGS, identifier_columns, verdict
-from mimic_deid.cohort import STAY_DEMOGRAPHICS
+from mimic_deid.core.claims import (
+    FORBIDDEN_COLUMNS,
+    FORBIDDEN_SUBSTRINGS,
+    identifier_columns,
+    verdict,
+)
+from mimic_deid.core.errors import ReleaseCheckError, require_columns
+from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
-from mimic_deid.errors import ReleaseCheckError, require_columns
-from mimic_deid.logs import get_logger
+from mimic_deid.pipeline.cohort import STAY_DEMOGRAPHICS
 
 __all__ = [
     "FORBIDDEN_COLUMNS",

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import InputDataError
+from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.threads import map_tasks
 from mimic_deid.deid.missing import fill_missing_hours
-from mimic_deid.errors import InputDataError
-from mimic_deid.logs import Progress, get_logger
-from mimic_deid.threads import map_tasks
 
 __all__ = [
     "KEY",
@@ -65,7 +65,7 @@ class ClassArray:
 
     @property
     def stream(self) -> tuple:
-        """What names the class's random stream (:mod:`mimic_deid.seeding`): group and length,
+        """What names the class's random stream (:mod:`mimic_deid.core.seeding`): group and length,
         and the cell's rank when it is not the class's first cell."""
         return (self.group, self.length, *((self.part,) if self.part else ()))
 
@@ -226,7 +226,7 @@ def map_classes(
 
     The one loop over the duration classes of a release (Mondrian, release methods, tuning,
     privacy evaluation). Each class must be independent of the others and draw randomness
-    only from a generator derived from its own description (:mod:`mimic_deid.seeding`), so
+    only from a generator derived from its own description (:mod:`mimic_deid.core.seeding`), so
     the results do not depend on ``threads``.
 
     Parameters

@@ -2,8 +2,8 @@
 
 A series release may publish, beside each series' duration class, its demographics (config
 ``release.demographics``: age and gender by default; also admission type, insurance and
-ethnicity, :data:`~mimic_deid.cohort.STAY_DEMOGRAPHICS`), each generalised through its
-hierarchy of ``config/hierarchies.yaml`` (:mod:`mimic_deid.tabular.hierarchy`). An attacker
+ethnicity, :data:`~mimic_deid.pipeline.cohort.STAY_DEMOGRAPHICS`), each generalised through its
+hierarchy of ``config/hierarchies.yaml`` (:mod:`mimic_deid.deid.hierarchy`). An attacker
 who knows a patient's exact demographics then looks only at the released series whose
 published demographics cover them, so the release must be k-anonymous for demographics and
 features *together*.
@@ -36,10 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.cohort import STAY_DEMOGRAPHICS
+from mimic_deid.core.errors import ConfigError, InputDataError, require_columns
 from mimic_deid.deid.classes import KEY
-from mimic_deid.errors import ConfigError, InputDataError, require_columns
-from mimic_deid.tabular.hierarchy import Hierarchy, encode, load_hierarchies
+from mimic_deid.deid.hierarchy import Hierarchy, encode, load_hierarchies
+from mimic_deid.pipeline.cohort import STAY_DEMOGRAPHICS
 
 __all__ = [
     "FLOORS",
@@ -155,11 +155,11 @@ def encode_demographics(
     Parameters
     ----------
     demographics : DataFrame
-        ``icustay_id`` and the columns (:func:`~mimic_deid.cohort.stay_demographics`).
+        ``icustay_id`` and the columns (:func:`~mimic_deid.pipeline.cohort.stay_demographics`).
     columns : sequence of str
         The demographics to publish (config ``release.demographics``).
     hierarchies : mapping
-        :func:`~mimic_deid.tabular.hierarchy.load_hierarchies` output.
+        :func:`~mimic_deid.deid.hierarchy.load_hierarchies` output.
 
     Raises
     ------

@@ -38,13 +38,13 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import (
+from mimic_deid.core.errors import (
     InputDataError,
     require_choice,
     require_columns,
     require_int,
 )
-from mimic_deid.logs import get_logger
+from mimic_deid.core.logs import get_logger
 
 log = get_logger(__name__)
 
@@ -370,7 +370,7 @@ LABELLED: dict[str, bool] = {"stays": False, "ihm48": True}
 
 #: The labels a labelled release publishes: meta column (``meta.parquet``) -> column of the
 #: public index. In-hospital mortality keeps its historical name ``label``; the long stay
-#: (``los_hours > 168``, :func:`mimic_deid.cohort.long_stay`) is published on ``ihm48`` and
+#: (``los_hours > 168``, :func:`mimic_deid.pipeline.cohort.long_stay`) is published on ``ihm48`` and
 #: not on ``stays``, where a series' duration class states its length, so the label would be
 #: read off the public class. Every published class holds >= ``deid.outcome_l`` distinct
 #: values of each (:func:`outcome_diverse`, claim 10 of :mod:`mimic_deid.deid.check`).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 
 __all__ = [
     "ATTACKER_STATS",

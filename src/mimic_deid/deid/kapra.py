@@ -57,6 +57,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import (
+    ConfigError,
+    InputDataError,
+    ReleaseCheckError,
+    require_columns,
+    require_int,
+)
+from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.missing import fill_missing_hours
@@ -72,14 +80,6 @@ from mimic_deid.deid.sax import (
     words,
     znormalise,
 )
-from mimic_deid.errors import (
-    ConfigError,
-    InputDataError,
-    ReleaseCheckError,
-    require_columns,
-    require_int,
-)
-from mimic_deid.logs import get_logger
 
 __all__ = [
     "IMPUTE_RULES",

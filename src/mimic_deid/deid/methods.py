@@ -9,7 +9,7 @@ the parameters that spell its label, and one function with this signature::
     targets : ndarray float64 (n, m)      Mondrian feature targets, NaN = unconstrained
     spec    : FeatureSpec                 which statistic of which dimension each target is
     params  : dict                        the method's parameters, parsed from its label
-    rng     : numpy.random.Generator      the class's own stream (mimic_deid.seeding)
+    rng     : numpy.random.Generator      the class's own stream (mimic_deid.core.seeding)
     returns : OptimiseResult              X (n, L, D) released, and per series unfeasibility,
                                           distortion and iterations (mimic_deid.deid.optimise)
 
@@ -37,15 +37,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.seeding import derive_rng
+from mimic_deid.core.threads import map_tasks
 from mimic_deid.deid import adhoc, genetic, kapra
 from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes, split_cells
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.optimise import OptimiseResult
 from mimic_deid.deid.targets import class_target_matrix
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import Progress, get_logger
-from mimic_deid.seeding import derive_rng
-from mimic_deid.threads import map_tasks
 
 __all__ = [
     "REGISTRY",

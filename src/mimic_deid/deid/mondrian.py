@@ -35,8 +35,8 @@ import warnings
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError, InputDataError, require_int
-from mimic_deid.logs import get_logger
+from mimic_deid.core.errors import ConfigError, InputDataError, require_int
+from mimic_deid.core.logs import get_logger
 
 log = get_logger(__name__)
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mimic_deid.core.errors import InputDataError
 from mimic_deid.deid.features import FeatureSpec, compute_features
-from mimic_deid.errors import InputDataError
 
 
 @dataclass(frozen=True)

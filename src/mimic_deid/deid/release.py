@@ -25,13 +25,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mimic_deid.atomic import atomic_dir
+from mimic_deid.core.atomic import atomic_dir
+from mimic_deid.core.errors import ConfigError, InputDataError, require_columns
+from mimic_deid.core.logs import get_logger
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, class_frame, dims_of, iter_class_arrays
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
-from mimic_deid.errors import ConfigError, InputDataError, require_columns
-from mimic_deid.logs import get_logger
-from mimic_deid.seeding import derive_rng
 
 log = get_logger(__name__)
 

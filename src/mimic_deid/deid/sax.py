@@ -31,7 +31,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 
 __all__ = [
     "FLAT_SD",

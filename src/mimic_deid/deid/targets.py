@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.demographics import DemographicCodes, demographic_cells
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.deid.mondrian import class_targets, mondrian_partition
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import get_logger
 
 __all__ = ["class_target_matrix", "mondrian_targets"]
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.core.logs import get_logger
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import ClassArray, map_classes
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.deid.methods import method_label, parse_method_label, run_method
 from mimic_deid.deid.optimise import OptimiseResult, dimension_unfeasibility
-from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.logs import get_logger
-from mimic_deid.seeding import derive_rng
 
 log = get_logger(__name__)
 

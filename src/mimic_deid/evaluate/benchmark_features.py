@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError, require_columns
+from mimic_deid.core.errors import InputDataError, require_columns
 
 SUBSEQUENCES: tuple[tuple[str, str, int], ...] = (
     ("all", "all", 100),

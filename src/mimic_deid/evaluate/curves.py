@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from mimic_deid.core.errors import InputDataError
 from mimic_deid.deid.classes import KEY, ClassArray, class_arrays, iter_class_arrays
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
-from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.disagreement import (
     DisagreementResult,
     check_class,

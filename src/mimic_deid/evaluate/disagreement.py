@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError
+from mimic_deid.core.errors import InputDataError
 
 #: Feature distances closer than this (absolute, in feature units) form one increment.
 TIE_TOL = 1e-9

@@ -52,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 from dtaidistance import dtw
 
-from mimic_deid.errors import InputDataError
+from mimic_deid.core.errors import InputDataError
 
 #: Default number of float64 values per operand block (~128 MB).
 BLOCK_ELEMENTS = 16_000_000

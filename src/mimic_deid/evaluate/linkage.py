@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.disagreement import TIE_TOL
 
 RECONSTRUCTION_UNIT = (

@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import InputDataError
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY
-from mimic_deid.errors import InputDataError
 from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.linkage import rate_interval, sample_targets
-from mimic_deid.seeding import derive_rng
 
 __all__ = [
     "RELEASE_TARGETS",

@@ -45,9 +45,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import ConfigError, InputDataError, require_choice
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
-from mimic_deid.errors import ConfigError, InputDataError, require_choice
 from mimic_deid.evaluate.disagreement import (
     check_class,
     class_std,
@@ -64,7 +65,6 @@ from mimic_deid.evaluate.evaluators import (
     Linkage,
 )
 from mimic_deid.evaluate.linkage import MAX_TARGETS, aggregate_linkage, sample_targets
-from mimic_deid.seeding import derive_rng
 
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
 BLOCK_ROWS = 256

@@ -35,9 +35,10 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
+from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
-from mimic_deid.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.benchmark_features import (
     STATISTICS,
     SUBSEQUENCES,
@@ -47,7 +48,6 @@ from mimic_deid.evaluate.benchmark_features import (
     features_from_long,
     subsequence_bounds,
 )
-from mimic_deid.logs import get_logger
 
 __all__ = [
     "CROSS",

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from mimic_deid.atomic import read_json
 from mimic_deid.codes.audit import plot_dis_cdf_points
+from mimic_deid.core.atomic import read_json
 from mimic_deid.report.tables import write_table
 
 __all__ = [

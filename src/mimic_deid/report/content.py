@@ -8,7 +8,7 @@ loaded run (:class:`ReportData`) and its *audience*:
   values, aggregates and attack measures only. :func:`load_report_data` for the public report
   refuses the GA inputs and keeps no original series or features in memory
   (:data:`ORIGINAL_KEYS`), so no public item can draw one; the original lengths stay in
-  memory for the counts of ``duration_methods`` (tests/test_report_audience.py checks every
+  memory for the counts of ``duration_methods`` (tests/report/test_report_audience.py checks every
   public figure and table for a sentinel value and a sentinel length);
 - ``private`` items (``results/private/report/``, owner-only) show original values of
   individual patients: what the release method did to one patient's series (the GA examples,
@@ -35,17 +35,18 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from mimic_deid.atomic import read_json
+from mimic_deid.core.atomic import read_json
+from mimic_deid.core.errors import ConfigError, require_choice
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.examples import examples_from_json
 from mimic_deid.deid.tuning import TUNED_METHODS
-from mimic_deid.errors import ConfigError, require_choice
 from mimic_deid.evaluate.curves import (
     MAIN_CLASS_HOURS,
     ORIGINAL_KEYS,
     closest_class,
     curves_from_table,
 )
+from mimic_deid.pipeline.variables import load_variables
 from mimic_deid.report import codes as codes_report
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
@@ -61,7 +62,6 @@ from mimic_deid.report.tables import (
     trust_settings_table,
     write_table,
 )
-from mimic_deid.variables import load_variables
 
 __all__ = [
     "AUDIENCES",

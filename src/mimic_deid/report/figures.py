@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from mimic_deid.core.errors import InputDataError, require_columns
 from mimic_deid.deid.examples import GA_STATS, series_features
-from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
 from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save

@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from mimic_deid.atomic import write_text
-from mimic_deid.errors import InputDataError
+from mimic_deid.core.atomic import write_text
+from mimic_deid.core.errors import InputDataError
 from mimic_deid.report.tables import round_table
 
 CSS = """

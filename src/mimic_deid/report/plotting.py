@@ -16,7 +16,7 @@ import matplotlib as mpl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mimic_deid.atomic import atomic_path
+from mimic_deid.core.atomic import atomic_path
 
 __all__ = [
     "DPI",

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.errors import InputDataError, require_columns
 from mimic_deid.deid.duration import records_lost
 from mimic_deid.deid.examples import GA_STATS
-from mimic_deid.errors import InputDataError, require_columns
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
 __all__ = [

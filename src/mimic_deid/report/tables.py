@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mimic_deid.atomic import write_text
+from mimic_deid.core.atomic import write_text
+from mimic_deid.core.errors import require_columns
 from mimic_deid.deid.duration import (
     DURATION_METHODS,
     assign_duration_classes,
     duration_summary,
     duration_uniqueness,
 )
-from mimic_deid.errors import require_columns
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report.shaping import utility_rows

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mimic_deid.atomic import read_json
+from mimic_deid.core.atomic import read_json
 from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save
 
 __all__ = [

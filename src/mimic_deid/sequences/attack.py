@@ -29,8 +29,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import InputDataError
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.errors import InputDataError
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.sequences.events import EventLog, check_log
 
 __all__ = [

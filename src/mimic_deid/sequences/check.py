@@ -5,7 +5,7 @@ verbatim-copy attack on it (``attack.json``, :mod:`mimic_deid.sequences.attack`)
 (numbered after the series releases' claims, :mod:`mimic_deid.deid.check`):
 
 12. **sequence columns**: exactly the columns object, section, position and state, with the
-    identifier test of claim 1 (:func:`mimic_deid.claims.identifier_columns`), and synthetic
+    identifier test of claim 1 (:func:`mimic_deid.core.claims.identifier_columns`), and synthetic
     objects numbered ``0 .. n - 1`` (:func:`check_sequence_columns`);
 13. **verbatim copies**: the share of released sequences that reproduce a sequence unique in
     the source is measured and at most ``max_verbatim_unique``, and the membership advantage
@@ -19,9 +19,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mimic_deid.claims import FORBIDDEN_COLUMNS, FORBIDDEN_SUBSTRINGS, identifier_columns, verdict
-from mimic_deid.errors import ReleaseCheckError
-from mimic_deid.logs import get_logger
+from mimic_deid.core.claims import (
+    FORBIDDEN_COLUMNS,
+    FORBIDDEN_SUBSTRINGS,
+    identifier_columns,
+    verdict,
+)
+from mimic_deid.core.errors import ReleaseCheckError
+from mimic_deid.core.logs import get_logger
 
 __all__ = [
     "SEQUENCE_COLUMNS",
@@ -109,7 +114,7 @@ def check_sequence_release(
     """Claims 12 and 13 of one sequence release (``check.json``).
 
     Returns ``{"passed": True, "verdict": "certified", "table", "checks"}``; on the first
-    failed claim, with ``strict`` :class:`~mimic_deid.errors.ReleaseCheckError`, otherwise
+    failed claim, with ``strict`` :class:`~mimic_deid.core.errors.ReleaseCheckError`, otherwise
     ``{"passed": False, "verdict": "refused: <claim and figures>", "table", "checks"}`` (the
     figures of the claims checked before the failed one).
     """

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, InputDataError, require_choice, require_columns
+from mimic_deid.core.errors import ConfigError, InputDataError, require_choice, require_columns
 
 __all__ = [
     "CAREUNITS",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from datasketch import MinHash, MinHashLSH
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 
 __all__ = ["cluster_signatures", "lsh_similarity", "nearest_similarity", "signatures"]
 

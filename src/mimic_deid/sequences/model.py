@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 
 __all__ = [
     "CTE_LEVELS",

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ReleaseCheckError, require_choice
-from mimic_deid.logs import Progress, get_logger
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.errors import ReleaseCheckError, require_choice
+from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.sequences.events import EventLog, check_log
 from mimic_deid.sequences.generate import generate
 from mimic_deid.sequences.lsh import cluster_signatures, signatures

@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, ReleaseCheckError
+from mimic_deid.core.errors import ConfigError, ReleaseCheckError
 from mimic_deid.sequences.model import Ensemble
 
 __all__ = [

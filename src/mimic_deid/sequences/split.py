@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 from mimic_deid.sequences.events import EventLog
 
 __all__ = ["histogram_gap", "split_sections", "transition_times"]

@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from mimic_deid.errors import InputDataError
-from mimic_deid.logs import get_logger
+from mimic_deid.core.errors import InputDataError
+from mimic_deid.core.logs import get_logger
 from mimic_deid.sources import tables
 
 log = get_logger(__name__)

@@ -20,7 +20,7 @@ about :data:`SPOOL_ADMISSIONS` admissions per bucket, cut from ADMISSIONS, which
 first), and each file is loaded, sorted and written at the end as one row group of its part
 (a file over :data:`SORT_ROWS` rows in ``hadm_id`` sub-ranges), on the job's threads (Arrow's
 CPU pool size), in order. Peak memory is therefore about two source blocks (one is read
-ahead, :func:`mimic_deid.threads.read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows
+ahead, :func:`mimic_deid.core.threads.read_ahead`) plus ``max(chunk_rows, 100k)`` buffered rows
 (twice: one flush is being written while the next is buffered) plus a few spool files being
 sorted, independent of the table size.
 """
@@ -43,11 +43,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mimic_deid import atomic
-from mimic_deid.errors import ConfigError, InputDataError
-from mimic_deid.logs import Progress, get_logger
+from mimic_deid.core import atomic
+from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.threads import read_ahead
 from mimic_deid.sources import tables
-from mimic_deid.threads import read_ahead
 
 log = get_logger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 from mimic_deid.sources.extract import Reader
 
 __all__ = ["SOURCE_KINDS", "open_configured_source", "open_source"]

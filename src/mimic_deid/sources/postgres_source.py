@@ -28,11 +28,11 @@ import psycopg2
 import psycopg2.extensions
 from psycopg2 import sql
 
-from mimic_deid.config import dsn_params
-from mimic_deid.errors import InputDataError, SourceConnectionError
-from mimic_deid.logs import get_logger
+from mimic_deid.core.errors import InputDataError, SourceConnectionError
+from mimic_deid.core.logs import get_logger
 from mimic_deid.sources import tables
 from mimic_deid.sources.csv_source import itemid_array, parse_csv_stream, to_pandas
+from mimic_deid.sources.dsn import dsn_params
 
 log = get_logger(__name__)
 

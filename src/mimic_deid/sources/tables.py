@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
 
 TIMESTAMP = pa.timestamp("s")
 

@@ -58,7 +58,7 @@ deteriorate exponentially (time constant 24 h) towards death. A standardised log
 regression on mean/min/max/sd of the first 48 h of numeric chart values reaches a held-out
 ROC-AUC of ~0.84 (0.82-0.85 over seeds 1-5) at 3,000 subjects.
 
-Realism features (each found by a test in ``tests/test_synthetic.py``): vitals hourly with
+Realism features (each found by a test in ``tests/synthetic/test_synthetic.py``): vitals hourly with
 jitter, skips and extra readings; labs every 4-24 h over the whole admission without
 ICUSTAY_ID (many rows outside ICU stays, some outpatient rows without HADM_ID); per-stay
 missing variables; CareVue items (< 220000, older shifted years) and MetaVision items; °F/°C

@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mimic_deid.atomic import atomic_dir
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import Progress, get_logger
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.atomic import atomic_dir
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic import catalog, diagnoses, population
 from mimic_deid.synthetic.chart import ChartBuilder, num_to_string
 from mimic_deid.synthetic.labs import lab_events, lab_flags

@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic.population import Population
 from mimic_deid.synthetic.writer import ints, strings
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic.population import LANGUAGE, MARITAL, RELIGION, Population
 
 __all__ = ["ADMISSION_GAPS", "admission_gaps"]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic.population import CAREUNITS, DAY, HOUR, MINUTE, Population
 from mimic_deid.synthetic.writer import floats, ints, nulls, strings, times
 

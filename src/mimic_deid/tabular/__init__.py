@@ -7,6 +7,15 @@ information loss (§5.1), m-concealing (§5.2) and ε-safe LA under DPS (§4.5, 
 :mod:`mimic_deid.tabular.stage`; ``docs/tabular.md`` describes what each method promises.
 """
 
+from mimic_deid.deid.hierarchy import (
+    MISSING,
+    Encoded,
+    Hierarchy,
+    build_hierarchy,
+    encode,
+    hierarchy_name,
+    load_hierarchies,
+)
 from mimic_deid.tabular.anonymity import (
     check_k,
     check_max_sup,
@@ -40,15 +49,6 @@ from mimic_deid.tabular.dps import (
     parameter_grid,
     selection_probabilities,
     smallest_k,
-)
-from mimic_deid.tabular.hierarchy import (
-    MISSING,
-    Encoded,
-    Hierarchy,
-    build_hierarchy,
-    encode,
-    hierarchy_name,
-    load_hierarchies,
 )
 from mimic_deid.tabular.joint import joint_risk
 from mimic_deid.tabular.lattice import Lattice, SearchResult, minimal_nodes

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError
-from mimic_deid.tabular.hierarchy import Encoded
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.deid.hierarchy import Encoded
 
 __all__ = [
     "check_k",

@@ -7,7 +7,7 @@ series releases' claims of :mod:`mimic_deid.deid.check`):
 
 T1. **columns**: exactly the configured quasi-identifiers, in order; none is an identifier
     (``subject_id``, ``hadm_id``, ...), datetime-typed or holding timestamp-like values
-    (:func:`mimic_deid.claims.identifier_columns`; the name substrings of claim 1 are not
+    (:func:`mimic_deid.core.claims.identifier_columns`; the name substrings of claim 1 are not
     applied, since ``language`` holds ``age``, and the columns are a closed list instead).
 T2. **generalisation**: the released rows are exactly the owner's records generalised at the
     lattice node the summary states (``levels``), without the records of classes smaller than
@@ -18,7 +18,7 @@ T4. **suppression**: ``rows_in`` is the owner's record count, ``rows_released`` 
     ``suppressed`` their difference, and at most ``floor(max_sup / 100 * rows_in)``.
 
 :func:`check_tabular_release` gives the public ``results/tabular/check.json``
-(:func:`mimic_deid.claims.verdict`; a refusal is a result, not a crash, unless ``strict``).
+(:func:`mimic_deid.core.claims.verdict`; a refusal is a result, not a crash, unless ``strict``).
 The release itself stays owner-only: OLA may keep the year of birth at level 0, a raw year
 of birth, which no release of this project publishes; the stage publishes aggregates.
 """
@@ -30,10 +30,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from mimic_deid.claims import FORBIDDEN_COLUMNS, identifier_columns, verdict
-from mimic_deid.errors import ReleaseCheckError
-from mimic_deid.logs import get_logger
-from mimic_deid.tabular.hierarchy import encode
+from mimic_deid.core.claims import FORBIDDEN_COLUMNS, identifier_columns, verdict
+from mimic_deid.core.errors import ReleaseCheckError
+from mimic_deid.core.logs import get_logger
+from mimic_deid.deid.hierarchy import encode
 
 __all__ = [
     "check_generalisation",
@@ -155,19 +155,19 @@ def check_tabular_release(
     demographics : DataFrame
         The owner's demographics table the release was made from.
     hierarchies : mapping
-        :func:`~mimic_deid.tabular.hierarchy.load_hierarchies` of the run.
+        :func:`~mimic_deid.deid.hierarchy.load_hierarchies` of the run.
     qis : sequence of str
         The quasi-identifiers (demographics, then ``proc_<i>``).
     k, max_sup : int, float
         Config ``tabular.release``.
     strict : bool
-        Raise :class:`~mimic_deid.errors.ReleaseCheckError` on the first failed claim instead
+        Raise :class:`~mimic_deid.core.errors.ReleaseCheckError` on the first failed claim instead
         of returning the refusal.
 
     Returns
     -------
     dict
-        ``{"passed", "verdict", "table", "checks"}`` as :func:`mimic_deid.claims.verdict`.
+        ``{"passed", "verdict", "table", "checks"}`` as :func:`mimic_deid.core.claims.verdict`.
     """
 
     def claims(checks: dict) -> None:

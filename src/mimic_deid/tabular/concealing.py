@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError, InputDataError
+from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.tabular.anonymity import class_sizes
 
 __all__ = ["MAX_UNCERTAIN", "ConcealingResult", "m_concealing"]

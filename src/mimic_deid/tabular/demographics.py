@@ -6,7 +6,7 @@ birth drawn from N(mean, sd) and rounded (one draw per subject in SUBJECT_ID ord
 generator given), adds the first ``n_procedures`` procedure codes of that admission pivoted by
 SEQ_NUM (``proc_1 ..``). A missing demographic value (real MIMIC-III ADMISSIONS: LANGUAGE
 empty in 37.2 % of admissions, MARITAL_STATUS 12.4 %, RELIGION 0.8 %) is by default a category
-of its own, :data:`~mimic_deid.tabular.hierarchy.MISSING` (``?``, placed in the hierarchies
+of its own, :data:`~mimic_deid.deid.hierarchy.MISSING` (``?``, placed in the hierarchies
 like any value); with ``missing="drop"`` the row is dropped, as the seed does. A row without
 all ``n_procedures`` procedures is always dropped (seed §3.2 studies admissions with that many
 procedures). The draw happens before any drop, so a subject keeps the same year of birth
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError, require_choice, require_columns
+from mimic_deid.core.errors import ConfigError, require_choice, require_columns
+from mimic_deid.deid.hierarchy import MISSING
 from mimic_deid.sources import tables
 from mimic_deid.sources.extract import small_table_to_arrow
-from mimic_deid.tabular.hierarchy import MISSING
 
 __all__ = [
     "DEMOGRAPHIC_QIS",

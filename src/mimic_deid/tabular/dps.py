@@ -31,9 +31,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError, require_choice
+from mimic_deid.core.errors import ConfigError, require_choice
+from mimic_deid.deid.hierarchy import Encoded
 from mimic_deid.tabular.anonymity import check_k, check_max_sup, node_classes, suppression_budget
-from mimic_deid.tabular.hierarchy import Encoded
 from mimic_deid.tabular.lattice import Lattice
 from mimic_deid.tabular.loss import LossModel
 

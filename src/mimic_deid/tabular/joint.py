@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.cohort import STAY_DEMOGRAPHICS
-from mimic_deid.errors import require_columns
+from mimic_deid.core.errors import require_columns
+from mimic_deid.deid.hierarchy import encode
+from mimic_deid.pipeline.cohort import STAY_DEMOGRAPHICS
 from mimic_deid.tabular.anonymity import class_sizes
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS
-from mimic_deid.tabular.hierarchy import encode
 from mimic_deid.tabular.ola import ola
 
 __all__ = ["joint_risk"]
@@ -71,12 +71,12 @@ def joint_risk(
         The demographics table without procedures (``subject_id`` and the
         :data:`~mimic_deid.tabular.demographics.DEMOGRAPHIC_QIS`).
     hierarchies : mapping
-        :func:`~mimic_deid.tabular.hierarchy.load_hierarchies` output.
+        :func:`~mimic_deid.deid.hierarchy.load_hierarchies` output.
     k, max_sup, metric :
         OLA's parameters for the generalised view (seed 003's release settings).
     release_index : DataFrame, optional
         A ``stays`` series release's ``index.parquet``: ``duration_class`` and its published
-        demographics (any of :data:`~mimic_deid.cohort.STAY_DEMOGRAPHICS`).
+        demographics (any of :data:`~mimic_deid.pipeline.cohort.STAY_DEMOGRAPHICS`).
     release_name : str
         Names that release in the view (e.g. its method label).
 

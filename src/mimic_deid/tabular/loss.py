@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError, require_choice
+from mimic_deid.core.errors import ConfigError, require_choice
+from mimic_deid.deid.hierarchy import Encoded
 from mimic_deid.tabular.anonymity import node_classes
-from mimic_deid.tabular.hierarchy import Encoded
 
 __all__ = ["METRICS", "LossModel", "check_metric"]
 

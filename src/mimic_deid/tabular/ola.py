@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mimic_deid.errors import ConfigError
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.deid.hierarchy import Encoded
 from mimic_deid.tabular.anonymity import (
     check_k,
     check_max_sup,
@@ -27,7 +28,6 @@ from mimic_deid.tabular.anonymity import (
     node_classes,
     suppression_budget,
 )
-from mimic_deid.tabular.hierarchy import Encoded
 from mimic_deid.tabular.lattice import Lattice, minimal_nodes
 from mimic_deid.tabular.loss import LossModel, check_metric
 

@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import Progress, get_logger
-from mimic_deid.seeding import derive_rng
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.seeding import derive_rng
+from mimic_deid.deid.hierarchy import Encoded, encode
 from mimic_deid.tabular.anonymity import check_k, node_classes
 from mimic_deid.tabular.concealing import m_concealing
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, demographics, procedure_columns
@@ -36,7 +37,6 @@ from mimic_deid.tabular.dps import (
     selection_probabilities,
     smallest_k,
 )
-from mimic_deid.tabular.hierarchy import Encoded, encode
 from mimic_deid.tabular.loss import LossModel
 from mimic_deid.tabular.ola import inverse_ola, ola
 from mimic_deid.tabular.uniqueness import demographic_uniqueness, procedure_uniqueness

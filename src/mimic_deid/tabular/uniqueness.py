@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.errors import ConfigError
-from mimic_deid.logs import Progress, get_logger
+from mimic_deid.core.errors import ConfigError
+from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.tabular.anonymity import class_sizes
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, admission_sequences
 

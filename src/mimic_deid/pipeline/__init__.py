@@ -1,0 +1,2 @@
+"""The series pipeline after the source: the variables, the cohort, cleaning, hourly series
+and splits."""

@@ -1,0 +1,107 @@
+"""Report tables and figures of the tabular stage (items tabular_* of report.content.ITEMS)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from test_tabular import HIERARCHIES, synthetic_sources
+
+from mimic_deid.core.seeding import derive_rng
+from mimic_deid.report import content
+from mimic_deid.report import tabular as tab
+from mimic_deid.tabular import (
+    DEMOGRAPHIC_QIS,
+    concealing_grid,
+    demographic_uniqueness,
+    demographics,
+    dps_summary,
+    epsilon_la_grid,
+    inverse_grid,
+    load_hierarchies,
+    ola_grid,
+    procedure_uniqueness,
+)
+
+
+@pytest.fixture(scope="module")
+def outputs() -> dict:
+    src = synthetic_sources(800, 5)
+    hier = load_hierarchies(HIERARCHIES)
+    tables = {
+        n: demographics(
+            src["patients"], src["admissions"], src["procedures"], n, derive_rng(1, "y")
+        )
+        for n in (0, 1)
+    }
+    qis = [*DEMOGRAPHIC_QIS, "proc_1"]
+    grid, summary = dps_summary([0.1, 0.5], [1.0, 2.0], [5, 50], len(tables[1]), 1e-4)
+    return {
+        "uniqueness": {
+            "demographics": demographic_uniqueness(tables[0], 3, lambda r: derive_rng(1, "u", r)),
+            "procedures": procedure_uniqueness(src["procedures"]),
+        },
+        "ola": ola_grid(tables[1], hier, qis, [2, 5], [0, 10], ["prec", "entropy"]),
+        "inverse": inverse_grid(tables[1], hier, {"all": qis}, [0.5], [0, 50]),
+        "concealing": concealing_grid(
+            {1: tables[1]}, hier, {"A": [0.01], "B": [0.05]}, [0.5], [0, 10]
+        ),
+        "dps_grid": grid,
+        "dps": summary,
+        "epsilon_la": epsilon_la_grid(
+            tables[1],
+            hier,
+            ["yob", "gender"],
+            3,
+            0.75,
+            5,
+            [0.0, 0.1],
+            [0.5, 1.0],
+            2,
+            1,
+        ),
+    }
+
+
+def test_tabular_items_are_registered():
+    names = [i.name for i in content.ITEMS if i.name.startswith("tabular_")]
+    assert names == [
+        "tabular_uniqueness", "tabular_loss_vs_suppression", "tabular_nodes_checked",
+        "tabular_inverse_ola", "tabular_concealing", "tabular_dps", "tabular_epsilon_la",
+        "tabular_joint_risk",
+    ]  # fmt: skip
+    assert set(tab.TABULAR_INPUTS.values()) == {
+        "uniqueness", "ola", "inverse", "concealing", "dps_grid", "dps", "epsilon_la", "release",
+        "joint_risk",
+    }  # fmt: skip
+
+
+def test_tables(outputs):
+    uniq = tab.uniqueness_table(outputs)
+    assert uniq["view"].tolist()[:3] == [
+        "demographics, YOB ~ N(mean, sd) (3 draws)",
+        "demographics, age uniform 0-99 (3 draws)",
+        "demographics without YOB",
+    ]
+    checked = tab.nodes_checked_table(outputs)
+    assert checked.columns.tolist() == ["k", "lattice nodes", "max_sup 0", "max_sup 10"]
+    assert checked["k"].tolist() == [2, 5]
+    conc = tab.concealing_table(outputs)
+    assert {"1/m model A", "1/m model B"} <= set(conc.columns) and len(conc) == 2
+    dps = tab.dps_table(outputs)
+    assert dps["beta"].iloc[-1] == (
+        "smallest k of those tried with delta <= 0.0001 everywhere: 50; smallest integer k: 41"
+    )
+    assert tab.inverse_table(outputs)["procedures kept"].str.startswith("proc_1: ").all()
+
+
+def test_figures_and_not_run(outputs, tmp_path):
+    info = tab.plot_loss_vs_suppression(outputs, tmp_path / "a.png")
+    assert [a["title"] for a in info["axes"]] == ["prec", "entropy"]
+    assert info["axes"][0]["legend"] == ["k = 2", "k = 5"]
+    info = tab.plot_epsilon_la(outputs, tmp_path / "b.png")
+    assert info["axes"][0]["legend"] == ["eps' = 0.5", "eps' = 1", "uniform node"]
+    assert (tmp_path / "b.png").stat().st_size > 5000
+    for make in (tab.uniqueness_table, tab.inverse_table, tab.dps_table):
+        assert make({}).equals(pd.DataFrame({"note": ["tabular stage not run"]}))
+    info = tab.plot_loss_vs_suppression({}, tmp_path / "c.png")
+    assert info["axes"][0]["legend"] == []

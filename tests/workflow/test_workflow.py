@@ -1,0 +1,466 @@
+"""End-to-end: real `snakemake` on a tiny synthetic MIMIC-III in a temporary directory.
+
+One full run is shared by the tests of this module (session fixture); the determinism and
+resume tests make a second run of their own.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from workflow_helpers import (
+    ROOT,
+    SNAKEMAKE,
+    mimic_messages,
+    output_digests,
+    planned_jobs,
+    prepare,
+    published_files,
+    snakemake,
+)
+
+from mimic_deid.pipeline.variables import load_variables, series_variables
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+UPSTREAM = {"synthesize", "extract", "cohort", "series", "duration_classes"}
+#: The report figures with original values of individual patients (results/private/report).
+PRIVATE = (
+    "ga_example_worst",
+    "ga_example_median",
+    "disagreement_example_original",
+    "duration_classes",
+    "records_lost",
+)
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> tuple[Path, Path]:
+    workdir = tmp_path_factory.mktemp("run")
+    config = prepare(workdir)
+    proc = snakemake(workdir, "--cores", "2", config=config)
+    (workdir / "stderr.txt").write_text(proc.stderr)
+    return workdir, config
+
+
+def test_a_weak_k_is_named_in_one_warning_line(finished_run):
+    workdir, _ = finished_run
+    warnings = [
+        ln
+        for ln in (workdir / "stderr.txt").read_text().splitlines()
+        if ln.startswith("mimic-deid: warning:")
+    ]
+    assert set(warnings) == {
+        "mimic-deid: warning: k below 5 hides each person among fewer than 5 (the strong "
+        "attacker's bound 1/k is above 20 %): config parameter 'deid/fk' = 3, "
+        "'tabular/release/k' = 3"
+    }
+
+
+def test_run_produces_report_and_checked_releases(finished_run):
+    workdir, _ = finished_run
+    report = workdir / "results" / "report"
+    assert (report / "index.html").stat().st_size > 1000
+    for figure in (
+        "disagreement_example",
+        "summary_disagreement_mean",
+        "linkage",
+        "trust_settings",
+        "trust_settings_long_stay",
+    ):
+        assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
+    sweep = pd.read_csv(report / "sweep_summary.csv")
+    assert len(sweep) == 2 and set(sweep["method"].str.split("-").str[0]) == {"adhoc", "genetic"}
+    checks = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
+    assert len(checks) == 4
+    for path in checks:  # every release certified, published, and its verdict in the summary
+        check = json.loads(path.read_text())
+        assert check["passed"] and check["verdict"] == "certified", path
+        published = published_files(path.parent / "release")
+        assert published == ["index.parquet", "series.parquet"], path
+    for release in ("stays", "ihm48"):
+        assert set(sweep[f"verdict_{release}"]) == {"certified"}
+
+
+def test_release_protects_every_published_value(finished_run):
+    """Only protected variables, no missing-hours pattern, labels only in ihm48, demographics
+    banded and fk-anonymous with the duration classes (also in the joint-risk table), and the
+    strong attacker (every released variable's features and hour counts, and the exact
+    demographics) within the promised bound."""
+    workdir, _ = finished_run
+    # release.variables: all (the default): every series variable, each protected
+    features = {v.name for v in series_variables(load_variables(ROOT / "config/variables.yaml"))}
+    assert len(features) == 16 and "heart_rate" in features and "ph" in features
+    for series_path in sorted(workdir.glob("results/*/dk*/fk*/*/release/series.parquet")):
+        series = pd.read_parquet(series_path)
+        index = pd.read_parquet(series_path.with_name("index.parquet"))
+        assert set(series.columns) - {"pseudonym", "hour"} == features, series_path
+        keys = ["split", "duration_class"]
+        cls = series.merge(index[["pseudonym", *keys]], on="pseudonym")
+        nulls = cls[sorted(features)].isna()
+        share_null = nulls.groupby([cls[k] for k in keys]).mean()
+        assert share_null.isin([0.0, 1.0]).all().all(), series_path
+        assert ("label" in index) == ("ihm48" in series_path.parts), series_path
+        assert ("long_stay" in index) == ("ihm48" in series_path.parts), series_path
+        if "long_stay" in index:  # both labels diverse in every published class
+            distinct = index.groupby(keys)[["label", "long_stay"]].nunique()
+            assert (distinct >= 2).all().all(), series_path
+        # the default demographics, generalised: every (class x demographics) cell >= fk 3
+        bands = {"<30", "30-39", "40-49", "50-59", "60-69", "70-79", "80-89", "90+", "<40",
+                 "40-59", "60-79", "80+", "<60", "60+", "Age"}  # fmt: skip
+        assert set(index["age"]) <= bands and set(index["gender"]) <= {"F", "M", "Gender"}
+        by = keys if "ihm48" in series_path.parts else ["duration_class"]  # per split or not
+        assert index.groupby([*by, "age", "gender"]).size().min() >= 3, series_path
+        assert index["age"].nunique() > 1, series_path  # the cells split some classes
+    joint = pd.read_csv(workdir / "results/tabular/joint_risk_stays.csv").set_index("view")
+    released = joint.loc[[v for v in joint.index if v.startswith("release index:")]]
+    assert len(released) == 1 and released["smallest_class"].iloc[0] >= 3
+    assert "duration class x age x gender (adhoc-" in released.index[0]
+    linkage = sorted(workdir.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
+    assert len(linkage) == 2
+    for path in linkage:
+        bound = json.loads(path.read_text())["bound"]
+        assert bound["strong_top1"] <= bound["top1"], (path, bound)
+        assert bound["within"] is True
+
+
+def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
+    """A card per release gathers its check and attacks (the same figures), and the
+    cross-release table pairs every two releases of the sweep."""
+    workdir, _ = finished_run
+    cards = sorted(workdir.glob("results/*/dk*/fk*/*/card.json"))
+    assert len(cards) == 4
+    for path in cards:
+        card = json.loads(path.read_text())
+        check = json.loads((path.parent / "check.json").read_text())
+        linkage = json.loads((path.parent / "privacy/linkage.json").read_text())
+        assert (card["passed"], card["verdict"]) == (check["passed"], check["verdict"])
+        assert card["bound"] == linkage["bound"] and card["k"] == 3
+        strong = card["attackers"]["strong"]
+        assert strong["top1"] == linkage["strong"]["release"]["0"]["top1"]
+        low, high = strong["top1_ci"]
+        assert low <= strong["top1"] <= high
+        assert (card["utility"] is None) == (card["release"] == "stays")
+        assert len(card["pairing"]) == 3  # every other release of the sweep
+    pairs = pd.read_csv(workdir / "results/cross_release.csv")
+    assert len(pairs) == 6 and (pairs["rate_lo"] <= pairs["rate"]).all()
+    assert (pairs["rate"] <= pairs["rate_hi"]).all() and (pairs["chance"] < 0.01).all()
+
+
+def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
+    workdir, _ = finished_run
+    for path in sorted(workdir.glob("results/ihm48/dk*/fk*/*/utility/trust_settings.csv")):
+        table = pd.read_csv(path)
+        for task in ("mortality", "long_stay"):
+            rows = table[table["task"] == task]
+            assert len(rows) == 18, (path, task)  # 2 baseline + 8 shipped + 8 gap-filled
+            test = rows[rows["split"] == "test"].set_index(["variables", "cross", "setting"])
+            owner = test.loc[("all", "shipped", "orig. / orig.")]
+            assert owner["roc_auc_lo"] <= owner["roc_auc"] <= owner["roc_auc_hi"], (path, task)
+    sweep = pd.read_csv(workdir / "results" / "report" / "sweep_summary.csv")
+    assert set(sweep["utility_cross"]) == {"shipped"}
+    for column in ("test_roc_auc_orig_orig_all", "test_roc_auc_long_stay_deid_deid"):
+        assert sweep[column].between(0, 1).all(), column
+
+
+def test_the_readme_figures_are_recomputed_from_the_run(finished_run):
+    """benchmarks/readme_results.py reads a run's public results into the README's figures."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import readme_results
+
+    workdir, _ = finished_run
+    figures = readme_results.run_figures(workdir)
+    rows = {(r["method"], r["release"]): r for r in figures["releases"]}
+    assert set(rows) == {(m, r) for m in ("adhoc", "genetic") for r in ("stays", "ihm48")}
+    for (method, release), row in rows.items():
+        (linkage,) = workdir.glob(
+            f"results/{release}/dk10/fk3-range/{method}-*/privacy/linkage.json"
+        )
+        strong = json.loads(linkage.read_text())["strong"]["release"]["0"]
+        assert row["strong_top1_pct"] == round(100 * strong["top1"], 1)
+        assert row["bound_pct"] == round(100 / 3, 1)
+        # utility is measured on the labelled release only
+        assert ("deid_deid_roc_auc" in row) == (release == "ihm48")
+    (table,) = workdir.glob("results/ihm48/dk10/fk3-range/adhoc-*/utility/trust_settings.csv")
+    utility = pd.read_csv(table)
+    owner = utility[
+        (utility["split"] == "test")
+        & (utility["task"] == "mortality")
+        & (utility["variables"] == "all")
+    ].iloc[0]
+    assert figures["owner"]["roc_auc"] == round(owner["roc_auc"], 3)
+    assert figures["owner"]["test_stays"] == owner["n"]
+    assert len(figures["pairs"]) == len(pd.read_csv(workdir / "results/cross_release.csv"))
+    assert figures["joint_risk"][0]["view"] == "duration class"
+    block = readme_results.render(
+        {"run": {"description": "tiny", "date": "-", "commit": "-"}, "figures": figures}
+    )
+    assert block.count("\n| adhoc | `") == 2 and block.count("\n| genetic | `") == 2
+
+
+def test_release_folders_hold_no_identifiers(finished_run):
+    workdir, _ = finished_run
+    forbidden = {"subject_id", "hadm_id", "icustay_id", "row_id", "age_years", "dob"}
+    raw_ids = set(pd.read_parquet(workdir / "results/private/cohort/stays.parquet")["icustay_id"])
+    for path in (workdir / "results").rglob("*.parquet"):
+        if "private" in path.parts:
+            continue
+        frame = pd.read_parquet(path)
+        columns = {c.lower() for c in frame.columns}
+        assert not columns & forbidden, path
+        assert not any("time" in c or "date" in c for c in columns), path
+        assert not any(pd.api.types.is_datetime64_any_dtype(t) for t in frame.dtypes), path
+        if "pseudonym" in frame:
+            assert frame["pseudonym"].str.fullmatch(r"P[0-9a-f]{12}").all(), path
+        for column in frame.select_dtypes("integer"):
+            assert not set(frame[column].unique()) & raw_ids, (path, column)
+        if "age" in frame:  # published with the series: bands only, never an age
+            assert not frame["age"].astype(str).str.fullmatch(r"\d+(\.\d*)?").any(), path
+
+
+def test_second_call_does_nothing(finished_run):
+    workdir, config = finished_run
+    out = snakemake(workdir, "-n", config=config).stdout
+    assert planned_jobs(out) == {}, out[-2000:]
+
+
+def test_a_results_folder_with_the_former_artefact_names_is_migrated_not_recomputed(finished_run):
+    """optimiser.parquet/json (before the rename to method.*) are renamed at start-up."""
+    workdir, config = finished_run
+    new = sorted(workdir.glob("results/**/method.json")) + sorted(
+        workdir.glob("results/private/**/method.parquet")
+    )
+    assert len(new) == 8  # 2 methods x 2 releases, summary and per-series table
+    for path in new:
+        path.rename(path.with_name(path.name.replace("method", "optimiser")))
+    proc = snakemake(workdir, "-n", config=config)
+    assert planned_jobs(proc.stdout) == {}, proc.stdout[-2000:]
+    assert "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)" in proc.stderr
+    assert all(path.exists() for path in new) and not list(workdir.rglob("optimiser.*"))
+
+
+def test_adding_an_fk_value_reruns_nothing_upstream(finished_run, tmp_path):
+    workdir, _ = finished_run
+    config = prepare(workdir, {"deid": {"fk": [3, 4]}})
+    jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
+    assert jobs.get("mondrian") == 2  # one new fk for each release
+    assert not UPSTREAM & set(jobs), jobs
+    prepare(workdir)  # restore the tiny config for the other tests
+
+
+def test_changing_the_optimiser_reruns_no_mondrian(finished_run):
+    workdir, _ = finished_run
+    config = prepare(workdir, {"deid": {"methods": {"adhoc": {"iterations": [25]}}}})
+    jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
+    assert jobs.get("deidentify") == 2, jobs
+    assert "mondrian" not in jobs and not UPSTREAM & set(jobs), jobs
+    prepare(workdir)
+
+
+def test_readme_command_line_overrides_work_as_documented(tmp_path):
+    """The README's --config examples: a valid override plans its sweep, a bad one gives the
+    README's message verbatim."""
+    config = prepare(tmp_path)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    good = 'snakemake --cores all --config \'deid={"fk": [5], "dk": [50]}\' seed=7'
+    bad = "$ snakemake -n --config 'deid={\"fk\": [1]}'"
+    assert good in readme and bad in readme
+    expected = readme.split(bad + "\n", 1)[1].splitlines()[0]
+    proc = snakemake(
+        tmp_path, "-n", "--config", 'deid={"fk": [5], "dk": [50]}', "seed=7", config=config
+    )
+    assert "mondrian" in planned_jobs(proc.stdout)
+    proc = snakemake(tmp_path, "-n", "--config", 'deid={"fk": [1]}', config=config, check=False)
+    assert "Traceback" not in proc.stderr and 'File "' not in proc.stderr
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == expected
+
+
+def test_interrupted_run_resumes_to_identical_outputs(finished_run, tmp_path):
+    """Kill a run in the middle of a rule; --rerun-incomplete finishes it byte-identically.
+
+    The run selects the series stage only (`stages: [series]`), so it also shows that the
+    report builds without the deselected comparators and says so; every artefact it shares
+    with the reference run of all stages is byte-identical (the report pages differ by the
+    comparators' sections)."""
+    reference, _ = finished_run
+    config = prepare(tmp_path, {"stages": ["series"]})
+    cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "--cores", "1"]
+    cmd += ["--configfile", str(config)]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    marker = tmp_path / "results" / "private" / "raw"
+    deadline = time.monotonic() + 300
+    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    incomplete = tmp_path / ".snakemake" / "incomplete"
+    while time.monotonic() < deadline and proc.poll() is None:
+        if incomplete.exists() and any(incomplete.iterdir()):
+            break  # a job after the extraction is running: its outputs are marked incomplete
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    snakemake(tmp_path, "--unlock", config=config)
+    snakemake(tmp_path, "--cores", "2", "--rerun-incomplete", config=config)
+    got, want = output_digests(tmp_path), output_digests(reference)
+    comparators = tuple(
+        f"results/{top}{stage}" for top in ("", "private/") for stage in ("tabular", "codes",
+                                                                          "sequences")
+    )  # fmt: skip
+    reports = ("results/report/", "results/private/report/")
+    assert set(got) <= set(want), set(got) - set(want)
+    assert not [f for f in got if f.startswith(comparators)]
+    assert {f for f in set(want) - set(got) if not f.startswith(comparators + reports)} == set()
+    different = [k for k in got if got[k] != want[k] and not k.startswith(reports)]
+    assert not different, different
+    tables = tmp_path / "results" / "report" / "tables"
+    assert "tabular stage not run" in (tables / "tabular_uniqueness.csv").read_text()
+    assert "no sequences sweep in this run" in (tables / "sequences_summary.csv").read_text()
+
+
+def test_lint_is_clean():
+    proc = subprocess.run([*SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Lints for" not in proc.stdout + proc.stderr
+
+
+def test_snakemake_html_report_holds_the_figures(finished_run):
+    workdir, config = finished_run
+    snakemake(workdir, "--report", str(workdir / "report.html"), config=config)
+    html = (workdir / "report.html").read_text(errors="replace")
+    for name in (
+        "duration_methods.csv",
+        "linkage.png",
+        "trust_settings_test.csv",
+        "sweep_summary.csv",
+        "disagreement_example.png",
+    ):
+        assert name in html, name
+    # the figures with original values of individual patients are never bundled (the rule
+    # metadata names every output path; a bundled file is a data URI with its filename)
+    assert "filename=disagreement_example.png;" in html
+    for name in PRIVATE:
+        assert f"filename={name}.png;" not in html, name
+
+
+def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run):
+    workdir, _ = finished_run
+    assert stat.S_IMODE((workdir / "results" / "private").stat().st_mode) == 0o700
+    private = workdir / "results" / "private" / "report"
+    names = set(PRIVATE)
+    assert {p.stem for p in (private / "figures").glob("*.png")} == names
+    for path in [private / "index.html", *(private / "figures").iterdir()]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+        assert path.stat().st_size > 1000, path
+    public = {p.stem for p in (workdir / "results" / "report" / "figures").glob("*.png")}
+    assert not public & names and "disagreement_example" in public
+
+
+def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
+    """An empty source directory: every table the default stages need is named at start-up,
+    before any job (tests/test_stage_registry.py has the partial cases)."""
+    source = tmp_path / "mimic"
+    source.mkdir()
+    config = prepare(tmp_path / "run", {"source": {"kind": "csv", "csv": {"path": str(source)}}})
+    proc = snakemake(tmp_path / "run", "--cores", "1", config=config, check=False)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    errors = mimic_messages(output)
+    assert errors == [
+        f"mimic-deid: source: CSV source {source}: missing MIMIC-III tables for the selected "
+        "stages: ADMISSIONS (stages series, tabular, codes), CHARTEVENTS (stages series, codes), "
+        "CPTEVENTS (stage sequences), DIAGNOSES_ICD (stage codes), D_ICD_DIAGNOSES (stage "
+        "codes), ICUSTAYS (stages series, codes), LABEVENTS (stages series, codes), PATIENTS "
+        "(stages series, tabular, codes), PROCEDURES_ICD (stage tabular), TRANSFERS (stage "
+        "sequences); found: none of them. Add the missing tables, or leave their stages out of "
+        "config parameter 'stages'"
+    ], output
+    assert not (tmp_path / "run" / "results").exists()
+
+
+def test_tuning_sweep_has_a_row_per_grid_point(finished_run):
+    workdir, config = finished_run
+    snakemake(workdir, "--cores", "2", "tuning_sweep", config=config)
+    summary = pd.read_csv(workdir / "results/stays/dk10/tuning/grid_summary.csv")
+    assert sorted(summary["mutation_sd"]) == [2.0, 3.0]
+    assert summary["unfeasibility"].is_monotonic_increasing
+    assert (summary["iterations"] <= 20).all()
+
+
+def test_replacing_a_csv_table_reruns_the_extraction(finished_run, tmp_path):
+    """CSV files are inputs of the extraction: a replaced table re-runs it, nothing else does."""
+    reference, _ = finished_run
+    source = tmp_path / "mimic"
+    shutil.copytree(next((reference / "resources" / "synthetic").iterdir()), source)
+    config = prepare(tmp_path, {"source": {"kind": "csv", "csv": {"path": str(source)}}})
+    snakemake(tmp_path, "--cores", "1", "results/private/raw", config=config)
+    assert (
+        planned_jobs(snakemake(tmp_path, "-n", "results/private/raw", config=config).stdout) == {}
+    )
+    table = source / "LABEVENTS.csv.gz"  # replaced by a copy compressed differently
+    table.write_bytes(gzip.compress(gzip.decompress(table.read_bytes()), compresslevel=1))
+    proc = snakemake(tmp_path, "-n", "results/private/raw", config=config)
+    assert planned_jobs(proc.stdout) == {"extract": 1}, proc.stdout + proc.stderr
+
+
+def test_html_report_works_after_the_readme_install(finished_run, tmp_path):
+    """`pip install -e .` (the README's quick start, no test extra) gives a working
+    `snakemake --report`: Snakemake's report dependencies are runtime dependencies."""
+    workdir, config = finished_run
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-e", str(ROOT)]
+    pip += ["-c", str(ROOT / "constraints.txt")]
+    proc = subprocess.run(pip, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    listed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "list"], capture_output=True, text=True
+    ).stdout
+    assert "pytest " not in listed  # really the environment without the test extra
+    out = tmp_path / "report.html"
+    cmd = [str(venv / "bin" / "snakemake"), "-s", str(ROOT / "Snakefile"), "-d", str(workdir)]
+    cmd += ["--report", str(out), "--configfile", str(config)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "linkage_strong.png" in out.read_text(errors="replace")
+
+
+def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_path):
+    """``evaluate.series_distance: dtw`` (a copy of the finished run): only the disagreement
+    rules and what reads them re-run; the disagreement changes, the linkage attack (Euclidean
+    reconstruction error) does not."""
+    reference, _ = finished_run
+    workdir = tmp_path / "run"
+    shutil.copytree(reference, workdir, symlinks=True)
+    config = prepare(workdir, {"evaluate": {"series_distance": "dtw", "dtw_window": 2}})
+    jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
+    # privacy: both releases at both points (the linkage bound is a claim of each)
+    assert jobs.get("privacy_baseline") == 1 and jobs.get("privacy") == 4, jobs
+    assert not UPSTREAM & set(jobs) and "deidentify" not in jobs, jobs
+    linkage = sorted(reference.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
+    targets = [str(p.relative_to(reference)) for p in linkage]
+    targets.append("results/stays/dk10/baseline/disagreement_summary.parquet")
+    snakemake(workdir, "--cores", "2", *targets, config=config)
+    for path in linkage:
+        rel = path.relative_to(reference)
+        assert (workdir / rel).read_bytes() == path.read_bytes(), rel
+        series = rel.with_name("disagreement_series.parquet")
+        euclid = pd.read_parquet(reference / series)
+        dtw = pd.read_parquet(workdir / series)
+        assert list(dtw["pseudonym"]) == list(euclid["pseudonym"])
+        assert not dtw["auc"].equals(euclid["auc"]), series
+    base = "results/stays/dk10/baseline/disagreement_summary.parquet"
+    assert not pd.read_parquet(workdir / base).equals(pd.read_parquet(reference / base))
