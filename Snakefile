@@ -12,16 +12,12 @@ report: "workflow/report/workflow.rst"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/source.smk"
-include: "workflow/rules/cohort.smk"
-include: "workflow/rules/series.smk"
-include: "workflow/rules/deid.smk"
-include: "workflow/rules/evaluate.smk"
-include: "workflow/rules/report.smk"
-include: "workflow/rules/codes.smk"
-include: "workflow/rules/sequences_inputs.smk"
-include: "workflow/rules/sequences.smk"
-include: "workflow/rules/tabular.smk"
+
+
+# every registered stage's rule files, in registry order (mimic_deid.stages.STAGES)
+for rule_file in STAGE_RULE_FILES:
+
+    include: f"workflow/rules/{rule_file}"
 
 
 # File copies and small JSON gatherers: run by the main Snakemake process, never submitted to

@@ -88,6 +88,11 @@ def test_every_registered_stage_has_the_contracts_parts():
             assert set(re.findall(r"{(\w+)}", PATHS[key])) == set(wildcards), (stage.name, key)
         for other in stage.with_stages:
             assert other in names
+    # every rule file but common.smk belongs to exactly one stage (the Snakefile's includes)
+    owned = [f for stage in STAGES for f in stage.rule_files]
+    rules = sorted(p.name for p in (ROOT / "workflow" / "rules").glob("*.smk"))
+    assert sorted(owned) == [r for r in rules if r != "common.smk"]
+    assert all(stage.rule_files for stage in STAGES)
 
 
 def test_random_streams_are_derived_in_the_library_under_each_stage_namespace():

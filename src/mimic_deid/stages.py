@@ -86,6 +86,10 @@ class Stage:
         ``check_config(config)``: the stage's checks across parameters of its config section
         that the schema cannot state, run at start-up (before any job, also on a dry run)
         when the stage is selected; raises ``ConfigError`` naming the parameter.
+    rule_files : tuple of str
+        The stage's rule files (``workflow/rules/<file>``), included by the Snakefile in
+        registry order after ``common.smk`` whether the stage is selected or not (a
+        deselected stage's rules exist; ``rule all`` just does not ask for them).
     seed_namespace : str
         The prefix of the first key of every random stream the stage's library derives from
         the master seed (``derive_rng(seed, "<namespace>...", ...)``, never in a workflow
@@ -100,6 +104,7 @@ class Stage:
     report_inputs: Callable[[Mapping[str, Any]], dict[str, Target]] = _none
     with_stages: Mapping[str, tuple[Target, ...]] = field(default_factory=dict)
     check_config: Callable[[Mapping[str, Any]], None] = _no_check
+    rule_files: tuple[str, ...] = ()
     seed_namespace: str = ""
 
 
@@ -215,13 +220,16 @@ def _tabular_check(config: Mapping[str, Any]) -> None:
 
 #: Every stage, in the order of the report's sections and of config ``stages``' default.
 STAGES: tuple[Stage, ...] = (
-    Stage("series", "deid", _series_tables, _series_targets),
+    Stage("series", "deid", _series_tables, _series_targets,
+          rule_files=("source.smk", "cohort.smk", "series.smk", "deid.smk", "evaluate.smk",
+                      "report.smk")),
     Stage("tabular", "tabular", _tabular_tables, _tabular_targets, _tabular_report,
-          {"series": (("tabular_joint_risk", {}),)}, _tabular_check, "tabular"),
+          {"series": (("tabular_joint_risk", {}),)}, _tabular_check, ("tabular.smk",),
+          "tabular"),
     Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report,
-          check_config=_codes_check, seed_namespace="codes"),
+          check_config=_codes_check, rule_files=("codes.smk",), seed_namespace="codes"),
     Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report,
-          seed_namespace="sequences"),
+          rule_files=("sequences_inputs.smk", "sequences.smk"), seed_namespace="sequences"),
 )  # fmt: skip
 
 

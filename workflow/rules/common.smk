@@ -26,6 +26,7 @@ from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
 from mimic_deid.core.seeding import master_seed
 from mimic_deid.evaluate.pairing import release_name, release_pairs
 from mimic_deid.stages import (
+    STAGES,
     check_source_tables,
     check_stage_configs,
     get_stage,
@@ -82,6 +83,8 @@ def protect_run_metadata():
 
 # The stages `rule all` builds (config `stages`; mimic_deid.stages.STAGES).
 SELECTED_STAGES = selected_stages(config)
+# Every registered stage's rule files, which the Snakefile includes (selected or not).
+STAGE_RULE_FILES = [rule_file for stage in STAGES for rule_file in stage.rule_files]
 SELECTED = {stage.name for stage in SELECTED_STAGES}
 
 RELEASES = list(GROUP_BY_SPLIT)

@@ -198,7 +198,8 @@ rule tabular_check:
     """The OLA release's claims T1-T4 (mimic_deid.tabular.check), re-checked from the
     demographics table (the run stops on a refusal only with config `strict: true`). The
     release stays owner-only: its year of birth may be published at level 0 by OLA, and no
-    release of this project publishes a raw year of birth or age; check.json is public."""
+    release of this project publishes a raw year of birth or age; check.json is public.
+    """
     input:
         release=PATHS["tabular_release"],
         summary=PATHS["tabular_release_summary"],
