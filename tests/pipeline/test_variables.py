@@ -80,4 +80,6 @@ def test_malformed_variable_names_the_variable_and_key(tmp_path, body, message):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_variables(tmp_path / "nope.yaml")
-    assert str(info.value) == f"{tmp_path / 'nope.yaml'}: variables file not found"
+    assert str(info.value) == (
+        f"variables file {tmp_path / 'nope.yaml'}: cannot read it (No such file or directory)"
+    )

@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
-from mimic_deid.core.errors import OutputWriteError
+from mimic_deid.core.errors import ConfigError, OutputWriteError
 
 PARQUET_COMPRESSION = "zstd"
 
@@ -247,6 +248,24 @@ def write_text(text: str, path: str | os.PathLike) -> None:
     """Write a text file atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def read_yaml(path: str | os.PathLike, what: str) -> Any:
+    """Read a YAML file the run is configured with (variables, hierarchies).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``what`` and the file: it cannot be read (the system's reason) or is not YAML.
+    """
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{what} {source}: cannot read it ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} {source}: not valid YAML ({exc})") from None
 
 
 def read_json(path: str | os.PathLike) -> Any:

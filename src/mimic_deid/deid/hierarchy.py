@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from mimic_deid.core.atomic import read_yaml
 from mimic_deid.core.errors import ConfigError, InputDataError
 
 __all__ = [
@@ -132,13 +132,7 @@ def load_hierarchies(path: str | os.PathLike) -> dict[str, list[dict]]:
         names the file, the hierarchy and the step).
     """
     source = os.fspath(path)
-    try:
-        with open(source, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except OSError as exc:
-        raise ConfigError(f"hierarchies file {source}: cannot read it ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"hierarchies file {source}: not valid YAML ({exc})") from None
+    doc = read_yaml(source, "hierarchies file")
     if not isinstance(doc, Mapping) or not doc:
         raise ConfigError(f"hierarchies file {source}: expected a mapping of hierarchy names")
     out: dict[str, list[dict]] = {}

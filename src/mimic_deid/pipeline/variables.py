@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import yaml
-
+from mimic_deid.core.atomic import read_yaml
 from mimic_deid.core.errors import ConfigError
 
 SOURCES = ("carevue", "metavision", "labevents")
@@ -119,13 +118,7 @@ def _parse_variable(path: str, name: str, spec: dict) -> Variable:
 def load_variables(path: str | os.PathLike) -> list[Variable]:
     """Read and validate a variables file; return the variables in file order."""
     path = str(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = yaml.safe_load(fh)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: variables file not found") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    doc = read_yaml(path, "variables file")
     if not isinstance(doc, dict) or not isinstance(doc.get("variables"), dict):
         raise ConfigError(f"{path}: expected a top-level mapping 'variables:'")
     variables = [_parse_variable(path, n, s) for n, s in doc["variables"].items()]
