@@ -252,7 +252,8 @@ def test_postgres_missing_tables_are_listed_in_one_message():
     with pytest.raises(InputDataError) as err:
         check_source_tables(cfg)
     assert str(err.value) == (
-        f"{target}: the schema does not exist (check config parameter 'source/postgres/schema')"
+        f"{target}: schema '{schema}' does not exist (check config parameter "
+        "'source/postgres/schema')"
     )
     try:
         loader.create_tables(DSN, schema, [*loader.TABLE_ORDER, "procedures_icd"])

@@ -189,6 +189,15 @@ class PostgresSource:
         """The source as messages name it: ``PostgreSQL schema <schema> (host=... user=...)``."""
         return f"PostgreSQL schema {self.schema} ({_target_text(self.dsn)})"
 
+    def _require_schema(self, cur: psycopg2.extensions.cursor, where: str) -> None:
+        """``InputDataError`` naming ``where`` (what was read) when the schema does not exist."""
+        cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
+        if cur.fetchone() is None:
+            raise InputDataError(
+                f"{where}: schema '{self.schema}' does not exist "
+                "(check config parameter 'source/postgres/schema')"
+            )
+
     def missing_tables(self, stems: Iterable[str]) -> list[str]:
         """The table names (``"TRANSFERS"``) among ``stems`` that the schema does not hold.
 
@@ -199,12 +208,7 @@ class PostgresSource:
         """
         stems = list(stems)
         with contextlib.closing(connect(self.dsn)) as conn, conn.cursor() as cur:
-            cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
-            if cur.fetchone() is None:
-                raise InputDataError(
-                    f"{self.describe()}: the schema does not exist "
-                    "(check config parameter 'source/postgres/schema')"
-                )
+            self._require_schema(cur, self.describe())
             cur.execute(
                 """
                 SELECT DISTINCT lower(c.relname)
@@ -265,12 +269,7 @@ class PostgresSource:
     ) -> tuple[str, dict[str, str]]:
         """Return (actual table name, {lower-case column: actual column}); raise if absent."""
         with conn.cursor() as cur:
-            cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,))
-            if cur.fetchone() is None:
-                raise InputDataError(
-                    f"{self._label(spec)}: schema '{self.schema}' does not exist "
-                    "(check config parameter 'source/postgres/schema')"
-                )
+            self._require_schema(cur, self._label(spec))
             cur.execute(
                 """
                 SELECT c.relname, a.attname
