@@ -11,6 +11,7 @@ from mimic_deid.report import content
 from mimic_deid.report import tabular as tab
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
+    check_tabular_release,
     concealing_grid,
     demographic_uniqueness,
     demographics,
@@ -20,6 +21,7 @@ from mimic_deid.tabular import (
     load_hierarchies,
     ola_grid,
     procedure_uniqueness,
+    release_table,
 )
 
 
@@ -67,11 +69,11 @@ def test_tabular_items_are_registered():
     assert names == [
         "tabular_uniqueness", "tabular_loss_vs_suppression", "tabular_nodes_checked",
         "tabular_inverse_ola", "tabular_concealing", "tabular_dps", "tabular_epsilon_la",
-        "tabular_joint_risk",
+        "tabular_release", "tabular_joint_risk",
     ]  # fmt: skip
     assert set(tab.TABULAR_INPUTS.values()) == {
         "uniqueness", "ola", "inverse", "concealing", "dps_grid", "dps", "epsilon_la", "release",
-        "joint_risk",
+        "check", "joint_risk",
     }  # fmt: skip
 
 
@@ -92,6 +94,23 @@ def test_tables(outputs):
         "smallest k of those tried with delta <= 0.0001 everywhere: 50; smallest integer k: 41"
     )
     assert tab.inverse_table(outputs)["procedures kept"].str.startswith("proc_1: ").all()
+
+
+def test_the_ola_release_row_by_row_with_the_verdict_of_its_check(outputs):
+    table = demographics(*(synthetic_sources(800, 5)[k] for k in ("patients", "admissions",
+                         "procedures")), 1, derive_rng(1, "y"))  # fmt: skip
+    hier = load_hierarchies(HIERARCHIES)
+    qis = [*DEMOGRAPHIC_QIS, "proc_1"]
+    release, summary = release_table(table, hier, qis, 3, 10, "prec")
+    check = check_tabular_release(release, summary, table, hier, qis, k=3, max_sup=10)
+    shown = tab.ola_release_table({"release": summary, "check": check})
+    rows = dict(zip(shown["OLA release"], shown["value"], strict=True))
+    assert rows["k"] == "3" and rows["max_sup (% of records)"] == "10"
+    assert rows["level of yob"] == str(summary["levels"]["level_yob"])
+    assert rows["records released"] == str(summary["rows_released"])
+    assert rows["verdict of its check"] == "certified"
+    assert tab.ola_release_table({"release": summary})["value"].iloc[-1] == "not checked"
+    assert tab.ola_release_table({}).equals(pd.DataFrame({"note": ["tabular stage not run"]}))
 
 
 def test_figures_and_not_run(outputs, tmp_path):

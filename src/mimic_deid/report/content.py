@@ -708,6 +708,14 @@ ITEMS: tuple[ReportItem, ...] = (
         lambda d, out: tab.plot_epsilon_la(d.tabular, out),
     ),
     ReportItem(
+        "tabular_release",
+        "table",
+        "Tabular: demographics and procedures",
+        "The OLA release at tabular.release: its node, the records kept and the verdict of "
+        "its check (claims T1-T4).",
+        _tabular_table(tab.ola_release_table),
+    ),
+    ReportItem(
         "tabular_joint_risk",
         "table",
         "Tabular: demographics and procedures",

@@ -25,6 +25,7 @@ __all__ = [
     "joint_risk_table",
     "load_tabular",
     "nodes_checked_table",
+    "ola_release_table",
     "plot_epsilon_la",
     "plot_loss_vs_suppression",
     "uniqueness_table",
@@ -40,6 +41,7 @@ TABULAR_INPUTS: dict[str, str] = {
     "tabular_dps": "dps",
     "tabular_epsilon_la": "epsilon_la",
     "tabular_release_summary": "release",
+    "tabular_check": "check",
     "tabular_joint_risk": "joint_risk",
 }
 NOT_RUN = pd.DataFrame({"note": ["tabular stage not run"]})
@@ -152,6 +154,31 @@ def dps_table(tab: Mapping[str, Any]) -> pd.DataFrame:
         f"{summary['smallest_k_candidates']}; smallest integer k: {summary['smallest_k']}"
     )
     return pd.concat([grid, pd.DataFrame([note])], ignore_index=True)
+
+
+def ola_release_table(tab: Mapping[str, Any]) -> pd.DataFrame:
+    """The OLA release at ``tabular.release``: its node, the records kept and the verdict of
+    its check (``check.json``, claims T1-T4 of :mod:`mimic_deid.tabular.check`)."""
+    if "release" not in tab:
+        return NOT_RUN
+    r = tab["release"]
+    verdict = tab.get("check", {}).get("verdict", "not checked")
+    rows = [
+        ("k", str(r["k"])),
+        ("max_sup (% of records)", f"{r['max_sup']:g}"),
+        ("loss metric", str(r["metric"])),
+        *(
+            (f"level of {name.removeprefix('level_')}", str(level))
+            for name, level in r["levels"].items()
+        ),
+        ("records in", str(r["rows_in"])),
+        ("records released", str(r["rows_released"])),
+        ("records suppressed", str(r["suppressed"])),
+        ("smallest class", str(r["smallest_class"])),
+        ("normalised loss", f"{r['loss_normalised']:.3f}"),
+        ("verdict of its check", str(verdict)),
+    ]
+    return pd.DataFrame(rows, columns=["OLA release", "value"])
 
 
 def joint_risk_table(tab: Mapping[str, Any]) -> pd.DataFrame:
