@@ -31,10 +31,10 @@ from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.evaluate.disagreement import (
     DisagreementResult,
     check_class,
-    class_std,
     disagreement_from_distances,
+    standardised_class,
 )
-from mimic_deid.evaluate.distances import feature_distances, safe_scale
+from mimic_deid.evaluate.distances import feature_distances
 from mimic_deid.evaluate.evaluators import disagreement_distances
 from mimic_deid.evaluate.privacy import (
     DTW_WINDOW,
@@ -94,17 +94,29 @@ def class_curves(
     F_orig, F_rel : ndarray, shape (n, m)
         The original and released features.
     """
+    DF, DS, F_o, F_r = _class_distances(orig, rel, spec, standardise, series_distance, dtw_window)
+    return disagreement_from_distances(DF, DS), F_o, F_r
+
+
+def _class_distances(
+    orig: ClassArray,
+    rel: ClassArray,
+    spec: FeatureSpec,
+    standardise: bool,
+    series_distance: str,
+    dtw_window: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The disagreement's feature and series distances of one class (n, n), and its original
+    and released features (n, m)."""
     series_distance = check_series_distance(series_distance)
     dtw_window = check_dtw_window(dtw_window)
     F_o, F_r = compute_features(orig.X, spec), compute_features(rel.X, spec)
     _, _, X_o, X_r = check_class(F_o, F_r, orig.X, rel.X)
     scale = None
     if standardise:
-        scale = class_std(F_o, axis=0)
-        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
-        X_o, X_r = X_o / dim_scale, X_r / dim_scale
+        scale, X_o, X_r = standardised_class(F_o, X_o, X_r)
     DS = disagreement_distances(X_o, X_r, series_distance, dtw_window)
-    return disagreement_from_distances(feature_distances(F_o, F_r, scale), DS), F_o, F_r
+    return feature_distances(F_o, F_r, scale), DS, F_o, F_r
 
 
 def closest_class(summary: pd.DataFrame, hours: int) -> int | None:
@@ -122,15 +134,13 @@ def closest_class(summary: pd.DataFrame, hours: int) -> int | None:
     return int(lengths[np.argmin(np.abs(lengths - hours))])
 
 
-def first_included(F_orig: np.ndarray, F_rel: np.ndarray, standardise: bool) -> np.ndarray:
+def first_included(DF: np.ndarray) -> np.ndarray:
     """The released series each target's disagreement includes first, (n,) (-1: none).
 
-    The feature distances of the disagreement (all features; scaled by the class's standard
-    deviations with ``standardise``); ties go to the lowest row, as the disagreement's stable
+    ``DF`` is the disagreement's feature distances of the class (n, n; NaN = undefined; in
+    std units with ``standardise``); ties go to the lowest row, as the disagreement's stable
     sort orders them.
     """
-    scale = class_std(F_orig, axis=0) if standardise else None
-    DF = feature_distances(F_orig, F_rel, scale)
     defined = ~np.isnan(DF)
     best = np.argmin(np.where(defined, DF, np.inf), axis=1)
     return np.where(defined.any(axis=1), best, -1)
@@ -183,13 +193,13 @@ def main_class_curves(
     if len(original) != 1 or len(released) != 1:
         return {}
     spec = feature_spec(dict(features), dims)
-    result, F_o, F_r = class_curves(
+    DF, DS, F_o, F_r = _class_distances(
         original[0], released[0], spec, standardise, series_distance, dtw_window
     )
     d = int(spec.dims[0])
     return {
-        "result": result,
-        "first_included": first_included(F_o, F_r, standardise),
+        "result": disagreement_from_distances(DF, DS),
+        "first_included": first_included(DF),
         "F_orig": F_o,
         "F_rel": F_r,
         "names": list(spec.names),

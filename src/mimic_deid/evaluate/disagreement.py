@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import InputDataError
+from mimic_deid.evaluate.distances import safe_scale
 
 #: Feature distances closer than this (absolute, in feature units) form one increment.
 TIE_TOL = 1e-9
@@ -100,6 +101,31 @@ def class_std(values: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
         return np.nanstd(np.asarray(values, dtype=np.float64), axis=axis)
+
+
+def standardised_class(
+    F_o: np.ndarray, X_o: np.ndarray, X_r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The disagreement's scales with ``standardise`` (seed §4.3): every feature and every
+    series dimension divided by its class-wide std over the ORIGINAL non-null values (std 0
+    or undefined: unscaled).
+
+    Parameters
+    ----------
+    F_o : ndarray, shape (n, m)
+        Original features.
+    X_o, X_r : ndarray, shape (n, L, D)
+        Original and released series.
+
+    Returns
+    -------
+    f_scale : ndarray, shape (m,)
+        The features' scale (for :func:`~mimic_deid.evaluate.distances.feature_distances`).
+    X_os, X_rs : ndarray, shape (n, L, D)
+        The series in std units.
+    """
+    dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
+    return class_std(F_o, axis=0), X_o / dim_scale, X_r / dim_scale
 
 
 def check_class(

@@ -49,15 +49,8 @@ from mimic_deid.core.errors import ConfigError, InputDataError, require_choice
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
-from mimic_deid.evaluate.disagreement import (
-    check_class,
-    class_std,
-)
-from mimic_deid.evaluate.distances import (
-    ROW_CHUNK,
-    safe_scale,
-    series_centre,
-)
+from mimic_deid.evaluate.disagreement import check_class, standardised_class
+from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre
 from mimic_deid.evaluate.evaluators import (
     Block,
     ClassSeries,
@@ -238,9 +231,7 @@ def evaluate_class(
     f_scale = None
     X_os, X_rs, centre_dis = X_o, X_r, centre_rel
     if standardise:
-        f_scale = class_std(F_o, axis=0)
-        dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
-        X_os, X_rs = X_o / dim_scale, X_r / dim_scale
+        f_scale, X_os, X_rs = standardised_class(F_o, X_o, X_r)
         centre_dis = series_centre(X_os, X_rs)
     series = ClassSeries(
         X_o, X_r, centre_rel, centre_base, X_os, X_rs, centre_dis, series_distance, dtw_window,
