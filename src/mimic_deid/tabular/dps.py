@@ -41,6 +41,7 @@ __all__ = [
     "PENALTY_MODES",
     "EpsilonSafeResult",
     "NodeScores",
+    "admissible_pairs",
     "check_beta",
     "check_epsilon",
     "dps_delta",
@@ -154,6 +155,20 @@ def epsilon_prime(eps: float, beta: float) -> float:
     return float(eps) + math.log1p(-float(beta))
 
 
+def admissible_pairs(
+    betas: Sequence[float], epsilons: Sequence[float]
+) -> list[tuple[float, float, float]]:
+    """Seed §6.2.1: every ``(β, ε, ε′)`` with ε′ = ε + ln(1 - β) >= 0, in input order (β
+    outer). Raises ``ConfigError`` for a β outside (0, 1) or an ε <= 0."""
+    pairs = []
+    for beta in betas:
+        for eps in epsilons:
+            ep = epsilon_prime(check_epsilon(eps), check_beta(beta))
+            if ep >= 0:
+                pairs.append((float(beta), float(eps), ep))
+    return pairs
+
+
 def parameter_grid(
     betas: Sequence[float], epsilons: Sequence[float], ks: Sequence[int], n_rows: int
 ) -> list[dict]:
@@ -166,16 +181,12 @@ def parameter_grid(
         combinations needing a negative ε′ are left out.
     """
     rows = []
-    for beta in betas:
-        for eps in epsilons:
-            ep = epsilon_prime(check_epsilon(eps), check_beta(beta))
-            if ep < 0:
-                continue
-            row = {"beta": float(beta), "epsilon": float(eps), "epsilon_prime": ep}
-            for k in ks:
-                # ε - ε′ = -ln(1 - β) whatever ε: one evaluation per (k, β)
-                row[f"delta_k{k}"] = dps_delta(int(k), float(beta), -math.log1p(-beta), n_rows)[0]
-            rows.append(row)
+    for beta, eps, ep in admissible_pairs(betas, epsilons):
+        row = {"beta": beta, "epsilon": eps, "epsilon_prime": ep}
+        for k in ks:
+            # ε - ε′ = -ln(1 - β) whatever ε: one evaluation per (k, β)
+            row[f"delta_k{k}"] = dps_delta(int(k), beta, -math.log1p(-beta), n_rows)[0]
+        rows.append(row)
     return rows
 
 

@@ -29,9 +29,7 @@ from mimic_deid.tabular.concealing import m_concealing
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, demographics, procedure_columns
 from mimic_deid.tabular.dps import (
     PENALTY_MODES,
-    check_beta,
-    check_epsilon,
-    epsilon_prime,
+    admissible_pairs,
     node_scores,
     parameter_grid,
     selection_probabilities,
@@ -282,12 +280,7 @@ def check_tabular_config(cfg: Mapping) -> None:
 
     Seed §6.2.1's grid needs at least one (β, ε) pair with ε′ = ε + ln(1 - β) >= 0.
     """
-    e = cfg["epsilon"]
-    if not any(
-        epsilon_prime(check_epsilon(eps), check_beta(beta)) >= 0
-        for beta in e["beta"]
-        for eps in e["epsilon"]
-    ):
+    if not admissible_pairs(cfg["epsilon"]["beta"], cfg["epsilon"]["epsilon"]):
         raise ConfigError(NO_ADMISSIBLE_PAIR)
 
 
