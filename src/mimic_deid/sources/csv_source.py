@@ -486,10 +486,36 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
     return df
 
 
-# --------------------------------------------------------------------------- the source
+# --------------------------------------------------------------------------- the sources
 
 
-class CsvSource:
+class WholeTableReader:
+    """What both sources share: a table of :data:`tables.SMALL_TABLES` read whole.
+
+    A source supplies ``_batches(spec, chunk_rows)``, its typed record batches of one table
+    (``spec.schema``; ``chunk_rows`` None: the source's own block size).
+    """
+
+    def _batches(
+        self, spec: tables.TableSpec, chunk_rows: int | None
+    ) -> Iterator[pa.RecordBatch]:  # pragma: no cover - every source defines it
+        raise NotImplementedError
+
+    def read_arrow(self, name: str) -> pa.Table:
+        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
+        spec = tables.get_small_spec(name)
+        return pa.Table.from_batches(list(self._batches(spec, None)), schema=spec.schema)
+
+    def read_table(self, name: str) -> pd.DataFrame:
+        """Read a small table whole: only the needed columns, typed (see ``sources.tables``).
+
+        Integer columns with nulls come back as pandas ``Int64``; timestamps as
+        ``datetime64[s]``.
+        """
+        return to_pandas(self.read_arrow(name))
+
+
+class CsvSource(WholeTableReader):
     """A directory of the official MIMIC-III v1.4 CSV or CSV.gz files.
 
     Implements the reader protocol used by :func:`mimic_deid.sources.extract.extract_raw`:
@@ -524,7 +550,7 @@ class CsvSource:
         (:func:`missing_table_files`)."""
         return missing_table_files(self.path, stems)
 
-    def _open(self, spec: tables.TableSpec, chunk_rows: int | None) -> Iterator[pa.RecordBatch]:
+    def _batches(self, spec: tables.TableSpec, chunk_rows: int | None) -> Iterator[pa.RecordBatch]:
         path = find_table_file(self.path, spec.file_stem)
         label = str(path)
         log.info(f"{spec.file_stem}: reading {path}")
@@ -557,20 +583,6 @@ class CsvSource:
                         raise _decompress_error(label, damage) from None
                 raise
 
-    def read_arrow(self, name: str) -> pa.Table:
-        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
-        spec = tables.get_small_spec(name)
-        batches = list(self._open(spec, None))
-        return pa.Table.from_batches(batches, schema=spec.schema)
-
-    def read_table(self, name: str) -> pd.DataFrame:
-        """Read a small table whole: only the needed columns, typed (see ``sources.tables``).
-
-        Integer columns with nulls come back as pandas ``Int64``; timestamps as
-        ``datetime64[s]``.
-        """
-        return to_pandas(self.read_arrow(name))
-
     def iter_events(
         self,
         table: str,
@@ -589,7 +601,7 @@ class CsvSource:
         ids = itemid_array(itemids)
         if stats is not None:
             stats.update(rows_read=0, dropped_other_itemid=0)
-        for batch in self._open(spec, int(chunk_rows)):
+        for batch in self._batches(spec, int(chunk_rows)):
             kept = filter_itemids(batch, ids)
             if stats is not None:
                 stats["rows_read"] += batch.num_rows
@@ -606,6 +618,7 @@ def header_of(path: str | os.PathLike) -> list[str]:
 
 __all__ = [
     "CsvSource",
+    "WholeTableReader",
     "find_table_file",
     "header_of",
     "parse_csv_stream",

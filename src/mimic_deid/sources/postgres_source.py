@@ -23,7 +23,6 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pandas as pd
 import psycopg2
 import psycopg2.extensions
 from psycopg2 import sql
@@ -31,7 +30,7 @@ from psycopg2 import sql
 from mimic_deid.core.errors import InputDataError, SourceConnectionError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.sources import tables
-from mimic_deid.sources.csv_source import itemid_array, parse_csv_stream, to_pandas
+from mimic_deid.sources.csv_source import WholeTableReader, itemid_array, parse_csv_stream
 from mimic_deid.sources.dsn import dsn_params
 
 log = get_logger(__name__)
@@ -162,7 +161,7 @@ class CopyPump:
 # --------------------------------------------------------------------------- the source
 
 
-class PostgresSource:
+class PostgresSource(WholeTableReader):
     """A mimic-code PostgreSQL database (lower-case tables and columns in ``schema``).
 
     Implements the reader protocol of :func:`mimic_deid.sources.extract.extract_raw`.
@@ -317,7 +316,7 @@ class PostgresSource:
 
     # -- streaming -------------------------------------------------------------------------
 
-    def _stream(
+    def _batches(
         self,
         spec: tables.TableSpec,
         chunk_rows: int | None,
@@ -392,17 +391,6 @@ class PostgresSource:
 
     # -- reader protocol -------------------------------------------------------------------
 
-    def read_arrow(self, name: str) -> Any:
-        """Read a table of :data:`tables.SMALL_TABLES` whole, as typed Arrow."""
-        import pyarrow as pa
-
-        spec = tables.get_small_spec(name)
-        return pa.Table.from_batches(list(self._stream(spec, None)), schema=spec.schema)
-
-    def read_table(self, name: str) -> pd.DataFrame:
-        """Read a small table whole (needed columns only, typed as the CSV source does)."""
-        return to_pandas(self.read_arrow(name))
-
     def iter_events(
         self,
         table: str,
@@ -421,7 +409,7 @@ class PostgresSource:
             stats.update(rows_read=None, dropped_other_itemid=None, itemid_filter="database")
         if not ids:
             return
-        for batch in self._stream(spec, int(chunk_rows), ids):
+        for batch in self._batches(spec, int(chunk_rows), ids):
             if batch.num_rows:
                 yield batch
 
