@@ -15,8 +15,14 @@ CODE_PATH = re.compile(
     r"`((?:core|sources|synthetic|pipeline|deid|evaluate|codes|sequences|tabular|report|rules"
     r"|scripts|workflow|tests|benchmarks|docs|config|src)/[A-Za-z0-9_./-]+\.(?:py|smk|md|yaml))`"
 )
-#: Files the docs name on purpose though they do not exist (the worked example's new method).
-EXAMPLES = {"src/mimic_deid/deid/noise.py"}
+#: Files the docs name on purpose though they do not exist (the worked examples' new method
+#: and new stage).
+EXAMPLES = {
+    "src/mimic_deid/deid/noise.py",
+    "docs/notes.md",
+    "report/notes.py",
+    "workflow/rules/notes.smk",
+}
 
 
 @pytest.mark.parametrize("doc", ["docs/architecture.md", "README.md", "config/README.md"])

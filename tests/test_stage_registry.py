@@ -27,6 +27,7 @@ from paths import PATHS
 from mimic_deid.config import load_schema, validate_config
 from mimic_deid.core.errors import ConfigError, InputDataError, SourceConnectionError
 from mimic_deid.core.seeding import PUBLIC_SEED, master_seed
+from mimic_deid.pipeline.variables import load_variables, series_variables
 from mimic_deid.sources.postgres_source import PostgresSource, session
 from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
 from mimic_deid.stages import (
@@ -93,6 +94,38 @@ def test_every_registered_stage_has_the_contracts_parts():
     rules = sorted(p.name for p in (ROOT / "workflow" / "rules").glob("*.smk"))
     assert sorted(owned) == [r for r in rules if r != "common.smk"]
     assert all(stage.rule_files for stage in STAGES)
+
+
+def _rule_names(rule_file: Path) -> list[str]:
+    return re.findall(r"^rule (\w+):", rule_file.read_text(), flags=re.M)
+
+
+@pytest.mark.parametrize("stage", [s for s in STAGES if s.name != "series"], ids=lambda s: s.name)
+def test_every_comparator_stage_has_the_same_shape(stage):
+    """The parts of docs/architecture.md "Stages", for every registered comparator: a package
+    with the entry modules, one rule file with its rules in order, a claims rule among the
+    targets, thin scripts, a report module and a docs page."""
+    name = stage.name
+    package = ROOT / "src" / "mimic_deid" / name
+    module = __import__(f"mimic_deid.{name}.stage", fromlist=["_"])
+    assert callable(getattr(module, f"check_{name}_config")), name
+    assert any(f.startswith("read_source_table") for f in module.__all__), name
+    assert (package / "check.py").is_file(), name
+    assert stage.rule_files == (f"{name}.smk",)
+    rules = _rule_names(ROOT / "workflow" / "rules" / f"{name}.smk")
+    # extraction first, the claims rule after every method, the target last
+    assert rules[0] == f"{name}_extract" and rules[-1] == name, rules
+    check = rules.index(f"{name}_check")
+    assert all(not r.endswith("_publish") for r in rules[:check]), rules
+    # the claims rule's verdict is one of the stage's targets (built by `rule all`)
+    assert any(key.endswith("_check") for key, _ in stage.targets(config())), name
+    scripts = sorted((ROOT / "workflow" / "scripts").glob(f"{name}_*.py"))
+    assert {f"{name}_extract.py", f"{name}_check.py"} <= {p.name for p in scripts}
+    for script in scripts:
+        assert len(script.read_text().splitlines()) <= 45, script.name
+    assert (ROOT / "src" / "mimic_deid" / "report" / f"{name}.py").is_file(), name
+    assert (ROOT / "docs" / f"{name}.md").is_file(), name
+    assert stage.seed_namespace == name and stage.check_config.__name__ != "_no_check"
 
 
 def test_random_streams_are_derived_in_the_library_under_each_stage_namespace():
@@ -210,6 +243,17 @@ def test_each_selected_stage_checks_its_config_at_start_up(tmp_path):
         "and sum to 1, got 0.3 + 0.5 = 0.8"
     )
     check_stage_configs(config(codes={"lda": {"w_icd": 0.3}}, stages=["series"]))
+    vitals = {"tables": ["transfers", "vitals"], "vitals": {"variable": "pulse"}}
+    with pytest.raises(ConfigError) as err:
+        check_stage_configs(config(sequences=vitals))
+    names = sorted(v.name for v in series_variables(load_variables(ROOT / "config/variables.yaml")))
+    assert len(names) == 16 and "heart_rate" in names
+    assert str(err.value) == (
+        "config parameter 'sequences/vitals/variable': unknown variable 'pulse'; expected one "
+        f"of {names}"
+    )
+    # the variable is read only when the vitals table is selected
+    check_stage_configs(config(sequences={"vitals": {"variable": "pulse"}}))
 
 
 def test_dry_run_of_one_comparator_schedules_no_series_job(tmp_path):
@@ -224,6 +268,7 @@ def test_dry_run_of_one_comparator_schedules_no_series_job(tmp_path):
         "codes_audit": 1,
         "codes_gccens": 1,
         "codes_lda": 1,
+        "codes_check": 1,
         "all": 1,
     }
     cfg = prepare(tmp_path, {"stages": ["series", "tabular"]})

@@ -105,6 +105,7 @@ PATHS = {
     "codes_gccens": "results/codes/gccens_cul.csv",
     "codes_lda": "results/codes/lda.csv",
     "codes_lda_info": "results/codes/lda.json",
+    "codes_check": "results/codes/check.json",
 }
 
 

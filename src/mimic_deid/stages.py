@@ -23,7 +23,9 @@ from mimic_deid.codes.stage import check_codes_config
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.deid.duration import GROUP_BY_SPLIT
 from mimic_deid.deid.methods import method_labels
+from mimic_deid.pipeline.variables import load_variables, series_variables
 from mimic_deid.report.tabular import TABULAR_INPUTS
+from mimic_deid.sequences.stage import check_sequences_config
 from mimic_deid.sources.extract import EVENT_ORDER, SMALL_ORDER
 from mimic_deid.sources.tables import CODE_TABLES, PROCEDURES_ICD, SEQUENCE_TABLES
 from mimic_deid.tabular.stage import check_tabular_config
@@ -139,7 +141,7 @@ def _series_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
     return published + (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
 
 
-CODES_TARGETS = ("codes_audit", "codes_cdf", "codes_gccens", "codes_lda")
+CODES_TARGETS = ("codes_audit", "codes_cdf", "codes_gccens", "codes_lda", "codes_check")
 
 
 def _codes_tables(config: Mapping[str, Any]) -> tuple[str, ...]:
@@ -218,6 +220,11 @@ def _tabular_check(config: Mapping[str, Any]) -> None:
     check_tabular_config(config["tabular"])
 
 
+def _sequences_check(config: Mapping[str, Any]) -> None:
+    variables = series_variables(load_variables(config["variables"]))
+    check_sequences_config(config["sequences"], [v.name for v in variables])
+
+
 #: Every stage, in the order of the report's sections and of config ``stages``' default.
 STAGES: tuple[Stage, ...] = (
     Stage("series", "deid", _series_tables, _series_targets,
@@ -229,7 +236,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report,
           check_config=_codes_check, rule_files=("codes.smk",), seed_namespace="codes"),
     Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report,
-          rule_files=("sequences_inputs.smk", "sequences.smk"), seed_namespace="sequences"),
+          check_config=_sequences_check, rule_files=("sequences.smk",),
+          seed_namespace="sequences"),
 )  # fmt: skip
 
 

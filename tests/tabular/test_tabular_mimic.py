@@ -26,8 +26,8 @@ from mimic_deid.tabular import (
     inverse_ola,
     load_hierarchies,
     procedure_columns,
+    read_source_tables,
 )
-from mimic_deid.tabular.demographics import read_source_tables
 
 pytestmark = pytest.mark.slow
 

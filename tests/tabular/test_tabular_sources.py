@@ -20,8 +20,7 @@ from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.postgres_source import PostgresSource
 from mimic_deid.synthetic import generate
 from mimic_deid.synthetic.tabular import tabular_sources
-from mimic_deid.tabular import demographics
-from mimic_deid.tabular.demographics import read_source_tables
+from mimic_deid.tabular import demographics, read_source_tables
 
 DSN = os.environ.get("MIMIC_DEID_TEST_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres")
 TABLES = ["patients", "admissions", "procedures_icd"]

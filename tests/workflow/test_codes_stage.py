@@ -140,6 +140,10 @@ def test_codes_target_with_snakemake(tmp_path):
     lda = pd.read_csv(tmp_path / "results/codes/lda.csv")
     assert sorted(lda["alignment"].unique()) == ["ags", "baseline"]
     assert (tmp_path / "results/codes/dis_cdf.png").stat().st_size > 1000
+    check = json.loads((tmp_path / "results/codes/check.json").read_text())
+    assert check["verdict"] == "certified" and check["passed"]
+    assert check["checks"]["aggregates"] == {"gccens_rows": 4, "lda_rows": 4}
+    assert check["checks"]["lda_k_anonymity"]["min_margin"] >= 0
     # public outputs hold no identifiers, timestamps or ages
     for path in (tmp_path / "results/codes").iterdir():
         text = path.read_text(errors="ignore").lower() if path.suffix != ".png" else ""

@@ -1,11 +1,7 @@
 # Codes stage (seed 002): DIAGNOSES_ICD from the source, the distinguishability / k-map audit
-# of the released cohort's codes, and the GCCens and LDA comparators. Target: `codes`.
+# of the released cohort's codes, and the GCCens and LDA comparators (mimic_deid.codes;
+# docs/codes.md). Every output under results/codes/ is an aggregate. Target: `codes`.
 CODES = config["codes"]
-
-
-rule codes:
-    input:
-        stage_outputs("codes"),
 
 
 rule codes_extract:
@@ -91,3 +87,35 @@ rule codes_lda:
         seed=config["seed"],
     script:
         "../scripts/codes_lda.py"
+
+
+rule codes_check:
+    """The claims of the stage's public outputs (mimic_deid.codes.check, C1-C3): no
+    identifier, aggregates only, a k-anonymous LDA; the verdict is public."""
+    input:
+        audit=PATHS["codes_audit"],
+        gccens=PATHS["codes_gccens"],
+        lda=PATHS["codes_lda"],
+        lda_info=PATHS["codes_lda_info"],
+    output:
+        check=PATHS["codes_check"],
+    log:
+        "logs/codes/check.log",
+    benchmark:
+        "logs/benchmarks/codes/check.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        codes={key: CODES[key] for key in ("gccens", "lda")},
+        strict=config["strict"],
+    script:
+        "../scripts/codes_check.py"
+
+
+rule codes:
+    """Target: every artefact of the codes stage."""
+    input:
+        stage_outputs("codes"),

@@ -22,6 +22,13 @@ from mimic_deid.core.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
 from mimic_deid.synthetic import generator_fingerprint
 from mimic_deid.sources.csv_source import table_files
+from mimic_deid.sources.tables import (
+    ADMISSIONS_DEMOGRAPHICS,
+    CODE_TABLES,
+    PROCEDURES_ICD,
+    SEQUENCE_TABLES,
+    get_small_spec,
+)
 from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
 from mimic_deid.core.seeding import master_seed
 from mimic_deid.evaluate.pairing import release_name, release_pairs
@@ -150,20 +157,45 @@ def synthetic_dir():
     return path("synthetic", subjects=synth["subjects"], seed=synth["seed"])
 
 
-def extract_input(wildcards):
-    """What the extraction reads, so that a changed source re-runs it: the synthetic copy,
-    the CSV files present, or a file holding the PostgreSQL database's fingerprint."""
-    inputs = {"variables": config["variables"]}
+def source_input(specs=None):
+    """What the source-reading rules read, so that a changed source re-runs it: the
+    synthetic copy, the CSV files of ``specs`` present (csv_source.table_files; default the
+    extraction's tables), or a file holding the PostgreSQL database's fingerprint."""
     kind = config["source"]["kind"]
     if kind == "synthetic":
-        inputs["source_dir"] = synthetic_dir()
-    elif kind == "csv":
-        inputs["tables"] = [
-            str(p) for p in table_files(config["source"]["csv"]["path"])
-        ]
-    else:
-        inputs["fingerprint"] = postgres_fingerprint()
-    return inputs
+        return {"source_dir": synthetic_dir()}
+    if kind == "csv":
+        files = table_files(config["source"]["csv"]["path"], specs)
+        return {"tables": [str(p) for p in files]}
+    return {"fingerprint": postgres_fingerprint()}
+
+
+def extract_input(wildcards):
+    """What the raw extraction reads: the variables table and the source."""
+    return {"variables": config["variables"], **source_input()}
+
+
+def codes_extract_input(wildcards):
+    """The codes stage's extraction: the raw admissions/patients (ages) and the source's
+    diagnosis tables."""
+    return {"raw": PATHS["raw"], **source_input(CODE_TABLES.values())}
+
+
+def sequences_extract_input(wildcards):
+    """The sequences stage's extraction: the table from the source; `vitals` reads the stays
+    series instead."""
+    if wildcards.table == "vitals":
+        return {"series": path("series", release="stays")}
+    return source_input([SEQUENCE_TABLES[wildcards.table]])
+
+
+def tabular_extract_input(wildcards):
+    """The tabular stage's extraction: PATIENTS, ADMISSIONS and, when the stage reads it
+    (`tabular.procedures` > 0), PROCEDURES_ICD."""
+    specs = [get_small_spec("patients"), ADMISSIONS_DEMOGRAPHICS]
+    if config["tabular"]["procedures"] > 0:
+        specs.append(PROCEDURES_ICD)
+    return source_input(specs)
 
 
 def postgres_fingerprint():
@@ -316,25 +348,6 @@ def private_report_input(wildcards):
     g = next((q for q in sweep_points() if method_of(q["method"]).examples), None)
     if g:
         inputs["ga_examples"] = path("method_examples", release="stays", **g)
-    return inputs
-
-
-def codes_extract_input(wildcards):
-    """What the codes stage's extraction reads: the raw admissions/patients and the source's
-    diagnosis tables (files or fingerprint, as in extract_input)."""
-    from mimic_deid.sources.tables import CODE_TABLES
-
-    inputs = {"raw": PATHS["raw"]}
-    kind = config["source"]["kind"]
-    if kind == "synthetic":
-        inputs["source_dir"] = synthetic_dir()
-    elif kind == "csv":
-        inputs["tables"] = [
-            str(p)
-            for p in table_files(config["source"]["csv"]["path"], CODE_TABLES.values())
-        ]
-    else:
-        inputs["fingerprint"] = postgres_fingerprint()
     return inputs
 
 

@@ -1,6 +1,14 @@
 # Sequences stage (seed 004): TRANSFERS and CPTEVENTS read from the source, a Markov-model
 # synthetic release per table (mechanism seed_ratio or laplace) and the sweep over eps and the
-# LSH settings with Friedman tests. Target: `snakemake --cores 2 sequences`.
+# LSH settings with Friedman tests (mimic_deid.sequences; docs/sequences.md). Target:
+# `sequences`.
+import dataclasses
+
+from mimic_deid.sequences import release_settings
+
+SEQ = config["sequences"]
+# one release's settings (mimic_deid.sequences.Settings), as a rule parameter
+SEQ_SETTINGS = dataclasses.asdict(release_settings(SEQ))
 
 
 wildcard_constraints:
@@ -12,7 +20,7 @@ rule sequences_extract:
     after the main pipeline's jobs (priority), so a broken source is reported by `extract`.
     """
     input:
-        unpack(sequences_source_input),
+        unpack(sequences_extract_input),
     output:
         events=PATHS["seq_events"],
     log:
@@ -50,7 +58,7 @@ rule sequences_release:
     resources:
         mem_mb=4000,
     params:
-        settings=sequence_settings(),
+        settings=SEQ_SETTINGS,
         seed=config["seed"],
     script:
         "../scripts/sequences_release.py"
@@ -74,10 +82,34 @@ rule sequences_attack:
     resources:
         mem_mb=4000,
     params:
-        settings=sequence_settings(),
+        settings=SEQ_SETTINGS,
         seed=config["seed"],
     script:
         "../scripts/sequences_attack.py"
+
+
+rule sequences_sweep:
+    """The sweep mechanism x eps x |H| x w x repetitions and Friedman tests (seed 004 §5)."""
+    input:
+        events=PATHS["seq_events"],
+    output:
+        sweep=PATHS["seq_sweep"],
+        friedman=PATHS["seq_friedman"],
+    log:
+        "logs/sequences/{table}/sweep.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/sweep.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        settings=SEQ_SETTINGS,
+        grid=SEQ["sweep"],
+        seed=config["seed"],
+    script:
+        "../scripts/sequences_sweep.py"
 
 
 rule sequences_check:
@@ -123,31 +155,7 @@ rule sequences_publish:
         "../scripts/publish_release.py"
 
 
-rule sequences_sweep:
-    """The sweep mechanism x eps x |H| x w x repetitions and Friedman tests (seed 004 §5)."""
-    input:
-        events=PATHS["seq_events"],
-    output:
-        sweep=PATHS["seq_sweep"],
-        friedman=PATHS["seq_friedman"],
-    log:
-        "logs/sequences/{table}/sweep.log",
-    benchmark:
-        "logs/benchmarks/sequences/{table}/sweep.tsv"
-    conda:
-        "../envs/mimic-deid.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-    params:
-        settings=sequence_settings(),
-        grid=SEQ["sweep"],
-        seed=config["seed"],
-    script:
-        "../scripts/sequences_sweep.py"
-
-
 rule sequences:
     """Target: every artefact of the sequences stage."""
     input:
-        sequence_outputs(),
+        stage_outputs("sequences"),

@@ -1,10 +1,7 @@
 # Tabular stage (seed 003): the demographics table of MIMIC-III, its uniqueness, OLA, Inverse
 # OLA, m-concealing and epsilon-safe LA (mimic_deid.tabular; docs/tabular.md). Raw tables and
 # the demographics table are private; every output under results/tabular/ is an aggregate.
-import contextlib
-
-from mimic_deid.sources.csv_source import find_table_file
-
+# Target: `tabular`.
 TABULAR = config["tabular"]
 # PROCEDURES_ICD is read only when `tabular.procedures` > 0; with 0 the stage is demographics
 # only: no procedure uniqueness, no m-concealing models (they are procedures known).
@@ -13,14 +10,8 @@ TABULAR_MODELS = TABULAR["concealing"]["models"] if TABULAR_READS_PROCEDURES els
 TABULAR_PROCEDURES = sorted(
     {0, TABULAR["procedures"]} | {len(p) for p in TABULAR_MODELS.values()}
 )
-# A CSV source's PROCEDURES_ICD file (not among the extraction's tables): replacing it re-runs
-# the tabular extraction; a missing file is reported by the rule itself.
-TABULAR_CSV_FILES = []
-if config["source"]["kind"] == "csv" and TABULAR_READS_PROCEDURES:
-    with contextlib.suppress(MimicDeidError):
-        TABULAR_CSV_FILES.append(
-            str(find_table_file(config["source"]["csv"]["path"], "PROCEDURES_ICD"))
-        )
+
+
 # the demographics table with p procedures, for every p a rule reads
 DEMOGRAPHICS = {
     p: path("tabular_demographics", procedures=p) for p in TABULAR_PROCEDURES
@@ -35,8 +26,7 @@ wildcard_constraints:
 # broken source is reported once, by the raw extraction, on one core.
 rule tabular_extract:
     input:
-        unpack(extract_input),
-        procedures_file=TABULAR_CSV_FILES,
+        unpack(tabular_extract_input),
     output:
         patients=PATHS["tabular_patients"],
         admissions=PATHS["tabular_admissions"],
@@ -194,6 +184,31 @@ JOINT_RISK_RELEASE = path(
 )
 
 
+rule tabular_joint_risk:
+    input:
+        duration=path("duration", release="stays", dk=DEID["dk"][0]),
+        stays=PATHS["cohort_stays"],
+        demographics=DEMOGRAPHICS[0],
+        hierarchies=TABULAR["hierarchies"],
+        release_index=JOINT_RISK_RELEASE,
+    output:
+        PATHS["tabular_joint_risk"],
+    log:
+        "logs/tabular/joint_risk.log",
+    benchmark:
+        "logs/benchmarks/tabular/joint_risk.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    params:
+        release=TABULAR["release"],
+        release_name=METHODS[0],
+    script:
+        "../scripts/tabular_joint_risk.py"
+
+
 rule tabular_check:
     """The OLA release's claims T1-T4 (mimic_deid.tabular.check), re-checked from the
     demographics table (the run stops on a refusal only with config `strict: true`). The
@@ -224,36 +239,9 @@ rule tabular_check:
         "../scripts/tabular_check.py"
 
 
-rule tabular_joint_risk:
-    input:
-        duration=path("duration", release="stays", dk=DEID["dk"][0]),
-        stays=PATHS["cohort_stays"],
-        demographics=DEMOGRAPHICS[0],
-        hierarchies=TABULAR["hierarchies"],
-        release_index=JOINT_RISK_RELEASE,
-    output:
-        PATHS["tabular_joint_risk"],
-    log:
-        "logs/tabular/joint_risk.log",
-    benchmark:
-        "logs/benchmarks/tabular/joint_risk.tsv"
-    conda:
-        "../envs/mimic-deid.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-    params:
-        release=TABULAR["release"],
-        release_name=METHODS[0],
-    script:
-        "../scripts/tabular_joint_risk.py"
-
-
-# The joint risk needs the series pipeline (duration classes of `stays`): it is part of
-# `rule all` (with stage series) and the report, not of the light `tabular` target.
-TABULAR_OUTPUTS = stage_outputs("tabular")
-
-
 rule tabular:
+    """Target: every artefact of the tabular stage. The joint risk needs the series pipeline
+    (the duration classes of `stays`): it is part of `rule all` (with stage series) and the
+    report, not of this light target."""
     input:
-        TABULAR_OUTPUTS,
+        stage_outputs("tabular"),

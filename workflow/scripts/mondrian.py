@@ -5,17 +5,14 @@ import pandas as pd
 
 from mimic_deid.core.atomic import write_json, write_parquet
 from mimic_deid.core.logs import run_stage
-from mimic_deid.deid import KEY, LABELS, class_arrays, encode_demographics, mondrian_targets
+from mimic_deid.deid import encode_demographics, mondrian_targets, read_release_classes
 from mimic_deid.deid.hierarchy import load_hierarchies
 
 with run_stage(snakemake.rule, snakemake.log[0]):
-    classes, dims = class_arrays(
-        pd.read_parquet(snakemake.input.series),
-        pd.read_parquet(snakemake.input.classes),
-        fill_missing=True,
-    )
     ell = snakemake.params.outcome_l  # None: the release publishes no label
-    outcomes = pd.read_parquet(snakemake.input.meta, columns=[KEY, *LABELS]) if ell else None
+    classes, dims, outcomes = read_release_classes(
+        snakemake.input.series, snakemake.input.classes, snakemake.input.meta, ell
+    )
     columns = list(snakemake.params.demographics)
     demographics = (
         encode_demographics(

@@ -5,11 +5,9 @@ import pandas as pd
 
 from mimic_deid.core.atomic import write_parquet
 from mimic_deid.core.logs import run_stage
-from mimic_deid.sequences import cpt_events, transfer_events, vital_events
-from mimic_deid.sources import open_source
+from mimic_deid.sequences import read_source_table, vital_events
+from mimic_deid.sources import open_configured_source
 
-READERS = {"transfers": transfer_events, "cptevents": cpt_events}
-source = snakemake.config["source"]
 with run_stage(snakemake.rule, snakemake.log[0]) as log:
     table = snakemake.wildcards.table
     if table == "vitals":
@@ -17,13 +15,10 @@ with run_stage(snakemake.rule, snakemake.log[0]) as log:
         series = pd.read_parquet(snakemake.input.series)
         ev = vital_events(series, vitals["variable"], vitals["level"])
     else:
-        reader = open_source(
-            source["kind"],
-            csv_path=snakemake.input.get("source_dir", source["csv"]["path"]),
-            dsn=source["postgres"]["dsn"],
-            schema=source["postgres"]["schema"],
+        reader = open_configured_source(
+            snakemake.config["source"], snakemake.input.get("source_dir", "")
         )
-        ev = READERS[table](reader.read_table(table), snakemake.params.missing_times)
+        ev = read_source_table(reader, table, snakemake.params.missing_times)
     write_parquet(ev.to_frame(), snakemake.output.events)
     log.info(
         "%s: %d records of %d objects, %d states; dropped %d single-record objects, %d rows "

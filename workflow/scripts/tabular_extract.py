@@ -7,7 +7,7 @@ as the extraction; the DSN is read from the config here, never passed as a rule 
 from mimic_deid.core.atomic import write_parquet
 from mimic_deid.core.logs import get_logger, run_stage
 from mimic_deid.sources import open_configured_source
-from mimic_deid.tabular.demographics import read_source_tables
+from mimic_deid.tabular import read_source_tables
 
 source = snakemake.config["source"]
 with run_stage(snakemake.rule, snakemake.log[0]):

@@ -8,10 +8,12 @@
 * :mod:`~mimic_deid.codes.hierarchy` -- ICD-9 and age DGHs, loss metric;
 * :mod:`~mimic_deid.codes.lda` -- Baseline, A-GS, MDAV, ILM/ALM (Algorithms 2-3);
 * :mod:`~mimic_deid.codes.workload` -- the AvgRE query workload and its estimate (§IV.4.1);
-* :mod:`~mimic_deid.codes.stage` -- the workflow stage's library calls.
+* :mod:`~mimic_deid.codes.stage` -- the workflow stage's library calls;
+* :mod:`~mimic_deid.codes.check` -- the claims of the stage's public outputs (C1-C3).
 """
 
 from mimic_deid.codes.audit import dis_summary, plot_dis_cdf, risk_audit
+from mimic_deid.codes.check import check_codes_outputs
 from mimic_deid.codes.data import (
     Records,
     admission_ages,
@@ -30,6 +32,7 @@ from mimic_deid.codes.gccens import (
 from mimic_deid.codes.hierarchy import AGE_90_PLUS, Hierarchy, age_hierarchy, icd9_hierarchy
 from mimic_deid.codes.index import MultisetIndex, Multisets, multisets
 from mimic_deid.codes.lda import (
+    ALIGNMENTS,
     Alignment,
     LdaResult,
     Trajectories,
@@ -49,6 +52,7 @@ from mimic_deid.codes.stage import (
     gccens_table,
     lda_table,
     lda_trajectories,
+    read_source_tables,
     restrict_codes,
     sample_ids,
 )
@@ -60,6 +64,9 @@ from mimic_deid.codes.workload import (
 )
 
 __all__ = [
+    "ALIGNMENTS",
+    "check_codes_outputs",
+    "read_source_tables",
     "GCCENS_TABLE_COLUMNS",
     "absent_codes",
     "AGE_90_PLUS",

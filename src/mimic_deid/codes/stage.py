@@ -11,7 +11,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mimic_deid.codes.data import code_records, codes_at_level, pair_records, sample_rows
+from mimic_deid.codes.data import (
+    code_records,
+    codes_at_level,
+    diagnoses_with_ages,
+    pair_records,
+    sample_rows,
+)
 from mimic_deid.codes.gccens import cap_vector, cul_statistics, gccens
 from mimic_deid.codes.hierarchy import AGE_90_PLUS, Hierarchy, age_hierarchy, icd9_hierarchy
 from mimic_deid.codes.index import MultisetIndex
@@ -26,6 +32,8 @@ from mimic_deid.codes.workload import avg_relative_error, query_workload
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.seeding import derive_rng
+from mimic_deid.sources.extract import small_table_to_arrow
+from mimic_deid.sources.tables import CODE_TABLES
 
 __all__ = [
     "GCCENS_TABLE_COLUMNS",
@@ -34,6 +42,7 @@ __all__ = [
     "gccens_table",
     "lda_table",
     "lda_trajectories",
+    "read_source_tables",
     "restrict_codes",
     "sample_ids",
 ]
@@ -58,6 +67,35 @@ def check_codes_config(cfg: Mapping) -> None:
                 f"config parameter 'codes/gccens/caps': caps must be integers >= 0 or 'max', "
                 f"got {cap!r}"
             )
+
+
+def read_source_tables(
+    reader, admissions: pd.DataFrame, patients: pd.DataFrame
+) -> tuple[pd.DataFrame, dict]:
+    """DIAGNOSES_ICD from a source with each admission's age, and its counts.
+
+    Parameters
+    ----------
+    reader : CsvSource or PostgresSource
+        Anything with ``read_table(name)`` (:func:`mimic_deid.sources.open_source`).
+    admissions, patients : DataFrame
+        The raw extraction's ADMISSIONS and PATIENTS (the ages).
+
+    Returns
+    -------
+    DataFrame, dict
+        :func:`~mimic_deid.codes.data.diagnoses_with_ages` of the typed, key-checked table,
+        and its counts with ``dictionary_codes``, the rows of D_ICD_DIAGNOSES (only counted:
+        docs/codes.md).
+    """
+
+    def read(name: str) -> pd.DataFrame:
+        arrow = small_table_to_arrow(reader.read_table(name), CODE_TABLES[name], repr(reader))
+        return arrow.to_pandas()
+
+    diag, counts = diagnoses_with_ages(read("diagnoses_icd"), admissions, patients)
+    counts["dictionary_codes"] = int(len(read("d_icd_diagnoses")))
+    return diag, counts
 
 
 def restrict_codes(diag: pd.DataFrame, codes: Sequence[str], level: str) -> pd.DataFrame:

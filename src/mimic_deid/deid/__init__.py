@@ -13,6 +13,7 @@ from mimic_deid.deid.classes import (
     dims_of,
     iter_class_arrays,
     map_classes,
+    read_release_classes,
     trim_to_classes,
 )
 from mimic_deid.deid.demographics import DemographicCodes, demographic_cells, encode_demographics
@@ -98,6 +99,7 @@ __all__ = [
     "map_classes",
     "method_label",
     "method_labels",
+    "read_release_classes",
     "mondrian_targets",
     "parse_method_label",
     "protected_features",

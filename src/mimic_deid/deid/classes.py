@@ -19,6 +19,7 @@ import pandas as pd
 from mimic_deid.core.errors import InputDataError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.threads import map_tasks
+from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "dims_of",
     "iter_class_arrays",
     "map_classes",
+    "read_release_classes",
     "split_cells",
     "unit_keys",
     "trim_to_classes",
@@ -213,6 +215,33 @@ def class_arrays(
     if fill_missing:
         arrays = [ClassArray(c.group, c.length, c.keys, fill_missing_hours(c.X)) for c in arrays]
     return arrays, dims
+
+
+def read_release_classes(
+    series: str, classes: str, meta: str, ell: int | None
+) -> tuple[list[ClassArray], list[str], pd.DataFrame | None]:
+    """What the steps that de-identify a release read: its classes and, if published, labels.
+
+    Parameters
+    ----------
+    series, classes, meta : str
+        Paths of ``series.parquet``, the release's ``duration.parquet`` and ``meta.parquet``.
+    ell : int or None
+        ``deid.outcome_l`` of a release that publishes the outcome labels; None: it publishes
+        none, and no label is read.
+
+    Returns
+    -------
+    list of ClassArray, list of str
+        :func:`class_arrays` with the missing-hours pattern withheld (``fill_missing``).
+    DataFrame or None
+        icustay_id and the :data:`~mimic_deid.deid.duration.LABELS` columns; None without ``ell``.
+    """
+    arrays, dims = class_arrays(
+        pd.read_parquet(series), pd.read_parquet(classes), fill_missing=True
+    )
+    outcomes = pd.read_parquet(meta, columns=[KEY, *LABELS]) if ell else None
+    return arrays, dims, outcomes
 
 
 def map_classes(

@@ -31,7 +31,7 @@ from mimic_deid.core.errors import InputDataError, require_columns
 from mimic_deid.deid.examples import GA_STATS, series_features
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
-from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save
+from mimic_deid.report.plotting import FigureInfo, corner_note, legend, new_figure, no_data, save
 from mimic_deid.report.shaping import utility_rows
 from mimic_deid.report.tables import ALL_VARIABLES, SEED_TRUST_SETTINGS, SETTING_LABELS, SETTINGS
 
@@ -129,16 +129,7 @@ def plot_duration_classes(
     ax_days.axhline(1.0, color="0.6", linestyle=":", linewidth=1)
     unique_day = np.flatnonzero(counts == 1)
     if unique_day.size:
-        ax_days.text(
-            0.98,
-            0.8,
-            f"{unique_day.size} day classes hold a single series",
-            transform=ax_days.transAxes,
-            ha="right",
-            va="top",
-            fontsize=9,
-            color="0.3",
-        )
+        corner_note(ax_days, f"{unique_day.size} day classes hold a single series")
     ax_days.set_xlim(0, max(1, x[-1]))
     legend(ax_days, loc="upper right")
 
@@ -230,42 +221,27 @@ def plot_records_lost(
     ax_hist.hist(lost, bins=bins, color=RELEASE_COLOR, alpha=0.85, log=True)
     ax_hist.set_yscale("log")
     ax_hist.axvline(lost.mean(), color="k", linestyle="--", linewidth=1, label="mean")
-    ax_hist.text(
-        0.98,
-        0.8,
-        f"{int((lost == 0).sum())} series lose nothing (bar at 0)",
-        transform=ax_hist.transAxes,
-        ha="right",
-        va="top",
-        fontsize=9,
-        color="0.3",
-    )
+    corner_note(ax_hist, f"{int((lost == 0).sum())} series lose nothing (bar at 0)")
     legend(ax_hist, loc="upper right")
 
     ax_scatter.set_xscale("log")
     ok = lengths > 0
-    keep = ok & ~suppressed
-    ax_scatter.scatter(
-        lengths[keep],
-        lost[keep],
-        s=7,
-        alpha=0.4,
-        linewidths=0,
-        color=RELEASE_COLOR,
-        label="kept (shortened or not)",
-        rasterized=True,
+    groups = (
+        (ok & ~suppressed, 7, 0.4, RELEASE_COLOR, "kept (shortened or not)"),
+        (ok & suppressed, 9, 0.7, SUPPRESSED_COLOR, "suppressed"),
     )
-    if (ok & suppressed).any():
-        ax_scatter.scatter(
-            lengths[ok & suppressed],
-            lost[ok & suppressed],
-            s=9,
-            alpha=0.7,
-            linewidths=0,
-            color=SUPPRESSED_COLOR,
-            label="suppressed",
-            rasterized=True,
-        )
+    for mask, size, alpha, color, label in groups:
+        if mask.any():
+            ax_scatter.scatter(
+                lengths[mask],
+                lost[mask],
+                s=size,
+                alpha=alpha,
+                linewidths=0,
+                color=color,
+                label=label,
+                rasterized=True,
+            )
     legend(ax_scatter, loc="upper left")
     return save(fig, out_path)
 

@@ -23,6 +23,7 @@ __all__ = [
     "NO_DATA",
     "STYLE",
     "FigureInfo",
+    "corner_note",
     "describe",
     "legend",
     "new_figure",
@@ -108,6 +109,11 @@ def no_data(ax: Axes, message: str = NO_DATA) -> None:
     ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
     ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
     ax.grid(False)
+
+
+def corner_note(ax: Axes, text: str) -> None:
+    """A small grey note in the upper right of ``ax``, under where a legend goes."""
+    ax.text(0.98, 0.8, text, transform=ax.transAxes, ha="right", va="top", fontsize=9, color="0.3")
 
 
 def legend(ax: Axes, **kwargs: Any) -> None:

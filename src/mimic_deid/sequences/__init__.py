@@ -5,7 +5,7 @@ transition-time gap, §3.3) -> :mod:`lsh` (datasketch MinHash signatures and clu
 -> :mod:`model` (STMM ensembles STE and CTE, §3.1-3.4) -> :mod:`privacy` (the seed's ratio
 test, §3.5, which is NOT eps-differential privacy, or a discrete Laplace mechanism with a
 sequential-composition budget) -> :mod:`generate` (three phases, §4) -> :mod:`metrics`
-(Definition 4 similarity, top-20 2-grams, §5). :mod:`pipeline` runs one release and the
+(Definition 4 similarity, top-20 2-grams, §5). :mod:`stage` holds the stage's entry points (config check, source read) and runs one release and the
 sweep with Friedman tests; :mod:`attack` measures the verbatim-copy membership attack on a
 release; :mod:`check` holds the release's claims (12 and 13), checked before it is published.
 """
@@ -25,15 +25,6 @@ from mimic_deid.sequences.generate import generate
 from mimic_deid.sequences.lsh import cluster_signatures, lsh_similarity, signatures
 from mimic_deid.sequences.metrics import dataset_similarity, top_bigram_intersection
 from mimic_deid.sequences.model import CTE_LEVELS, STE_LEVELS, Ensemble, factor_values, fit_ensemble
-from mimic_deid.sequences.pipeline import (
-    Clustering,
-    Settings,
-    cluster_log,
-    fit_models,
-    fit_release,
-    friedman_tests,
-    run_sweep,
-)
 from mimic_deid.sequences.privacy import (
     MECHANISMS,
     SAMPLERS,
@@ -46,6 +37,18 @@ from mimic_deid.sequences.privacy import (
     ratio_suppress,
 )
 from mimic_deid.sequences.split import histogram_gap, split_sections, transition_times
+from mimic_deid.sequences.stage import (
+    Clustering,
+    Settings,
+    check_sequences_config,
+    cluster_log,
+    fit_models,
+    fit_release,
+    friedman_tests,
+    read_source_table,
+    release_settings,
+    run_sweep,
+)
 
 __all__ = [
     "check_sequence_release",
@@ -62,6 +65,7 @@ __all__ = [
     "Settings",
     "anonymise",
     "check_log",
+    "check_sequences_config",
     "cluster_log",
     "cluster_signatures",
     "component_sensitivity",
@@ -77,6 +81,8 @@ __all__ = [
     "histogram_gap",
     "laplace_counts",
     "membership_attack",
+    "read_source_table",
+    "release_settings",
     "lsh_similarity",
     "opendp_scale_epsilon",
     "ratio_suppress",

@@ -489,15 +489,21 @@ def to_pandas(table: pa.Table) -> pd.DataFrame:
 # --------------------------------------------------------------------------- the sources
 
 
-class WholeTableReader:
-    """What both sources share: a table of :data:`tables.SMALL_TABLES` read whole.
+class SourceReader:
+    """What both sources share: the reading half of the reader protocol.
 
     A source supplies ``_batches(spec, chunk_rows)``, its typed record batches of one table
-    (``spec.schema``; ``chunk_rows`` None: the source's own block size).
+    (``spec.schema``; ``chunk_rows`` None: the source's own block size), and
+    ``_events(spec, itemids, chunk_rows, stats)``, the event rows of the given item ids.
     """
 
     def _batches(
         self, spec: tables.TableSpec, chunk_rows: int | None
+    ) -> Iterator[pa.RecordBatch]:  # pragma: no cover - every source defines it
+        raise NotImplementedError
+
+    def _events(
+        self, spec: tables.TableSpec, itemids: pa.Array, chunk_rows: int, stats: dict | None
     ) -> Iterator[pa.RecordBatch]:  # pragma: no cover - every source defines it
         raise NotImplementedError
 
@@ -514,8 +520,26 @@ class WholeTableReader:
         """
         return to_pandas(self.read_arrow(name))
 
+    def iter_events(
+        self,
+        table: str,
+        itemids: Iterable[int],
+        chunk_rows: int,
+        stats: dict | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream CHARTEVENTS or LABEVENTS, keeping only rows with an itemid in ``itemids``.
 
-class CsvSource(WholeTableReader):
+        Reads about ``chunk_rows`` rows at a time (memory is bounded by the chunk size, not the
+        table) and yields non-empty batches with :data:`tables.SOURCE_EVENT_SCHEMA`. When
+        ``stats`` is given, ``stats["rows_read"]`` (rows parsed) and
+        ``stats["dropped_other_itemid"]`` are kept up to date while streaming, or None where
+        the source does not count them (a database filters the item ids itself).
+        """
+        spec = tables.get_event_spec(table)
+        yield from self._events(spec, itemid_array(itemids), int(chunk_rows), stats)
+
+
+class CsvSource(SourceReader):
     """A directory of the official MIMIC-III v1.4 CSV or CSV.gz files.
 
     Implements the reader protocol used by :func:`mimic_deid.sources.extract.extract_raw`:
@@ -583,26 +607,13 @@ class CsvSource(WholeTableReader):
                         raise _decompress_error(label, damage) from None
                 raise
 
-    def iter_events(
-        self,
-        table: str,
-        itemids: Iterable[int],
-        chunk_rows: int,
-        stats: dict | None = None,
+    def _events(
+        self, spec: tables.TableSpec, itemids: pa.Array, chunk_rows: int, stats: dict | None
     ) -> Iterator[pa.RecordBatch]:
-        """Stream CHARTEVENTS or LABEVENTS, keeping only rows with an itemid in ``itemids``.
-
-        Reads about ``chunk_rows`` rows at a time (memory is bounded by the chunk size, not the
-        table). Yields batches with :data:`tables.SOURCE_EVENT_SCHEMA`. When ``stats`` is given,
-        ``stats["rows_read"]`` (rows parsed) and ``stats["dropped_other_itemid"]`` are kept up to
-        date while streaming.
-        """
-        spec = tables.get_event_spec(table)
-        ids = itemid_array(itemids)
         if stats is not None:
             stats.update(rows_read=0, dropped_other_itemid=0)
-        for batch in self._batches(spec, int(chunk_rows)):
-            kept = filter_itemids(batch, ids)
+        for batch in self._batches(spec, chunk_rows):
+            kept = filter_itemids(batch, itemids)
             if stats is not None:
                 stats["rows_read"] += batch.num_rows
                 stats["dropped_other_itemid"] += batch.num_rows - kept.num_rows
@@ -618,7 +629,7 @@ def header_of(path: str | os.PathLike) -> list[str]:
 
 __all__ = [
     "CsvSource",
-    "WholeTableReader",
+    "SourceReader",
     "find_table_file",
     "header_of",
     "parse_csv_stream",

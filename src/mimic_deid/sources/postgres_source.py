@@ -30,7 +30,7 @@ from psycopg2 import sql
 from mimic_deid.core.errors import InputDataError, SourceConnectionError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.sources import tables
-from mimic_deid.sources.csv_source import WholeTableReader, itemid_array, parse_csv_stream
+from mimic_deid.sources.csv_source import SourceReader, parse_csv_stream
 from mimic_deid.sources.dsn import dsn_params
 
 log = get_logger(__name__)
@@ -161,7 +161,7 @@ class CopyPump:
 # --------------------------------------------------------------------------- the source
 
 
-class PostgresSource(WholeTableReader):
+class PostgresSource(SourceReader):
     """A mimic-code PostgreSQL database (lower-case tables and columns in ``schema``).
 
     Implements the reader protocol of :func:`mimic_deid.sources.extract.extract_raw`.
@@ -389,27 +389,16 @@ class PostgresSource(WholeTableReader):
             )
         return exc if isinstance(exc, Exception) else RuntimeError(repr(exc))
 
-    # -- reader protocol -------------------------------------------------------------------
-
-    def iter_events(
-        self,
-        table: str,
-        itemids: Iterable[int],
-        chunk_rows: int,
-        stats: dict | None = None,
+    def _events(
+        self, spec: tables.TableSpec, itemids: Any, chunk_rows: int, stats: dict | None
     ) -> Iterator[Any]:
-        """Stream CHARTEVENTS or LABEVENTS rows whose itemid is in ``itemids``.
-
-        The database does the itemid filtering (partition pruning), so ``stats`` gets
-        ``rows_read = None`` and ``dropped_other_itemid = None`` (not counted).
-        """
-        spec = tables.get_event_spec(table)
-        ids = itemid_array(itemids).to_pylist()
+        # The database does the itemid filtering (partition pruning): rows are not counted.
+        ids = itemids.to_pylist()
         if stats is not None:
             stats.update(rows_read=None, dropped_other_itemid=None, itemid_filter="database")
         if not ids:
             return
-        for batch in self._batches(spec, int(chunk_rows), ids):
+        for batch in self._batches(spec, chunk_rows, ids):
             if batch.num_rows:
                 yield batch
 

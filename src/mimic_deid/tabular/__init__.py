@@ -73,6 +73,7 @@ from mimic_deid.tabular.stage import (
     epsilon_la_grid,
     inverse_grid,
     ola_grid,
+    read_source_tables,
     release_table,
     uniqueness_report,
 )
@@ -150,4 +151,5 @@ __all__ = [
     "smallest_k",
     "suppression_budget",
     "uniqueness",
+    "read_source_tables",
 ]

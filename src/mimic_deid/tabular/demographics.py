@@ -22,8 +22,6 @@ import pandas as pd
 
 from mimic_deid.core.errors import ConfigError, require_choice, require_columns
 from mimic_deid.deid.hierarchy import MISSING
-from mimic_deid.sources import tables
-from mimic_deid.sources.extract import small_table_to_arrow
 
 __all__ = [
     "DEMOGRAPHIC_QIS",
@@ -33,7 +31,6 @@ __all__ = [
     "first_admissions",
     "pivot_procedures",
     "procedure_columns",
-    "read_source_tables",
 ]
 
 #: The quasi-identifiers of seed 003 §3.1, in lattice order.
@@ -186,40 +183,3 @@ def admission_sequences(
     wide = pivot_procedures(procedures, positions).dropna()
     codes = wide.to_numpy(dtype=str)
     return codes if ordered else np.sort(codes, axis=1)
-
-
-#: What the tabular extraction reads through a source's ``read_table``, by output name.
-SOURCE_TABLES = {
-    "patients": "patients",
-    "admissions": "admissions_demographics",
-    "procedures": "procedures_icd",
-}
-
-
-def read_source_tables(reader, procedures: bool = True) -> dict[str, pd.DataFrame]:
-    """PATIENTS, ADMISSIONS (with the demographic columns) and PROCEDURES_ICD from a source.
-
-    Parameters
-    ----------
-    reader : CsvSource or PostgresSource
-        Anything with ``read_table(name)`` (:func:`mimic_deid.sources.open_source`).
-    procedures : bool
-        False (``tabular.procedures: 0``): PROCEDURES_ICD is not read (a source may lack it)
-        and ``procedures`` is an empty frame with the table's columns.
-
-    Returns
-    -------
-    dict of str to DataFrame
-        ``patients``, ``admissions`` and ``procedures``, typed by their
-        :mod:`mimic_deid.sources.tables` specs and sorted by the specs' keys, so that every
-        source gives identical frames.
-    """
-    out = {}
-    for key, name in SOURCE_TABLES.items():
-        spec = tables.get_small_spec(name)
-        if key == "procedures" and not procedures:
-            out[key] = spec.schema.empty_table().to_pandas()
-            continue
-        arrow = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
-        out[key] = arrow.to_pandas()
-    return out

@@ -24,6 +24,8 @@ from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.hierarchy import Encoded, encode
+from mimic_deid.sources import tables
+from mimic_deid.sources.extract import small_table_to_arrow
 from mimic_deid.tabular.anonymity import check_k, node_classes
 from mimic_deid.tabular.concealing import m_concealing
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, demographics, procedure_columns
@@ -40,6 +42,7 @@ from mimic_deid.tabular.ola import inverse_ola, ola
 from mimic_deid.tabular.uniqueness import demographic_uniqueness, procedure_uniqueness
 
 __all__ = [
+    "read_source_tables",
     "NO_ADMISSIBLE_PAIR",
     "SEED_NAMESPACE",
     "demographics_table",
@@ -59,6 +62,43 @@ log = get_logger(__name__)
 #: The first key of every random stream of the stage (``derive_rng(seed, SEED_NAMESPACE, ...)``):
 #: its draws never meet another stage's.
 SEED_NAMESPACE = "tabular"
+
+
+#: What the tabular extraction reads through a source's ``read_table``, by output name.
+SOURCE_TABLES = {
+    "patients": "patients",
+    "admissions": "admissions_demographics",
+    "procedures": "procedures_icd",
+}
+
+
+def read_source_tables(reader, procedures: bool = True) -> dict[str, pd.DataFrame]:
+    """PATIENTS, ADMISSIONS (with the demographic columns) and PROCEDURES_ICD from a source.
+
+    Parameters
+    ----------
+    reader : CsvSource or PostgresSource
+        Anything with ``read_table(name)`` (:func:`mimic_deid.sources.open_source`).
+    procedures : bool
+        False (``tabular.procedures: 0``): PROCEDURES_ICD is not read (a source may lack it)
+        and ``procedures`` is an empty frame with the table's columns.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        ``patients``, ``admissions`` and ``procedures``, typed by their
+        :mod:`mimic_deid.sources.tables` specs and sorted by the specs' keys, so that every
+        source gives identical frames.
+    """
+    out = {}
+    for key, name in SOURCE_TABLES.items():
+        spec = tables.get_small_spec(name)
+        if key == "procedures" and not procedures:
+            out[key] = spec.schema.empty_table().to_pandas()
+            continue
+        arrow = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
+        out[key] = arrow.to_pandas()
+    return out
 
 
 def demographics_table(

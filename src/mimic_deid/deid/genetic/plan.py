@@ -278,11 +278,9 @@ def optimise_genetic(
 
     Parameters
     ----------
-    X : ndarray of float64, shape (n, L, D)
-        Series of one duration class, NaN = null.
-    targets : ndarray of float64, shape (n, m)
-        Feature targets in ``spec`` column order, NaN = unconstrained.
-    spec : FeatureSpec
+    X, targets, spec
+        One duration class (n, L, D), its feature targets (n, m) and their columns, as the
+        ad-hoc optimiser takes them (:func:`mimic_deid.deid.adhoc.optimise_adhoc`).
     params : GeneticParams
     rng : numpy.random.Generator
         The only source of randomness: each chunk of problems gets its own generator derived

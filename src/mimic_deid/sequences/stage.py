@@ -1,5 +1,9 @@
-"""One release and the sweep of the sequences stage (seed 004 §3-5).
+"""The sequences stage's entry points: config, source tables, one release and the sweep
+(seed 004 §3-5).
 
+:func:`check_sequences_config` runs at start-up, :func:`read_source_table` is the extraction
+rule's read of TRANSFERS or CPTEVENTS, :func:`release_settings` the :class:`Settings` of the
+config section.
 :func:`fit_release` splits the log into sections, clusters them with MinHash LSH, fits the STE
 and the CTE, anonymises their counts with the configured mechanism, generates a synthetic
 dataset and measures it. :func:`run_sweep` repeats that over a grid (mechanism x eps x |H| x
@@ -11,15 +15,16 @@ from __future__ import annotations
 
 import math
 import time as _time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from mimic_deid.core.errors import ReleaseCheckError, require_choice
+from mimic_deid.core.errors import ConfigError, ReleaseCheckError, require_choice
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.sequences.events import EventLog, check_log
+from mimic_deid.sequences.events import EventLog, check_log, cpt_events, transfer_events
 from mimic_deid.sequences.generate import generate
 from mimic_deid.sequences.lsh import cluster_signatures, signatures
 from mimic_deid.sequences.metrics import dataset_similarity, top_bigram_intersection
@@ -32,10 +37,13 @@ log = get_logger(__name__)
 __all__ = [
     "Clustering",
     "Settings",
+    "check_sequences_config",
     "cluster_log",
     "fit_models",
     "fit_release",
     "friedman_tests",
+    "read_source_table",
+    "release_settings",
     "run_sweep",
 ]
 
@@ -86,6 +94,53 @@ class Settings:
     def __post_init__(self) -> None:
         require_choice(self.mechanism, MECHANISMS, "sequences: mechanism")
         check_epsilon(self.epsilon)
+
+
+def release_settings(section: Mapping) -> Settings:
+    """The :class:`Settings` of config section ``sequences`` (its nested keys flattened)."""
+    lsh, split = section["lsh"], section["split"]
+    return Settings(
+        mechanism=section["mechanism"],
+        epsilon=section["epsilon"],
+        hashes=lsh["hashes"],
+        shingles=lsh["shingles"],
+        cluster_fraction=lsh["cluster_fraction"],
+        lsh_threshold=lsh["threshold"],
+        gap_hours=split["gap_hours"] or None,  # 0: from the histogram
+        histogram_bins=split["histogram_bins"],
+        histogram_sample=split["histogram_sample"],
+        drop_fraction=split["drop_fraction"],
+        sampler=section["laplace"]["sampler"],
+        metric_sample=section["metric_sample"],
+    )
+
+
+def check_sequences_config(section: Mapping, series_variables: Sequence[str]) -> None:
+    """Cross-field checks of config section ``sequences`` at start-up (raises ``ConfigError``).
+
+    The release settings must make a :class:`Settings`, and the ``vitals`` table, when
+    selected, needs ``vitals/variable`` to be one of ``series_variables`` (the columns of the
+    ``stays`` series it reads).
+    """
+    release_settings(section)
+    variable = section["vitals"]["variable"]
+    if "vitals" in section["tables"] and variable not in series_variables:
+        raise ConfigError(
+            f"config parameter 'sequences/vitals/variable': unknown variable {variable!r}; "
+            f"expected one of {sorted(series_variables)}"
+        )
+
+
+#: The source table of each sequence table the extraction reads from the source (``vitals``
+#: is read from the ``stays`` series instead), and its reader.
+SOURCE_READERS = {"transfers": transfer_events, "cptevents": cpt_events}
+
+
+def read_source_table(reader, table: str, missing_times: str) -> EventLog:
+    """The records <object, time, state> of ``table`` (``transfers`` or ``cptevents``), read
+    whole through ``reader`` (a source: ``read_table``); ``missing_times`` as in
+    :func:`~mimic_deid.sequences.events.transfer_events`."""
+    return SOURCE_READERS[table](reader.read_table(table), missing_times)
 
 
 @dataclass
