@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from mimic_deid.codes.index import MultisetIndex, Multisets
 from mimic_deid.core.errors import ConfigError, MimicDeidError
@@ -212,8 +211,3 @@ def cul_statistics(cul: np.ndarray) -> dict[str, float]:
         "median": float(np.median(cul)),
         "skewness": skew,
     }
-
-
-def cul_table(rows: list[dict]) -> pd.DataFrame:
-    """Rows ``{k, cap, mean, sd, median, skewness, modified}`` as a table sorted by k, cap."""
-    return pd.DataFrame(rows).sort_values(["k", "cap"], kind="stable").reset_index(drop=True)

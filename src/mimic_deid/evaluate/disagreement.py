@@ -89,12 +89,6 @@ class DisagreementResult:
         """Inclusion fraction ``c / n`` of each column of ``curves``, shape (n,)."""
         return np.arange(1, self.n + 1, dtype=np.float64) / max(self.n, 1)
 
-    @property
-    def min_auc(self) -> float:
-        """Smallest defined Δ-AUC of the class (Algorithm 2's return value); NaN if none."""
-        defined = self.auc[~np.isnan(self.auc)]
-        return float(defined.min()) if defined.size else float("nan")
-
 
 def class_std(values: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     """Population std (ddof=0) over non-null values along ``axis``; NaN where all null."""

@@ -50,10 +50,6 @@ class Variable:
     def chart_itemids(self) -> tuple[int, ...]:
         return self.itemids.get("carevue", ()) + self.itemids.get("metavision", ())
 
-    @property
-    def lab_itemids(self) -> tuple[int, ...]:
-        return self.itemids.get("labevents", ())
-
 
 def _fail(path: str, name: str, msg: str) -> ConfigError:
     return ConfigError(f"{path}: variable '{name}': {msg}")
