@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -454,3 +455,23 @@ def test_the_slurm_profile_sets_resources_of_rules_that_exist():
         for m in re.finditer(r"^rule (\w+):", f.read_text(), re.M)
     }
     assert set(profile["set-resources"]) <= rules, sorted(set(profile["set-resources"]) - rules)
+
+
+def test_the_workflow_starts_without_the_heavy_libraries():
+    """What the rule files import when Snakemake parses them (every run, and every job of a
+    cluster run) leaves scipy's statistics, scikit-learn, matplotlib and datasketch to the jobs
+    that use them: each costs the start-up a second or so (benchmarks/README.md)."""
+    modules = set()
+    for smk in [ROOT / "Snakefile", *(ROOT / "workflow" / "rules").glob("*.smk")]:
+        modules |= set(re.findall(r"^from (mimic_deid[\w.]*) import", smk.read_text(), re.M))
+    assert {"mimic_deid.stages", "mimic_deid.report.content"} <= modules
+    heavy = ("scipy.stats", "sklearn", "matplotlib", "datasketch", "scipy.integrate")
+    code = "; ".join(
+        [
+            *(f"import {m}" for m in sorted(modules)),
+            "import sys",
+            f"print([m for m in {heavy!r} if m in sys.modules])",
+        ]
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

@@ -40,7 +40,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.disagreement import TIE_TOL
@@ -174,6 +173,8 @@ def rate_interval(hits: float, n: int, confidence: float = CONFIDENCE) -> tuple[
     if n <= 0:
         return (float("nan"), float("nan"))
     k = min(int(round(hits)), int(n))
+    from scipy.stats import binomtest  # imported here: the workflow imports this module at start
+
     ci = binomtest(k, int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return (float(ci.low), float(ci.high))
 

@@ -25,19 +25,18 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.impute import SimpleImputer
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import average_precision_score, roc_auc_score
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.duration import LABELS
+
+if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted or scored: importing
+    # this module (as the workflow does when it starts) stays light
+    from sklearn.pipeline import Pipeline
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.evaluate.benchmark_features import (
     STATISTICS,
@@ -166,6 +165,11 @@ def _check_cs(Cs: Sequence[float]) -> list[float]:
 
 
 def _pipeline(C: float, seed: int, max_iter: int) -> Pipeline:
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
     return Pipeline(
         [
             ("impute", SimpleImputer(strategy="mean", keep_empty_features=True)),
@@ -181,6 +185,8 @@ def _pipeline(C: float, seed: int, max_iter: int) -> Pipeline:
 
 
 def _fit(pipe: Pipeline, X: np.ndarray, y: np.ndarray) -> Pipeline:
+    from sklearn.exceptions import ConvergenceWarning
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
         pipe.fit(X, y)
@@ -246,6 +252,8 @@ def fit_mortality_model(
             C,
         )
         return _fit(_pipeline(C, seed, max_iter), X_tr, y_tr), C
+    from sklearn.metrics import roc_auc_score
+
     best: tuple[float, float, Pipeline] | None = None
     for C in Cs:
         pipe = _fit(_pipeline(C, seed, max_iter), X_tr, y_tr)
@@ -340,6 +348,8 @@ def evaluate_model(
     if len(np.unique(y)) < 2:
         log.warning("evaluation data has a single class; metrics are NaN")
         return out
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
     scores = model.predict_proba(X)[:, 1]
     out["roc_auc"] = float(roc_auc_score(y, scores))
     out["pr_auc"] = float(average_precision_score(y, scores))
@@ -375,10 +385,12 @@ def _side_data(splits: Mapping[str, tuple], side: str) -> dict[str, Dataset]:
 
 
 #: A fitted model of one training side: (pipeline, chosen C, validation ROC-AUC at that C).
-_Fitted = tuple[Pipeline, float, float]
+_Fitted = tuple["Pipeline", float, float]
 
 
 def _fit_side(splits: Mapping[str, Dataset], Cs: Sequence[float], seed: int, side: str) -> _Fitted:
+    from sklearn.metrics import roc_auc_score
+
     model, C = fit_mortality_model(splits["train"], splits["validation"], Cs, seed)
     X_va, y_va = splits["validation"]
     val_auc = (

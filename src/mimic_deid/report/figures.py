@@ -20,14 +20,15 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib as mpl
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from mimic_deid.core.errors import InputDataError, require_columns
+
+if TYPE_CHECKING:  # matplotlib is imported where drawn (report/plotting.py)
+    from matplotlib.axes import Axes
 from mimic_deid.deid.examples import GA_STATS, series_features
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
@@ -325,7 +326,7 @@ def plot_summary_disagreement(
     if normalised:
         ax.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
     ax.set_xlim(right=100.0)
-    ax.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(_percent_tick))
+    ax.xaxis.set_major_formatter(_percent_formatter())
     legend(ax, loc="best", ncol=2 if len(stats) > 2 else 1)
     return save(fig, out_path)
 
@@ -334,6 +335,13 @@ def _percent_tick(value: float, _pos: int) -> str:
     if value <= 0:
         return ""
     return f"{value:g}"
+
+
+def _percent_formatter() -> Any:
+    """A matplotlib tick formatter of :func:`_percent_tick`."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(_percent_tick)
 
 
 def plot_first_disagreement_cdf(
@@ -780,7 +788,7 @@ def plot_disagreement_curves(
     else:
         no_data(ax_low)
     ax_low.set_xlim(right=100.0)
-    ax_low.xaxis.set_major_formatter(mpl.ticker.FuncFormatter(_percent_tick))
+    ax_low.xaxis.set_major_formatter(_percent_formatter())
     return save(fig, out_path)
 
 

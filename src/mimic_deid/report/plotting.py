@@ -10,13 +10,14 @@ read instead of the image.
 from __future__ import annotations
 
 import os
-from typing import Any
-
-import matplotlib as mpl
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from mimic_deid.core.atomic import atomic_path
+
+if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: the workflow imports the
+    # report's item registry when it starts, and matplotlib costs it about a second
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "DPI",
@@ -58,6 +59,9 @@ STYLE = {
 
 def new_figure(width: float, height: float) -> Figure:
     """A figure of ``width`` x ``height`` inches in the report's style, constrained layout."""
+    import matplotlib as mpl
+    from matplotlib.figure import Figure
+
     with mpl.rc_context(STYLE):
         return Figure(figsize=(width, height), layout="constrained")
 
@@ -85,6 +89,8 @@ def describe(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
 
 def save(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
     """Write ``fig`` as PNG atomically and describe it."""
+    import matplotlib as mpl
+
     with mpl.rc_context(STYLE):
         info = describe(fig, out_path)
         with atomic_path(out_path, suffix=".png") as tmp:
@@ -94,6 +100,8 @@ def save(fig: Figure, out_path: str | os.PathLike) -> FigureInfo:
 
 def no_data(ax: Axes, message: str = NO_DATA) -> None:
     """Mark ``ax`` as empty: centred message, no ticks, labels kept."""
+    from matplotlib.ticker import NullLocator
+
     ax.text(
         0.5,
         0.5,
@@ -106,8 +114,8 @@ def no_data(ax: Axes, message: str = NO_DATA) -> None:
     )
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.xaxis.set_minor_locator(mpl.ticker.NullLocator())
-    ax.yaxis.set_minor_locator(mpl.ticker.NullLocator())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.grid(False)
 
 

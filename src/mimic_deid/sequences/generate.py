@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr, ndtri
 
 from mimic_deid.sequences.model import STE_LEVELS, Ensemble, factor_values, model_codes
 
@@ -126,6 +125,8 @@ def _normal(mean: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.nd
 def _positive_normal(mean: np.ndarray, sd: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Normal(``mean``, ``sd``) truncated to (0, inf) by inverse CDF, shape (n,); ``mean``
     (at least 0) where the sd is 0 or NaN (a statistic of one value)."""
+    from scipy.special import ndtr, ndtri  # here: the workflow imports this package at start
+
     mean = np.asarray(mean, dtype=np.float64)
     sd = np.nan_to_num(np.asarray(sd, dtype=np.float64))
     u = 1.0 - rng.random(len(mean))  # (0, 1]

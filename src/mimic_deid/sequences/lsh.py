@@ -11,10 +11,15 @@ exact search over all medoids.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 from mimic_deid.core.errors import ConfigError
+
+if TYPE_CHECKING:  # datasketch (and its scipy) is imported where signatures are made: the
+    # workflow imports this package when it starts
+    from datasketch import MinHash
 
 __all__ = ["cluster_signatures", "lsh_similarity", "nearest_similarity", "signatures"]
 
@@ -54,6 +59,8 @@ def signatures(seq_codes: np.ndarray, starts: np.ndarray, num_perm: int, w: int)
     keys = [tuple(seq_codes[starts[i] : starts[i + 1]].tolist()) for i in range(n)]
     uniq: dict[tuple, int] = {}
     inverse = np.fromiter((uniq.setdefault(k, len(uniq)) for k in keys), np.int64, n)
+    from datasketch import MinHash
+
     proto = MinHash(num_perm=int(num_perm), seed=MINHASH_SEED, scheme=SCHEME)
     out = np.empty((len(uniq), int(num_perm)), dtype=np.uint64)
     for key, j in uniq.items():
@@ -136,6 +143,8 @@ def cluster_signatures(
     medoids = order[:k]
     label = np.full(len(uniq), -1, dtype=np.int64)
     label[medoids] = np.arange(k)
+    from datasketch import MinHash, MinHashLSH
+
     index = MinHashLSH(threshold=threshold, num_perm=h)
     perms = MinHash(num_perm=h, seed=MINHASH_SEED, scheme=SCHEME).permutations
 
