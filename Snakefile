@@ -20,12 +20,16 @@ for rule_file in STAGE_RULE_FILES:
     include: f"workflow/rules/{rule_file}"
 
 
-# File copies and small JSON gatherers: run by the main Snakemake process, never submitted to
-# a cluster (a SLURM job's start-up costs more than the work).
+# File copies, small JSON gatherers and the checks of the comparators' small public files:
+# run by the main Snakemake process, never submitted to a cluster (a SLURM job's start-up
+# costs more than the work).
 localrules:
     publish_release,
     sequences_publish,
     release_card,
+    sweep_summary,
+    codes_check,
+    tabular_check,
 
 
 rule all:
