@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mimic_deid.core.atomic import read_yaml
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.methods import REGISTRY
 from mimic_deid.sources.dsn import dsn_params
@@ -100,8 +101,7 @@ def check_config_files(paths: Iterable[str | os.PathLike]) -> None:
 
 def load_schema(schema_path: str | os.PathLike) -> dict:
     """The JSON schema (YAML file) of the configuration."""
-    with open(schema_path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    return read_yaml(schema_path, "config schema")
 
 
 def _resolve(schema: Mapping, root: Mapping) -> Mapping:
