@@ -52,6 +52,7 @@ __all__ = [
     "curves_table",
     "first_included",
     "main_class_curves",
+    "main_class_keys",
 ]
 
 #: The seed shows the class of 30 hours (Figs 3.1, 5.4); the main class is the closest length.
@@ -146,6 +147,15 @@ def first_included(DF: np.ndarray) -> np.ndarray:
     return np.where(defined.any(axis=1), best, -1)
 
 
+def main_class_keys(classes: pd.DataFrame, class_length: int | None) -> np.ndarray:
+    """The icustay_ids of the main class (group ``all``, length ``class_length``), in
+    ``classes`` order; empty without a class. A caller reads only these series."""
+    if class_length is None:
+        return classes[KEY].to_numpy()[:0]
+    keep = (classes["class_length"] == class_length) & (classes["group"] == "all")
+    return classes.loc[keep, KEY].to_numpy()
+
+
 def main_class_curves(
     series: pd.DataFrame,
     classes: pd.DataFrame,
@@ -181,12 +191,11 @@ def main_class_curves(
         variable, ``variable``, ``class_length`` and ``series_distance``; empty when the class
         is missing.
     """
-    if class_length is None:
+    keys = main_class_keys(classes, class_length)
+    if not len(keys):
         return {}
-    classes = classes[(classes["class_length"] == class_length) & (classes["group"] == "all")]
-    if classes.empty:
-        return {}
-    original, dims = class_arrays(series[series[KEY].isin(classes[KEY])], classes)
+    classes = classes[classes[KEY].isin(keys)]
+    original, dims = class_arrays(series[series[KEY].isin(keys)], classes)
     released = list(
         iter_class_arrays(released_by_key(release_series, pseudonyms, classes, dims), dims)
     )
