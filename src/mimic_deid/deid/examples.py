@@ -22,6 +22,7 @@ from mimic_deid.deid.features import dimension_stats
 
 __all__ = [
     "GA_STATS",
+    "example_keys",
     "examples_from_json",
     "examples_to_json",
     "method_examples",
@@ -40,6 +41,34 @@ def series_features(x: np.ndarray) -> dict[str, float]:
         return dict.fromkeys(GA_STATS, math.nan)
     stats = dimension_stats(x[None, :])
     return {s: float(stats[s][0]) for s in GA_STATS}
+
+
+def _chosen(
+    targets: pd.DataFrame, per_series: pd.DataFrame, features: Mapping[str, list[str]]
+) -> tuple[str, int, dict[str, pd.Series]] | None:
+    """The variable shown, the number of candidate series and the ``method.parquet`` rows of
+    the worst and the median one (:func:`method_examples`); None when there is none."""
+    variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
+    if variable is None:
+        return None
+    stat_cols = [f"target_{variable}_{s}" for s in GA_STATS]
+    usable = targets.loc[targets[stat_cols].notna().all(axis=1), KEY]
+    per_series = per_series[per_series[KEY].isin(usable)]
+    per_series = per_series.sort_values(["unfeasibility", KEY], kind="stable")
+    if per_series.empty:
+        return None
+    n = len(per_series)
+    chosen = {"worst": n - 1, "median": (n - 1) // 2}
+    return variable, n, {rank: per_series.iloc[i] for rank, i in chosen.items()}
+
+
+def example_keys(
+    targets: pd.DataFrame, per_series: pd.DataFrame, features: Mapping[str, list[str]]
+) -> list[int]:
+    """The icustay_ids :func:`method_examples` shows (at most two): a caller reads only
+    these series."""
+    chosen = _chosen(targets, per_series, features)
+    return [] if chosen is None else sorted({int(row[KEY]) for row in chosen[2].values()})
 
 
 def method_examples(
@@ -73,19 +102,11 @@ def method_examples(
         feature dimensions, as in ``method.parquet``), ``iterations``, ``class_length``
         and ``n``. Empty when no series has the four target statistics.
     """
+    chosen = _chosen(targets, per_series, features)
+    if chosen is None:
+        return []
+    variable, n, rows = chosen
     targets = targets.set_index(KEY)
-    variable = next((v for v in features if "mean" in features[v] and "var" in features[v]), None)
-    if variable is None:
-        return []
-    stat_cols = [f"target_{variable}_{s}" for s in GA_STATS]
-    usable = targets[stat_cols].notna().all(axis=1)
-    per_series = per_series[per_series[KEY].isin(targets.index[usable])]
-    per_series = per_series.sort_values(["unfeasibility", KEY], kind="stable")
-    if per_series.empty:
-        return []
-    n = len(per_series)
-    chosen = {"worst": n - 1, "median": (n - 1) // 2}
-    rows = {rank: per_series.iloc[i] for rank, i in chosen.items()}
     keys = [int(row[KEY]) for row in rows.values()]
     original = trim_to_classes(series[series[KEY].isin(keys)], classes)
     out = []
