@@ -6,7 +6,12 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.atomic import read_json, write_json
-from mimic_deid.deid.examples import examples_from_json, examples_to_json, method_examples
+from mimic_deid.deid.examples import (
+    example_keys,
+    examples_from_json,
+    examples_to_json,
+    method_examples,
+)
 from mimic_deid.report.content import ITEMS, ReportData, ga_caption
 
 KEY = "icustay_id"
@@ -66,6 +71,20 @@ def test_worst_and_median_by_unfeasibility() -> None:
     assert median["key_stats"]["iterations"] == 130  # key 103: the first of the tied pair
     assert worst["perturbed"].shape == (6,)
     np.testing.assert_allclose(worst["perturbed"] - worst["original"], 1.0)
+
+
+def test_the_examples_need_only_their_two_series() -> None:
+    """example_keys names the series method_examples shows (102 worst, 103 median), and the
+    examples are the same from the original and perturbed tables cut to those rows, as the
+    rule reads them."""
+    series, classes, perturbed, targets, per_series = run_frames()
+    features = {"heart_rate": ["mean", "var", "min", "max"]}
+    assert example_keys(targets, per_series, features) == [102, 103]
+    cut = series[KEY].isin([102, 103])
+    whole = method_examples(series, classes, perturbed, targets, per_series, features)
+    only = method_examples(series[cut], classes, perturbed[cut], targets, per_series, features)
+    assert examples_to_json(only) == examples_to_json(whole)
+    assert example_keys(targets, per_series, {"heart_rate": ["mean"]}) == []
 
 
 def test_captions_give_the_numbers() -> None:

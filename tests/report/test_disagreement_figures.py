@@ -12,7 +12,12 @@ from privacy_reference import disagreement
 from mimic_deid.core.atomic import write_table
 from mimic_deid.core.errors import InputDataError
 from mimic_deid.deid.classes import KEY
-from mimic_deid.evaluate.curves import curves_from_table, curves_table, main_class_curves
+from mimic_deid.evaluate.curves import (
+    curves_from_table,
+    curves_table,
+    main_class_curves,
+    main_class_keys,
+)
 from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.report import figures
 from mimic_deid.report.content import ITEMS, example_target
@@ -39,6 +44,33 @@ def long_tables(n: int = 12, length: int = 6):
     release["heart_rate"] += rng.normal(0, 3, len(release))
     release = release[["pseudonym", "hour", "heart_rate", "glucose"]]
     return series, classes, release, pseudonyms
+
+
+def test_the_main_class_curves_need_only_the_class_rows() -> None:
+    """main_class_keys picks the class the rule reads (group all, its length); the curves are
+    the same from tables cut to its series, original and released, as privacy_curves reads
+    them, as from the whole tables with another class beside it."""
+    series, classes, release, pseudonyms = long_tables()
+    other_s, other_c, other_r, other_p = long_tables(n=3, length=4)
+    shift = {KEY: other_s[KEY] + 100}
+    series = pd.concat([series, other_s.assign(**shift)], ignore_index=True)
+    classes = pd.concat([classes, other_c.assign(**{KEY: other_c[KEY] + 100})])
+    other_p = other_p.assign(**{KEY: other_p[KEY] + 100, "pseudonym": ["t1", "t2", "t3"]})
+    pseudonyms = pd.concat([pseudonyms, other_p], ignore_index=True)
+    other_r = other_r.assign(pseudonym=np.repeat(["t1", "t2", "t3"], 4))
+    release = pd.concat([release, other_r], ignore_index=True)
+    keys = main_class_keys(classes, 6)
+    np.testing.assert_array_equal(keys, np.arange(500, 512))
+    assert len(main_class_keys(classes, None)) == 0
+    names = pseudonyms.loc[pseudonyms[KEY].isin(keys), "pseudonym"]
+    features = {"heart_rate": ["mean", "var", "min", "max"]}
+    args = (6, features, False, "euclidean")
+    whole = main_class_curves(series, classes, release, pseudonyms, *args)
+    cut = main_class_curves(
+        series[series[KEY].isin(keys)], classes, release[release["pseudonym"].isin(names)],
+        pseudonyms, *args,
+    )  # fmt: skip
+    assert curves_table(cut).equals(curves_table(whole))
 
 
 def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None:
