@@ -32,8 +32,7 @@ from mimic_deid.codes.workload import avg_relative_error, query_workload
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.sources.extract import small_table_to_arrow
-from mimic_deid.sources.tables import CODE_TABLES
+from mimic_deid.sources.extract import read_small_table
 
 __all__ = [
     "GCCENS_TABLE_COLUMNS",
@@ -88,13 +87,9 @@ def read_source_tables(
         and its counts with ``dictionary_codes``, the rows of D_ICD_DIAGNOSES (only counted:
         docs/codes.md).
     """
-
-    def read(name: str) -> pd.DataFrame:
-        arrow = small_table_to_arrow(reader.read_table(name), CODE_TABLES[name], repr(reader))
-        return arrow.to_pandas()
-
-    diag, counts = diagnoses_with_ages(read("diagnoses_icd"), admissions, patients)
-    counts["dictionary_codes"] = int(len(read("d_icd_diagnoses")))
+    diagnoses = read_small_table(reader, "diagnoses_icd").to_pandas()
+    diag, counts = diagnoses_with_ages(diagnoses, admissions, patients)
+    counts["dictionary_codes"] = read_small_table(reader, "d_icd_diagnoses").num_rows
     return diag, counts
 
 

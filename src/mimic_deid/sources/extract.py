@@ -139,6 +139,13 @@ def small_table_to_arrow(df: pd.DataFrame, spec: tables.TableSpec, source: str) 
     return table.combine_chunks()
 
 
+def read_small_table(reader: Reader, name: str) -> pa.Table:
+    """Table ``name`` read whole through ``reader``, as :func:`small_table_to_arrow` types,
+    key-checks and sorts it (the raw extraction's small tables and the comparator stages')."""
+    spec = tables.get_small_spec(name)
+    return small_table_to_arrow(reader.read_table(name), spec, repr(reader))
+
+
 # --------------------------------------------------------------------------- event filtering
 
 
@@ -646,8 +653,7 @@ def extract_raw(
     summary: dict[str, Any] = {"event_buckets": event_buckets, "itemids": len(ids), "tables": {}}
     with atomic.atomic_dir(out_dir) as tmp:
         for name in SMALL_ORDER:
-            spec = tables.get_small_spec(name)
-            table = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
+            table = read_small_table(reader, name)
             atomic.write_table(table, tmp / f"{name}.parquet")
             summary["tables"][name] = {"rows": table.num_rows}
             if name == "admissions":

@@ -25,7 +25,7 @@ from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.hierarchy import Encoded, encode
 from mimic_deid.sources import tables
-from mimic_deid.sources.extract import small_table_to_arrow
+from mimic_deid.sources.extract import read_small_table
 from mimic_deid.tabular.anonymity import check_k, node_classes
 from mimic_deid.tabular.concealing import m_concealing
 from mimic_deid.tabular.demographics import DEMOGRAPHIC_QIS, demographics, procedure_columns
@@ -92,12 +92,10 @@ def read_source_tables(reader, procedures: bool = True) -> dict[str, pd.DataFram
     """
     out = {}
     for key, name in SOURCE_TABLES.items():
-        spec = tables.get_small_spec(name)
         if key == "procedures" and not procedures:
-            out[key] = spec.schema.empty_table().to_pandas()
-            continue
-        arrow = small_table_to_arrow(reader.read_table(name), spec, repr(reader))
-        out[key] = arrow.to_pandas()
+            out[key] = tables.get_small_spec(name).schema.empty_table().to_pandas()
+        else:
+            out[key] = read_small_table(reader, name).to_pandas()
     return out
 
 
