@@ -11,6 +11,7 @@ from mimic_deid.core.atomic import (
     atomic_dir,
     atomic_path,
     read_json,
+    read_rows,
     write_json,
     write_parquet,
     write_text,
@@ -170,3 +171,20 @@ def test_scratch_dir_is_removed_on_exit_and_a_killed_jobs_scratch_by_the_next_on
         (spool / "piece.arrow").write_text("x")
         assert sorted(p.name for p in tmp_path.iterdir()) == [spool.name]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_read_rows_keeps_only_the_rows_asked_for_in_file_order(tmp_path):
+    path = tmp_path / "series.parquet"
+    table = pd.DataFrame(
+        {"icustay_id": [7, 3, 7, 9, 3], "pseudonym": ["b", "a", "b", "c", "a"], "hour": range(5)}
+    )
+    write_parquet(table, path)
+    got = read_rows(path, "icustay_id", np.array([3, 7]))
+    pd.testing.assert_frame_equal(got, table.iloc[[0, 1, 2, 4]].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        read_rows(path, "pseudonym", pd.Series(["c"])), table.iloc[[3]].reset_index(drop=True)
+    )
+    # no value: no row, the columns and their types kept (a string column as well)
+    for column in ("icustay_id", "pseudonym"):
+        empty = read_rows(path, column, [])
+        assert empty.empty and empty.dtypes.equals(pd.read_parquet(path).dtypes), column

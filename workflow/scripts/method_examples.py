@@ -6,7 +6,7 @@ the Parquet files).
 
 import pandas as pd
 
-from mimic_deid.core.atomic import write_json
+from mimic_deid.core.atomic import read_rows, write_json
 from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import KEY
 from mimic_deid.deid.examples import example_keys, examples_to_json, method_examples
@@ -15,11 +15,11 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     targets = pd.read_parquet(snakemake.input.targets)
     per_series = pd.read_parquet(snakemake.input.per_series)
     features = dict(snakemake.params.features)
-    shown = [(KEY, "in", example_keys(targets, per_series, features) or [-1])]
+    shown = example_keys(targets, per_series, features)
     examples = method_examples(
-        pd.read_parquet(snakemake.input.series, filters=shown),
+        read_rows(snakemake.input.series, KEY, shown),
         pd.read_parquet(snakemake.input.classes),
-        pd.read_parquet(snakemake.input.perturbed, filters=shown),
+        read_rows(snakemake.input.perturbed, KEY, shown),
         targets,
         per_series,
         features,

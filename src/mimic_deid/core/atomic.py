@@ -24,13 +24,14 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
@@ -271,6 +272,15 @@ def read_yaml(path: str | os.PathLike, what: str) -> Any:
         raise ConfigError(f"{what} {source}: cannot read it ({exc.strerror})") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{what} {source}: not valid YAML ({exc})") from None
+
+
+def read_rows(path: str | os.PathLike, column: str, values: Iterable[Any]) -> pd.DataFrame:
+    """The rows of a Parquet artefact whose ``column`` holds one of ``values`` (none for no
+    values), in file order: the filter is pushed into the reader, so only those rows are
+    held in memory (a report rule reading one class of a release's series)."""
+    kind = pq.read_schema(path).field(column).type
+    wanted = pa.array(list(values), type=kind)
+    return pd.read_parquet(path, filters=pc.field(column).isin(wanted))
 
 
 def read_json(path: str | os.PathLike) -> Any:
