@@ -221,8 +221,11 @@ def _tabular_check(config: Mapping[str, Any]) -> None:
 
 
 def _sequences_check(config: Mapping[str, Any]) -> None:
-    variables = series_variables(load_variables(config["variables"]))
-    check_sequences_config(config["sequences"], [v.name for v in variables])
+    section = config["sequences"]
+    names: list[str] = []  # the variables table is read only when `vitals` needs it
+    if "vitals" in section["tables"]:
+        names = [v.name for v in series_variables(load_variables(config["variables"]))]
+    check_sequences_config(section, names)
 
 
 #: Every stage, in the order of the report's sections and of config ``stages``' default.

@@ -4,6 +4,7 @@
 :func:`check_sequences_config` runs at start-up, :func:`read_source_table` is the extraction
 rule's read of TRANSFERS or CPTEVENTS, :func:`release_settings` the :class:`Settings` of the
 config section.
+
 :func:`fit_release` splits the log into sections, clusters them with MinHash LSH, fits the STE
 and the CTE, anonymises their counts with the configured mechanism, generates a synthetic
 dataset and measures it. :func:`run_sweep` repeats that over a grid (mechanism x eps x |H| x
