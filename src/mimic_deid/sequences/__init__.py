@@ -7,7 +7,8 @@ test, §3.5, which is NOT eps-differential privacy, or a discrete Laplace mechan
 sequential-composition budget) -> :mod:`generate` (three phases, §4) -> :mod:`metrics`
 (Definition 4 similarity, top-20 2-grams, §5). :mod:`stage` holds the stage's entry points
 (config check, source read) and runs one release and the sweep with Friedman tests;
-:mod:`attack` measures the verbatim-copy membership attack on a release; :mod:`check` holds the release's claims (12 and 13), checked before it is published.
+:mod:`attack` measures the verbatim-copy membership attack on a release; :mod:`check` holds
+the release's claims (12 and 13), checked before it is published.
 """
 
 from mimic_deid.sequences.attack import membership_attack, sequence_keys, verbatim_shares
