@@ -26,15 +26,15 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import InputDataError, require_columns
-
-if TYPE_CHECKING:  # matplotlib is imported where drawn (report/plotting.py)
-    from matplotlib.axes import Axes
 from mimic_deid.deid.examples import GA_STATS, series_features
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
 from mimic_deid.report.plotting import FigureInfo, corner_note, legend, new_figure, no_data, save
 from mimic_deid.report.shaping import utility_rows
 from mimic_deid.report.tables import ALL_VARIABLES, SEED_TRUST_SETTINGS, SETTING_LABELS, SETTINGS
+
+if TYPE_CHECKING:  # matplotlib is imported where drawn (report/plotting.py)
+    from matplotlib.axes import Axes
 
 ORIGINAL_COLOR = "tab:green"
 RELEASE_COLOR = "tab:blue"
