@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import pandas as pd
 
+from mimic_deid.codes.stage import gccens_runs
 from mimic_deid.core.claims import (
     FORBIDDEN_COLUMNS,
     FORBIDDEN_SUBSTRINGS,
@@ -113,7 +114,7 @@ def check_aggregate_rows(
     # an empty GCCens table: none of its codes in the cohort (logged by the job); the table
     # then publishes nothing at all
     if len(gccens):
-        runs = [("k", k, g["cap"]) for k in g["k"]] + [("cap", g["k_caps"], c) for c in g["caps"]]
+        runs = gccens_runs(g["k"], g["cap"], g["caps"], g["k_caps"])
         _rows_match(gccens, ("table", "k", "cap"), runs, "gccens_cul.csv")
     if len(lda) or "absent_codes" not in lda_info:
         _rows_match(

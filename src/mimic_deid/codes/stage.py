@@ -38,6 +38,7 @@ __all__ = [
     "GCCENS_TABLE_COLUMNS",
     "absent_codes",
     "check_codes_config",
+    "gccens_runs",
     "gccens_table",
     "lda_table",
     "lda_trajectories",
@@ -153,6 +154,15 @@ def sample_ids(cohort: pd.DataFrame, unit: str) -> np.ndarray:
     return np.unique(cohort[col].to_numpy(np.int64))
 
 
+def gccens_runs(
+    ks: Sequence[int], cap: int | str, caps: Sequence[int | str], k_caps: int
+) -> list[tuple[str, int, int | str]]:
+    """The rows of the GCCens table, ``(table, k, cap)``: seed Table 1 (``"k"``: every k of
+    ``ks`` with all caps ``cap``), then Table 2 (``"cap"``: k = ``k_caps``, every cap of
+    ``caps``)."""
+    return [("k", int(k), cap) for k in ks] + [("cap", int(k_caps), c) for c in caps]
+
+
 def gccens_table(
     diag: pd.DataFrame,
     sample: np.ndarray,
@@ -195,7 +205,7 @@ def gccens_table(
     smp = records.sets.take(rows)
     total = smp.count.sum()
     out = []
-    runs = [("k", int(k), cap) for k in ks] + [("cap", int(k_caps), c) for c in caps]
+    runs = gccens_runs(ks, cap, caps, k_caps)
     for table, k, c in runs:
         vec = cap_vector(c, records.items, smp, "config parameter 'codes/gccens/caps'")
         if per_code:
