@@ -3,7 +3,8 @@
 Runs real `snakemake` (``rule all``: every stage, every default release method) in a work
 directory whose config is the shipped default with only the source size changed, then
 tabulates the per-job records Snakemake's `benchmark:` directives wrote (wall time, CPU time,
-peak RSS) and the costliest jobs.
+peak RSS and PSS) and the costliest jobs, with the 1-minute load average of the machine
+sampled during the run (a shared machine inflates the wall time, not the CPU times).
 
     python benchmarks/full_scale.py --subjects 46520 --cores 2
     python benchmarks/full_scale.py --point genetic     # the earlier one-point record
@@ -26,6 +27,7 @@ import json
 import platform
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,7 +54,11 @@ POINT = {
 
 
 def stage_table(workdir: Path) -> pd.DataFrame:
-    """One row per job from logs/benchmarks/**/*.tsv: rule, wildcards path, s, max_rss (MB)."""
+    """One row per job from logs/benchmarks/**/*.tsv: rule, wildcards path, s, CPU s, and the
+    job's peak memory in MB two ways: ``max_rss`` sums the resident sets of the job's process
+    tree, so pages a forked worker shares with its parent count twice; ``max_pss`` (the
+    proportional set size) counts every page once, the memory the job takes from the machine
+    (what a cgroup, e.g. a SLURM allocation, charges)."""
     rows = []
     for tsv in sorted((workdir / "logs" / "benchmarks").rglob("*.tsv")):
         record = pd.read_csv(tsv, sep="\t").iloc[-1]
@@ -63,10 +69,44 @@ def stage_table(workdir: Path) -> pd.DataFrame:
                 "seconds": float(record["s"]),
                 "cpu_seconds": _number(record.get("cpu_time", "-")),
                 "max_rss_mb": _number(record["max_rss"]),
+                "max_pss_mb": _number(record.get("max_pss", "-")),
                 "mtime": tsv.stat().st_mtime,
             }
         )
     return pd.DataFrame(rows)
+
+
+class LoadSampler:
+    """The machine's 1-minute load average (``/proc/loadavg``) every ``every_s`` seconds, in a
+    thread, while the ``with`` block runs; :meth:`summary` gives its minimum, median and
+    maximum (None where the file does not exist)."""
+
+    def __init__(self, every_s: float = 30.0) -> None:
+        self.every_s = every_s
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        path = Path("/proc/loadavg")
+        while path.exists():
+            self.samples.append(float(path.read_text().split()[0]))
+            if self._stop.wait(self.every_s):
+                return
+
+    def __enter__(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self) -> dict | None:
+        if not self.samples:
+            return None
+        s = sorted(self.samples)
+        return {"min": s[0], "median": s[len(s) // 2], "max": s[-1], "samples": len(s)}
 
 
 def _number(value) -> float | None:
@@ -124,7 +164,7 @@ def main() -> int:
     cmd += ["--cores", str(args.cores), "--rerun-incomplete"]
     started_at = time.time()
     start = time.monotonic()
-    with open(args.workdir / "snakemake.log", "w") as log:
+    with open(args.workdir / "snakemake.log", "w") as log, LoadSampler() as load:
         proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT)
     wall = time.monotonic() - start
     if proc.returncode != 0:
@@ -148,17 +188,23 @@ def main() -> int:
         "cohort": counts["rules"],
         "jobs": jobs.to_dict(orient="records"),
         "peak_rss_mb": float(jobs["max_rss_mb"].max()),
+        "peak_pss_mb": float(jobs["max_pss_mb"].max()),
+        "load_1min": load.summary(),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=2) + "\n")
     print(
-        f"end to end: {wall / 60:.1f} min on {args.cores} cores; peak RSS {record['peak_rss_mb']:.0f} MB"
+        f"end to end: {wall / 60:.1f} min on {args.cores} cores; peak RSS "
+        f"{record['peak_rss_mb']:.0f} MB, PSS {record['peak_pss_mb']:.0f} MB; 1-min load "
+        f"{record['load_1min']}"
     )
     print(f"{len(jobs)} jobs, CPU {record['cpu_seconds'] / 60:.1f} min in all")
-    print("| job | wall time (s) | CPU (s) | peak RSS (MB) |\n|---|---:|---:|---:|")
+    print("| job | wall time (s) | CPU (s) | peak RSS (MB) | peak PSS (MB) |")
+    print("|---|---:|---:|---:|---:|")
     for row in jobs.sort_values("seconds", ascending=False).itertuples():
         print(
-            f"| {row.job} | {row.seconds:.1f} | {row.cpu_seconds or 0:.1f} | {row.max_rss_mb or 0:.0f} |"
+            f"| {row.job} | {row.seconds:.1f} | {row.cpu_seconds or 0:.1f} | "
+            f"{row.max_rss_mb or 0:.0f} | {row.max_pss_mb or 0:.0f} |"
         )
     return 0
 
