@@ -16,6 +16,7 @@ from mimic_deid.deid.genetic import (
     bernoulli_positions,
     chunk_size,
     fitness_key,
+    met_at_start,
     optimise_genetic,
     plan_genetic,
     sample_distinct,
@@ -279,6 +280,57 @@ def test_a_dimension_with_one_record_is_optimised_for_the_mean_only(problem):
     assert res.detail["mean_only_dims"].tolist() == [0, 0, 1, 0, 0, 0]
     mean_col = spec.names.index("heart_rate_mean")
     assert abs(res.X[2, 0, hr] - T[2, mean_col]) < abs(X[2, 0, hr] - T[2, mean_col])
+
+
+def test_a_dimension_that_already_meets_its_targets_is_released_unchanged(problem):
+    """A class of series that never observed glucose shares the class-mean fill, so their
+    glucose targets are their own features: the zero perturbation is optimal (no distortion,
+    no unfeasibility) and the search leaves them alone instead of adding noise."""
+    X, _, spec = problem
+    X = X[:8].copy()
+    glu = DIMS.index("glucose")
+    X[:, :, glu] = 97.3  # the same fill for every series
+    F = compute_features(X, spec)
+    T = group_targets(F, 4)
+    cols = [j for j, name in enumerate(spec.names) if name.startswith("glucose")]
+    rest = [0, 1, 2, 3, 4, 6, 7]
+    T[np.ix_(rest, cols)] = F[rest][:, cols].mean(axis=0)  # their class mean, rounded:
+    assert T[0, cols[0]] != F[0, cols[0]]  # off by float rounding
+    T[5, cols] = [99.0, 4.0, 95.0, 101.0]  # series 5's glucose targets are elsewhere
+    for fitness in ("NA", "annealed"):
+        res = optimise_genetic(
+            X, T, spec, with_(FAST, fitness=fitness, max_iterations=60), np.random.default_rng(2)
+        )
+        unchanged = [i for i in range(8) if res.X[i, :, glu].tobytes() == X[i, :, glu].tobytes()]
+        assert unchanged == [0, 1, 2, 3, 4, 6, 7]
+        assert res.detail["met_at_start_dims"].tolist() == [1, 1, 1, 1, 1, 0, 1, 1]
+        assert res.iterations[5] > 0  # the other dimensions and series 5 are searched
+
+    # every dimension of every series met: nothing is searched, 0 generations
+    same = compute_features(X, spec)
+    res = optimise_genetic(X, same, spec, FAST, np.random.default_rng(2))
+    assert res.X.tobytes() == X.tobytes()
+    assert res.iterations.tolist() == [0] * 8
+    assert res.unfeasibility.tolist() == [0.0] * 8
+    assert res.detail["met_at_start_dims"].tolist() == [len(spec.feature_dims)] * 8
+    joint = optimise_genetic(X, same, spec, with_(FAST, layout="joint"), np.random.default_rng(2))
+    assert joint.X.tobytes() == X.tobytes()
+    assert joint.iterations.tolist() == [0] * 8
+
+
+def test_met_at_start_allows_float_rounding_only():
+    spec = feature_spec({"glucose": ["mean", "var"]}, ["glucose"])
+    X = np.full((3, 4, 1), 120.0)
+    X[2, 0, 0] = 121.0
+    exact = compute_features(X, spec)
+    T = exact.copy()
+    T[1, 0] += 1e-8  # rounding of a class mean near 120: within 1e-9 * 120
+    T[2, 0] += 1e-6  # a real difference
+    assert met_at_start(X, T, spec).tolist() == [True, True, False]
+    T[0, 1] = 1e-10  # a variance target of (nearly) 0: within 1e-9 * max(1, |t|)
+    assert met_at_start(X, T, spec).tolist() == [True, True, False]
+    T[0] = np.nan  # nothing constrained: not a problem of the search
+    assert met_at_start(X, T, spec).tolist() == [False, True, False]
 
 
 def test_chunks_give_the_same_bytes_whatever_the_thread_count(problem):

@@ -25,6 +25,7 @@ from mimic_deid.deid.genetic.search import (
     bernoulli_positions,
     fitness_key,
     mean_only_targets,
+    met_at_start,
     run_chunk,
     sample_distinct,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "chunk_size",
     "fitness_key",
     "mean_only_targets",
+    "met_at_start",
     "optimise_genetic",
     "plan_genetic",
     "run_chunk",

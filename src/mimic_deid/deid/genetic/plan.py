@@ -29,6 +29,7 @@ from mimic_deid.deid.genetic.params import GeneticParams
 from mimic_deid.deid.genetic.search import (
     dimension_scales,
     mean_only_targets,
+    met_at_start,
     run_chunk,
     split_dimensions,
 )
@@ -154,6 +155,7 @@ class GeneticPlan:
     _problems: tuple[np.ndarray, np.ndarray, FeatureSpec, np.ndarray, np.ndarray | None]
     _k: int  # problems per series
     _mean_only: np.ndarray
+    _met: np.ndarray  # per series: feature dimensions met before the search (not searched)
 
     @property
     def n_chunks(self) -> int:
@@ -199,7 +201,8 @@ class GeneticPlan:
         else:
             out, iters = out_p, iters_p
         result = evaluate(X, out, self.targets, spec, iters)
-        return dataclasses.replace(result, detail={"mean_only_dims": self._mean_only})
+        detail = {"mean_only_dims": self._mean_only, "met_at_start_dims": self._met}
+        return dataclasses.replace(result, detail=detail)
 
 
 def plan_genetic(
@@ -217,7 +220,10 @@ def plan_genetic(
     problems are ordered by decreasing number of genes before they are cut into chunks
     (:func:`_chunk_rows`), so that a chunk of sparse dimensions (glucose, height, weight) is
     not padded to the length of a dense one; with ``joint`` the chunks are runs of series in
-    class order. The chunking depends only on the class (its null pattern and targets),
+    class order. A problem whose records already meet all its targets
+    (:func:`~mimic_deid.deid.genetic.search.met_at_start`) is left unconstrained: it is not
+    searched, runs 0 generations and is released unchanged (counted per series as
+    ``met_at_start_dims`` in the result's ``detail``). The chunking depends only on the class (its null pattern and targets),
     ``params`` and ``chunk_problems``; the chunk generators only on the state of ``rng``
     (:func:`mimic_deid.core.seeding.spawn_rngs`).
     """
@@ -239,11 +245,17 @@ def plan_genetic(
     if params.layout == "series_dimension":
         k = len(spec.feature_dims)
         problems = split_dimensions(X, search_targets, spec, weights, unit)
+        met = met_at_start(problems[0], problems[1], problems[2])
+        problems[1][met] = np.nan  # not searched: released unchanged, 0 generations
+        met_dims = met.reshape(n, k).sum(axis=1) if k else np.zeros(n, dtype=np.int64)
         widths = _problem_widths(problems[0], problems[1])
         rows = _chunk_rows(widths, params.population, per_chunk)
         chunk_widths = [int(widths[r].max(initial=0)) for r in rows]
     else:
         k = 1
+        met = met_at_start(X, search_targets, spec)
+        search_targets[met] = np.nan
+        met_dims = met * len(spec.feature_dims)
         problems = (X, search_targets, spec, weights, unit)
         n_genes = len(spec.feature_dims) * length
         size = per_chunk or chunk_size(n, n_genes, params.population)
@@ -260,6 +272,7 @@ def plan_genetic(
         _problems=problems,
         _k=k,
         _mean_only=mean_only,
+        _met=np.asarray(met_dims, dtype=np.int64),
     )
 
 
@@ -325,6 +338,11 @@ def optimise_genetic(
 
 def summarise(per_series: pd.DataFrame) -> dict:
     """The method summary's genetic entry: ``mean_only_dimensions``, the (series, dimension)
-    pairs with one record, searched for the mean only (their variance target is unreachable).
+    pairs with one record, searched for the mean only (their variance target is unreachable),
+    and ``met_at_start_dimensions``, the pairs whose records met every target before the
+    search and were released unchanged (:func:`~mimic_deid.deid.genetic.search.met_at_start`).
     A registry hook (:class:`mimic_deid.deid.methods.ReleaseMethod`)."""
-    return {"mean_only_dimensions": int(per_series["mean_only_dims"].sum())}
+    return {
+        "mean_only_dimensions": int(per_series["mean_only_dims"].sum()),
+        "met_at_start_dimensions": int(per_series["met_at_start_dims"].sum()),
+    }

@@ -79,8 +79,9 @@ import numpy as np
 
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import get_logger
-from mimic_deid.deid.features import FeatureSpec
+from mimic_deid.deid.features import FeatureSpec, compute_features
 from mimic_deid.deid.genetic.params import FITNESS_VARIANTS, GeneticParams
+from mimic_deid.deid.optimise import feature_errors
 
 
 @functools.cache
@@ -431,6 +432,46 @@ def mean_only_targets(
         out[np.ix_(hit, var_cols)] = np.nan
         mean_only += hit
     return out, mean_only
+
+
+#: Relative tolerance of :func:`met_at_start`: a feature within ``MET_RTOL * max(1, |target|)``
+#: of its target meets it. The targets are class means of features, so a series whose feature
+#: equals that of every other series of its class can differ from the mean by float rounding.
+MET_RTOL = 1e-9
+
+
+def met_at_start(X: np.ndarray, targets: np.ndarray, spec: FeatureSpec) -> np.ndarray:
+    """Problems whose unperturbed records already meet every target they have.
+
+    For such a problem the zero perturbation is the best chromosome under every fitness
+    variant: its distortion is 0 and its unfeasibility 0 up to the rounding ``MET_RTOL``
+    allows, so no chromosome ranks above it (``NA``: the key is at its maximum; the annealed
+    variants: ``|objective|`` at its floor). The search leaves such a problem unconstrained
+    (:func:`~mimic_deid.deid.genetic.plan.plan_genetic`): its records are released unchanged
+    and it runs 0 generations, where a search from a random population would keep improving
+    on noise around 0 until ``max_iterations``. On the shipped data these are mostly the
+    (series, variable) pairs a series never observed (:mod:`mimic_deid.deid.missing` fills
+    them with the class mean, so a class of such series shares one constant target). Beyond
+    the seed's algorithm, like ``init="mean_shift"``.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, L, D)
+    targets : ndarray of float64, shape (n, m)
+        NaN = unconstrained.
+    spec : FeatureSpec
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True where the problem has at least one constrained feature and every constrained
+        feature is within ``MET_RTOL * max(1, |target|)`` of its target (a feature of an
+        all-null dimension counts as met: nothing there can change).
+    """
+    constrained = ~np.isnan(targets)
+    err = feature_errors(compute_features(X, spec), targets)
+    bound = MET_RTOL * np.maximum(1.0, np.abs(np.where(constrained, targets, 0.0)))
+    return constrained.any(axis=1) & (err <= bound).all(axis=1)
 
 
 def split_dimensions(
