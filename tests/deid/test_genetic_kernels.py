@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from mimic_deid.deid.genetic import bernoulli_positions, sample_distinct
-from mimic_deid.deid.genetic._kernels import block_moments, breed, clashes, tournament
+from mimic_deid.deid.genetic._kernels import (
+    block_moments,
+    breed,
+    draw_distinct,
+    gap_positions,
+    tournament,
+)
 
 
 def packed_problems(rng: np.random.Generator, n: int, widths: list[int]):
@@ -101,7 +107,28 @@ def test_tournament_mates_the_fittest_contenders_in_draw_order(parents):
     np.testing.assert_array_equal(mates, np.take_along_axis(contenders, top, axis=-1))
 
 
-def test_clashes_are_the_columns_with_a_repeated_draw():
-    draws = np.array([[0, 1, 2, 3, 4], [1, 1, 0, 2, 4], [2, 0, 2, 1, 3]])
-    np.testing.assert_array_equal(clashes(draws), [1, 2, 4])
-    assert clashes(np.zeros((1, 4), dtype=np.int64)).size == 0
+def test_draw_distinct_maps_uniforms_to_the_values_not_drawn_yet():
+    # n = 5: u * 5 -> 2; u * 4 -> 2, the third value not drawn (0, 1, 3, ...) is 3; u * 3 -> 0
+    u = np.array([[0.5, 0.6, 0.1], [0.99, 0.99, 0.99], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(draw_distinct(u, 5), [[2, 3, 0], [4, 3, 2], [0, 1, 2]])
+    short = draw_distinct(np.array([[0.7, 0.2, 0.5]]), 2)  # n < k: the third is the sentinel
+    assert short[0, :2].tolist() == [1, 0] and short[0, 2] > 10**9
+
+
+def test_draw_distinct_is_uniform_over_ordered_tuples():
+    u = np.random.default_rng(3).random((60_000, 3))
+    d = draw_distinct(u, 4)
+    assert (np.sort(d, axis=1)[:, 1:] != np.sort(d, axis=1)[:, :-1]).all()
+    codes = d[:, 0] * 16 + d[:, 1] * 4 + d[:, 2]
+    counts = np.bincount(codes, minlength=64)[np.unique(codes)]
+    assert len(counts) == 24  # 4 * 3 * 2 ordered triples, each about 2,500 times
+    assert counts.min() > 2_300 and counts.max() < 2_700
+
+
+def test_gap_positions_are_the_running_sums_of_the_geometric_gaps():
+    e = np.random.default_rng(5).standard_exponential(10_000)
+    rate = 1.0 / -np.log1p(-0.2)
+    expected = np.cumsum(np.floor(e * rate) + 1).astype(np.int64) + 7
+    np.testing.assert_array_equal(gap_positions(e, rate, 7, 10**9), expected)
+    cut = gap_positions(e, rate, 7, int(expected[100]))  # stops before the first >= size
+    np.testing.assert_array_equal(cut, expected[:100])

@@ -173,18 +173,72 @@ def tournament(keys: np.ndarray, contenders: np.ndarray, parents: int) -> np.nda
 
 
 @numba.njit(**_JIT)
-def clashes(draws: np.ndarray) -> np.ndarray:
-    """Columns of ``draws`` (k, m) in which two rows are equal, ascending."""
-    k, m = draws.shape
-    out = np.empty(m, dtype=np.int64)
-    n_out = 0
-    for j in range(m):
-        hit = False
-        for a in range(k):
-            for b in range(a + 1, k):
-                if draws[a, j] == draws[b, j]:
-                    hit = True
-        if hit:
-            out[n_out] = j
-            n_out += 1
-    return out[:n_out]
+def draw_distinct(u: np.ndarray, n: int) -> np.ndarray:
+    """``k`` distinct integers in ``[0, n)`` per row of ``u``, in draw order, from ``k``
+    uniforms per row: draw ``j`` is uniform over the ``n - j`` values not drawn yet (it takes
+    the ``floor(u[r, j] * (n - j))``-th of them in increasing order), so every ordered
+    ``k``-tuple of distinct values is equally likely (up to the 53-bit resolution of ``u``).
+    Rows whose draws would exceed the ``n`` values (``j >= n``) get ``sentinel`` there.
+
+    Parameters
+    ----------
+    u : ndarray of float64, shape (m, k)
+        Uniforms in ``[0, 1)``.
+    n : int
+
+    Returns
+    -------
+    ndarray of int64, shape (m, k)
+    """
+    m, k = u.shape
+    out = np.empty((m, k), dtype=np.int64)
+    drawn = np.empty(k, dtype=np.int64)  # this row's draws so far, ascending
+    sentinel = np.iinfo(np.int64).max // 4
+    for r in range(m):
+        for j in range(k):
+            avail = n - j
+            if avail <= 0:
+                out[r, j] = sentinel
+                continue
+            v = min(np.int64(u[r, j] * avail), avail - 1)
+            pos = 0  # the v-th value not drawn yet: step over the drawn values at or below it
+            while pos < j and drawn[pos] <= v:
+                v += 1
+                pos += 1
+            for q in range(j, pos, -1):  # keep drawn ascending
+                drawn[q] = drawn[q - 1]
+            drawn[pos] = v
+            out[r, j] = v
+    return out
+
+
+@numba.njit(**_JIT)
+def gap_positions(exponentials: np.ndarray, rate: float, start: int, size: int) -> np.ndarray:
+    """Positions ``start + G_1, start + G_1 + G_2, ...`` below ``size`` of geometric gaps
+    ``G_t = floor(E_t * rate) + 1`` (support 1, 2, ...) from exponential draws ``E_t``; the
+    sums are exact (int64).
+
+    Parameters
+    ----------
+    exponentials : ndarray of float64, shape (t,)
+    rate : float
+        ``1 / -log(1 - p)`` for success probability ``p``.
+    start : int
+        The position before the first gap.
+    size : int
+        Positions at or above it end the output (and the gaps after them are not used).
+
+    Returns
+    -------
+    ndarray of int64, shape (<= t,)
+    """
+    out = np.empty(exponentials.shape[0], dtype=np.int64)
+    pos = start
+    t = 0
+    for e in exponentials:
+        pos += np.int64(np.floor(e * rate)) + 1
+        if pos >= size:
+            break
+        out[t] = pos
+        t += 1
+    return out[:t]

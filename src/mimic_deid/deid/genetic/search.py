@@ -112,13 +112,14 @@ def sample_distinct(
 
     ``n`` may be an array broadcastable to ``shape``. Where ``n < k`` the draws beyond the
     first ``n`` are set to a large sentinel (> any valid value). Draw ``j`` is uniform over the
-    ``n - j`` values not drawn yet (exact sampling without replacement); O(k^2) passes over
-    ``shape``, meant for small ``k``. For a scalar ``n`` under which ``k`` independent draws are
-    all distinct with probability >= 1/4 (the tournament: 5 of 24, 0.64), the same distribution
-    is drawn by rejection (:func:`_distinct_by_rejection`), about 2.5x faster on large shapes.
+    ``n - j`` values not drawn yet (exact sampling without replacement), from one uniform per
+    draw: for a scalar ``n`` (the tournament) in one compiled pass
+    (:func:`~mimic_deid.deid.genetic._kernels.draw_distinct`), for an array ``n`` (the cut
+    points) in O(k^2) NumPy passes over ``shape``, meant for small ``k``.
     """
-    if np.ndim(n) == 0 and k > 1 and math.perm(int(n), k) >= 0.25 * float(n) ** k:
-        return _distinct_by_rejection(rng, int(n), k, shape)
+    if np.ndim(n) == 0:
+        u = rng.random((math.prod(shape), k))
+        return _kernels().draw_distinct(u, int(n)).reshape(*shape, k)
     n_arr = np.asarray(n, dtype=np.int64)
     out = np.empty((*shape, k), dtype=np.int64)
     srt = np.empty((*shape, k), dtype=np.int64)  # draws so far, sorted ascending
@@ -138,27 +139,12 @@ def sample_distinct(
     return out
 
 
-def _distinct_by_rejection(
-    rng: np.random.Generator, n: int, k: int, shape: tuple[int, ...]
-) -> np.ndarray:
-    """``k`` distinct integers in ``[0, n)`` per cell of ``shape``, in draw order: ``k``
-    independent uniform draws per cell, redrawn whole where two coincide, until every cell is
-    distinct (so each cell is uniform over the ordered ``k``-tuples of distinct values)."""
-    m = math.prod(shape)
-    draws = rng.integers(0, n, size=(k, m))  # one contiguous row per draw
-    todo = _kernels().clashes(draws)
-    while todo.size:
-        sub = rng.integers(0, n, size=(k, todo.size))
-        draws[:, todo] = sub
-        todo = todo[_kernels().clashes(sub)]
-    return draws.T.reshape(*shape, k)
-
-
 def bernoulli_positions(rng: np.random.Generator, size: int, p: float) -> np.ndarray:
     """Sorted indices in ``[0, size)`` of the successes of ``size`` Bernoulli(``p``) trials.
 
-    Exact in distribution, via geometric gaps (from exponential draws): cost proportional to the ``size * p``
-    successes instead of ``size`` uniform draws.
+    Exact in distribution, via geometric gaps (from exponential draws, summed in one compiled
+    pass: :func:`~mimic_deid.deid.genetic._kernels.gap_positions`): cost proportional to the
+    ``size * p`` successes instead of ``size`` uniform draws.
     """
     if size <= 0 or p <= 0:
         return np.empty(0, dtype=np.int64)
@@ -168,23 +154,15 @@ def bernoulli_positions(rng: np.random.Generator, size: int, p: float) -> np.nda
     rate = 1.0 / -math.log1p(-p)
     mean = size * p
     batch = int(mean + 5.0 * math.sqrt(mean * (1 - p)) + 16)
-
-    def positions(k: int, start: int) -> np.ndarray:
-        g = rng.standard_exponential(k)
-        g *= rate
-        np.floor(g, out=g)
-        g += 1.0
-        np.cumsum(g, out=g)  # exact: integers < 2**53
-        return g.astype(np.int64) + start
-
-    pos = positions(batch, -1)
-    parts = [pos]
-    last = int(pos[-1])
+    parts, last = [], -1
     while last < size - 1:
-        parts.append(positions(batch // 4 + 16, last))
-        last = int(parts[-1][-1])
-    pos = np.concatenate(parts) if len(parts) > 1 else pos
-    return pos[: np.searchsorted(pos, size)]
+        draws = rng.standard_exponential(batch if not parts else batch // 4 + 16)
+        pos = _kernels().gap_positions(draws, rate, last, size)
+        parts.append(pos)
+        if len(pos) < len(draws):  # a position reached size
+            break
+        last = int(pos[-1])
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
 
 # --------------------------------------------------------------------------------------------
