@@ -11,6 +11,7 @@ from mimic_deid.deid.genetic._kernels import (
     breed,
     draw_distinct,
     gap_positions,
+    survive,
     tournament,
 )
 
@@ -132,3 +133,34 @@ def test_gap_positions_are_the_running_sums_of_the_geometric_gaps():
     np.testing.assert_array_equal(gap_positions(e, rate, 7, 10**9), expected)
     cut = gap_positions(e, rate, 7, int(expected[100]))  # stops before the first >= size
     np.testing.assert_array_equal(cut, expected[:100])
+
+
+def test_survive_keeps_the_fittest_as_a_stable_sort_does():
+    """The P fittest of parents and children survive, ties to parents then lower slots, and
+    each entering child takes the slot of a dropped parent in order: the NumPy formulation's
+    population, byte for byte, on keys with many ties."""
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        P, C, n, G = 24, 23, int(rng.integers(1, 40)), int(rng.integers(1, 9))
+        keys, c_keys = np.round(rng.normal(size=(P, n)), 1), np.round(rng.normal(size=(C, n)), 1)
+        pop = rng.normal(size=(n, P, G)).astype(np.float32)
+        child = rng.normal(size=(n, C, G)).astype(np.float32)
+        obj, inf, c_obj, c_inf = (
+            rng.random((P, n)),
+            rng.random((P, n)),
+            rng.random((C, n)),
+            rng.random((C, n)),
+        )
+        want_pop, want_obj, want_inf = pop.copy(), obj.copy(), inf.copy()
+        everyone = np.concatenate([keys, c_keys])
+        order = np.argsort(-everyone, axis=0, kind="stable")[:P]
+        survives = np.zeros(everyone.shape, dtype=bool)
+        np.put_along_axis(survives, order, True, axis=0)
+        d_col, d_slot = np.nonzero(~survives[:P].T)
+        e_col, e_child = np.nonzero(survives[P:].T)
+        want_pop[d_col, d_slot] = child[e_col, e_child]
+        want_obj[d_slot, d_col] = c_obj[e_child, e_col]
+        want_inf[d_slot, d_col] = c_inf[e_child, e_col]
+        survive(keys, c_keys, pop, child, obj, inf, c_obj, c_inf)
+        assert pop.tobytes() == want_pop.tobytes()
+        assert obj.tobytes() == want_obj.tobytes() and inf.tobytes() == want_inf.tobytes()

@@ -242,3 +242,66 @@ def gap_positions(exponentials: np.ndarray, rate: float, start: int, size: int) 
         out[t] = pos
         t += 1
     return out[:t]
+
+
+@numba.njit(**_JIT)
+def survive(
+    keys: np.ndarray,
+    c_keys: np.ndarray,
+    pop: np.ndarray,
+    child: np.ndarray,
+    abs_obj: np.ndarray,
+    infeas: np.ndarray,
+    c_obj: np.ndarray,
+    c_inf: np.ndarray,
+) -> None:
+    """The next population of every problem, in place: of its ``P`` parents and ``C``
+    children the ``P`` fittest survive, ties to the earlier of parents-then-children (the
+    first ``P`` of a stable sort by decreasing key); each child that survives takes the slot
+    of a parent that does not, both in increasing order, with its ``|objective|`` and
+    unfeasibility.
+
+    Parameters
+    ----------
+    keys : ndarray of float64, shape (P, n)
+    c_keys : ndarray of float64, shape (C, n)
+        Fitness keys of the parents and the children (higher = fitter).
+    pop : ndarray of float32, shape (n, P, G)
+    child : ndarray of float32, shape (n, C, G)
+    abs_obj, infeas : ndarray of float64, shape (P, n)
+    c_obj, c_inf : ndarray of float64, shape (C, n)
+        ``pop``, ``abs_obj`` and ``infeas`` are updated.
+    """
+    P, n = keys.shape
+    C = c_keys.shape[0]
+    top_key = np.empty(P, dtype=np.float64)  # the fittest so far, by (key desc, index asc)
+    top_idx = np.empty(P, dtype=np.int64)
+    keep = np.empty(P + C, dtype=np.bool_)
+    for i in range(n):
+        m = 0
+        for e in range(P + C):
+            k = keys[e, i] if e < P else c_keys[e - P, i]
+            if m == P:
+                if not k > top_key[P - 1]:  # a later index loses a tie
+                    continue
+                m -= 1
+            pos = m
+            while pos > 0 and top_key[pos - 1] < k:
+                top_key[pos] = top_key[pos - 1]
+                top_idx[pos] = top_idx[pos - 1]
+                pos -= 1
+            top_key[pos] = k
+            top_idx[pos] = e
+            m += 1
+        keep[:] = False
+        for s in range(m):
+            keep[top_idx[s]] = True
+        slot = 0
+        for c in range(C):
+            if keep[P + c]:
+                while keep[slot]:
+                    slot += 1
+                pop[i, slot, :] = child[i, c, :]
+                abs_obj[slot, i] = c_obj[c, i]
+                infeas[slot, i] = c_inf[c, i]
+                slot += 1

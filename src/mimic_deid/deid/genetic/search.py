@@ -571,19 +571,10 @@ def run_chunk(
         # Survivors: the best P of parents and children. Seed 6.2 keeps the slots not taken
         # by new offspring for the best past solutions; a generational replacement (only the
         # elite survives) lost most of the progress each generation and stalled far from the
-        # targets. The stable sort keeps the elite first on ties, so it always survives.
-        # Only the children that enter are copied, into the slots of the parents they
-        # displace (paired in slot order per series), which keeps the step cheap.
-        all_keys = np.concatenate([keys, c_keys], axis=0)  # (2P - 1, na)
-        order = np.argsort(-all_keys, axis=0, kind="stable")[:P]
-        survives = np.zeros(all_keys.shape, dtype=bool)
-        np.put_along_axis(survives, order, True, axis=0)
-        d_col, d_slot = np.nonzero(~survives[:P].T)  # dropped parents, by series then slot
-        e_col, e_child = np.nonzero(survives[P:].T)  # entering children, same order
-        if d_col.size:
-            pop[d_col, d_slot] = child[e_col, e_child]
-            abs_obj[d_slot, d_col] = c_obj[e_child, e_col]
-            infeas[d_slot, d_col] = c_inf[e_child, e_col]
+        # targets. Ties go to parents, then lower slots (a stable sort by decreasing key), so
+        # the elite always survives. Only the children that enter are copied, into the slots
+        # of the parents they displace (paired in slot order per series), in one compiled pass.
+        _kernels().survive(keys, c_keys, pop, child, abs_obj, infeas, c_obj, c_inf)
         since = np.where(improved, 0, since + 1)
         iters_out[active] = m
         if callback is not None:
