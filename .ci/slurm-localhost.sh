@@ -7,10 +7,12 @@
 # Usage: sudo bash .ci/slurm-localhost.sh      (safe to run again: it only (re)starts what
 #        is down or whose configuration changed, then waits until the node is idle)
 # Environment (optional):
-#   SLURM_LOCALHOST_MEM_MB     memory the node advertises (default: max(90% of RAM, 16384);
-#                              the profile asks up to 16000 MB for some rules; memory is
-#                              not enforced here, so advertising more than RAM is harmless
-#                              for the tiny test workflow)
+#   SLURM_LOCALHOST_MEM_MB     memory the node advertises (default: max(90% of RAM, 32768);
+#                              the profile asks up to 16000 MB for some rules, and two of
+#                              them (privacy of stays and of ihm48) run side by side only if
+#                              the node has twice that; memory is not enforced here, so
+#                              advertising more than RAM is harmless for the tiny test
+#                              workflow)
 #   SLURM_LOCALHOST_CLUSTER    cluster name (default: localcluster)
 #   SLURM_LOCALHOST_PARTITION  default partition (default: debug)
 #   SLURM_LOCALHOST_CGROUP     1: track/confine jobs with cgroups (proctrack/cgroup,
@@ -111,7 +113,7 @@ if [ -z "$CPUS" ] || [ -z "$CORES" ]; then
     CPUS="$(nproc)"; BOARDS=1; SOCKETS=1; CORES="$CPUS"; THREADS=1
 fi
 [ -n "$REALMEM" ] || REALMEM=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024))
-MEM="${SLURM_LOCALHOST_MEM_MB:-$((REALMEM * 9 / 10 > 16384 ? REALMEM * 9 / 10 : 16384))}"
+MEM="${SLURM_LOCALHOST_MEM_MB:-$((REALMEM * 9 / 10 > 32768 ? REALMEM * 9 / 10 : 32768))}"
 
 if [ "$USE_CGROUP" = 1 ]; then
     TRACKING="ProctrackType=proctrack/cgroup
