@@ -15,6 +15,8 @@ from mimic_deid.deid.genetic._kernels import (
     tournament,
 )
 
+SENTINEL = np.iinfo(np.int64).max // 4  # larger than any drawn value
+
 
 def packed_problems(rng: np.random.Generator, n: int, widths: list[int]):
     """Valid masks of ``n`` problems with blocks of ``widths`` genes, valid genes first."""
@@ -111,14 +113,14 @@ def test_tournament_mates_the_fittest_contenders_in_draw_order(parents):
 def test_draw_distinct_maps_uniforms_to_the_values_not_drawn_yet():
     # n = 5: u * 5 -> 2; u * 4 -> 2, the third value not drawn (0, 1, 3, ...) is 3; u * 3 -> 0
     u = np.array([[0.5, 0.6, 0.1], [0.99, 0.99, 0.99], [0.0, 0.0, 0.0]])
-    np.testing.assert_array_equal(draw_distinct(u, 5), [[2, 3, 0], [4, 3, 2], [0, 1, 2]])
-    short = draw_distinct(np.array([[0.7, 0.2, 0.5]]), 2)  # n < k: the third is the sentinel
-    assert short[0, :2].tolist() == [1, 0] and short[0, 2] > 10**9
+    np.testing.assert_array_equal(draw_distinct(u, 5, SENTINEL), [[2, 3, 0], [4, 3, 2], [0, 1, 2]])
+    short = draw_distinct(np.array([[0.7, 0.2, 0.5]]), 2, SENTINEL)  # n < k: the sentinel
+    assert short[0].tolist() == [1, 0, SENTINEL]
 
 
 def test_draw_distinct_is_uniform_over_ordered_tuples():
     u = np.random.default_rng(3).random((60_000, 3))
-    d = draw_distinct(u, 4)
+    d = draw_distinct(u, 4, SENTINEL)
     assert (np.sort(d, axis=1)[:, 1:] != np.sort(d, axis=1)[:, :-1]).all()
     codes = d[:, 0] * 16 + d[:, 1] * 4 + d[:, 2]
     counts = np.bincount(codes, minlength=64)[np.unique(codes)]

@@ -173,7 +173,7 @@ def tournament(keys: np.ndarray, contenders: np.ndarray, parents: int) -> np.nda
 
 
 @numba.njit(**_JIT)
-def draw_distinct(u: np.ndarray, n: int) -> np.ndarray:
+def draw_distinct(u: np.ndarray, n: int, sentinel: int) -> np.ndarray:
     """``k`` distinct integers in ``[0, n)`` per row of ``u``, in draw order, from ``k``
     uniforms per row: draw ``j`` is uniform over the ``n - j`` values not drawn yet (it takes
     the ``floor(u[r, j] * (n - j))``-th of them in increasing order), so every ordered
@@ -185,6 +185,9 @@ def draw_distinct(u: np.ndarray, n: int) -> np.ndarray:
     u : ndarray of float64, shape (m, k)
         Uniforms in ``[0, 1)``.
     n : int
+    sentinel : int
+        Larger than any valid value (the caller's, so that both paths of
+        :func:`~mimic_deid.deid.genetic.search.sample_distinct` use one).
 
     Returns
     -------
@@ -193,7 +196,6 @@ def draw_distinct(u: np.ndarray, n: int) -> np.ndarray:
     m, k = u.shape
     out = np.empty((m, k), dtype=np.int64)
     drawn = np.empty(k, dtype=np.int64)  # this row's draws so far, ascending
-    sentinel = np.iinfo(np.int64).max // 4
     for r in range(m):
         for j in range(k):
             avail = n - j

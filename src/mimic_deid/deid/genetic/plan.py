@@ -223,9 +223,9 @@ def plan_genetic(
     class order. A problem whose records already meet all its targets
     (:func:`~mimic_deid.deid.genetic.search.met_at_start`) is left unconstrained: it is not
     searched, runs 0 generations and is released unchanged (counted per series as
-    ``met_at_start_dims`` in the result's ``detail``). The chunking depends only on the class (its null pattern and targets),
-    ``params`` and ``chunk_problems``; the chunk generators only on the state of ``rng``
-    (:func:`mimic_deid.core.seeding.spawn_rngs`).
+    ``met_at_start_dims`` in the result's ``detail``). The chunking depends only on the class
+    (its null pattern and targets), ``params`` and ``chunk_problems``; the chunk generators
+    only on the state of ``rng`` (:func:`mimic_deid.core.seeding.spawn_rngs`).
     """
     if not isinstance(params, GeneticParams):
         raise ConfigError(f"genetic optimiser: params must be GeneticParams, got {type(params)}")

@@ -53,7 +53,8 @@ weight) is padded to its own longest problem, not to the hourly heart rate's. Th
 in float32 on values centred per series and dimension (the returned series are ``x + p`` in
 float64; the reported metrics are recomputed in float64). Random draws come from the chunk's
 NumPy generator; the per-gene work (crossover as copies of whole parent segments, mutation,
-the per-chromosome sums, minima and maxima, the tournament) runs in compiled loops
+the per-chromosome sums, minima and maxima, the tournament and its contenders, the mutation
+positions, the survivors) runs in compiled loops
 (:mod:`mimic_deid.deid.genetic._kernels`, Numba), one pass each instead of one NumPy pass per
 operation. Mutation positions come from geometric gaps, so their cost is proportional to the
 mutated genes. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
@@ -119,7 +120,7 @@ def sample_distinct(
     """
     if np.ndim(n) == 0:
         u = rng.random((math.prod(shape), k))
-        return _kernels().draw_distinct(u, int(n)).reshape(*shape, k)
+        return _kernels().draw_distinct(u, int(n), _SENTINEL).reshape(*shape, k)
     n_arr = np.asarray(n, dtype=np.int64)
     out = np.empty((*shape, k), dtype=np.int64)
     srt = np.empty((*shape, k), dtype=np.int64)  # draws so far, sorted ascending
