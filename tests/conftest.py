@@ -1,15 +1,18 @@
-"""The suite's scheduling: the longest test files start first.
+"""The suite's scheduling: one worker more than the cores, the longest test files first.
 
-The suite runs on every core, one test file per worker (``-n auto --dist loadfile``).
-pytest-xdist hands out the files with the most tests first, so a long file of one test (the
-SLURM run, about 8 minutes of mostly waiting for the scheduler) would run last and alone while
-the other workers idle. With xdist loaded (not under ``-p no:xdist``), a plugin moves the files
-of :data:`FIRST` to the front of the queue, so they run beside the others
-(benchmarks/README, "Test suite wall time").
+The suite runs one test file per worker (``-n auto --dist loadfile``). Its workflow tests
+spend much of their time waiting (the SLURM run on the cluster's status polls, every
+Snakemake run on its jobs' start-up and scheduling), so ``-n auto`` starts one worker more
+than the machine has cores (:data:`EXTRA_WORKERS`); ``-n N`` still sets the number. pytest-xdist
+hands out the files with the most tests first, so a long file of one test (the SLURM run)
+would run last and alone while the other workers idle. With xdist loaded (not under
+``-p no:xdist``), a plugin moves the files of :data:`FIRST` to the front of the queue, so they
+run beside the others (benchmarks/README, "Test suite wall time").
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,12 +25,24 @@ sys.path[:0] = [
     *(str(d) for d in sorted(_TESTS.iterdir()) if d.is_dir() and d.name.isidentifier()),
 ]
 
-#: Test files that start first, longest first (measured on the 2-core machine).
-FIRST = ("tests/workflow/test_slurm.py", "tests/workflow/test_demo_preset.py")
+#: Test files that start first, longest first (measured on the 2-core machine);
+#: ``test_workflow.py`` builds the session's tiny run that the two after it take at their end.
+FIRST = (
+    "tests/workflow/test_slurm.py",
+    "tests/workflow/test_workflow.py",
+    "tests/workflow/test_demo_preset.py",
+    "tests/workflow/test_install.py",
+    "tests/workflow/test_resume.py",
+)
+#: Workers beyond the usable cores under ``-n auto``.
+EXTRA_WORKERS = 1
 
 
 class _LongestFirst:
-    """The xdist hook, registered only when xdist is there (its hook is unknown otherwise)."""
+    """The xdist hooks, registered only when xdist is there (they are unknown otherwise)."""
+
+    def pytest_xdist_auto_num_workers(self, config) -> int:
+        return len(os.sched_getaffinity(0)) + EXTRA_WORKERS
 
     def pytest_xdist_make_scheduler(self, config, log):
         from xdist.scheduler import LoadFileScheduling

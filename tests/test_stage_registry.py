@@ -439,7 +439,7 @@ def test_real_source_run_keeps_the_seed_owner_only(tmp_path):
 
 
 # The report of a run without the comparators (stages: [series]) is built and checked by
-# tests/workflow/test_workflow.py::test_interrupted_run_resumes_to_identical_outputs.
+# tests/workflow/test_resume.py::test_interrupted_run_resumes_to_identical_outputs.
 
 
 def test_the_slurm_profile_sets_resources_of_rules_that_exist():

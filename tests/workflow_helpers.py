@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -93,6 +95,36 @@ def prepare(workdir: Path, overrides: dict | None = None) -> Path:
     path = workdir / "tiny.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name`` that ``build(folder)`` makes once per test session, whatever the
+    number of pytest-xdist workers.
+
+    The first worker that needs it builds it under an exclusive lock (``fcntl.flock``) in the
+    session's temporary root, which every worker of the session shares; the others wait for
+    the lock and take the finished folder. A build that raised leaves no ``.done`` marker, so
+    the next worker builds it again (and fails with its own error). The folder is shared:
+    tests read it, and a test that changes it works on a copy (:func:`copy_run`).
+    """
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # .../pytest-N/popen-gwK -> .../pytest-N, this session's only
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
+def copy_run(run: Path, dest: Path) -> tuple[Path, Path]:
+    """Copy a finished run's work directory to ``dest`` (times and modes kept, so Snakemake
+    finds nothing to do there); return the copy and its tiny config."""
+    shutil.copytree(run, dest, symlinks=True)
+    return dest, dest / "tiny.yaml"
 
 
 def merge(base: dict, extra: dict) -> dict:

@@ -2,7 +2,7 @@
 
 Both (k,P) methods release the ``stays`` and ``ihm48`` duration classes; the check, privacy
 and utility rules run on them unchanged (only their point outputs are built, not the other
-methods of the default sweep).
+methods of the default sweep), in a copy of the session's tiny run.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import prepare, published_files, snakemake
+from workflow_helpers import copy_run, prepare, published_files, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
@@ -38,9 +38,10 @@ def targets() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def kp_run(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("kprun")
-    config = prepare(workdir)
+def kp_run(tiny_run, tmp_path_factory) -> Path:
+    """A copy of the session's tiny run (its upstream and Mondrian outputs are the (k,P)
+    methods' inputs too) with the two methods' point outputs built."""
+    workdir, config = copy_run(tiny_run[0], tmp_path_factory.mktemp("kprun") / "run")
     values = yaml.safe_load(config.read_text())
     values["deid"]["methods"] = {"kapra": KP, "pc-kapra": KP}
     config.write_text(yaml.safe_dump(values))

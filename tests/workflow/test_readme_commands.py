@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 NOT_RUN: dict[str, str] = {
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && snakemake --cores all": (
         "installs into a new venv and runs the 3,000-subject workflow (about 7 min); "
-        "tests/workflow/test_workflow.py covers the install and the run"
+        "tests/workflow/test_install.py covers the install, tests/workflow/test_workflow.py the run"
     ),
     'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && pytest': (
         "installs and runs the whole test suite"

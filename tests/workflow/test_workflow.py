@@ -1,20 +1,19 @@
 """End-to-end: real `snakemake` on a tiny synthetic MIMIC-III in a temporary directory.
 
-One full run is shared by the tests of this module (session fixture); the determinism and
-resume tests make a second run of their own.
+The tests of this module share one copy of the session's tiny run (``conftest.tiny_run``,
+built once for all workers); tests that change its config or build more targets do it in that
+copy. The interrupted-run and README-install tests, which make runs or environments of their
+own, are in ``test_resume.py`` and ``test_install.py`` so that they run beside these.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -22,8 +21,8 @@ import pytest
 from workflow_helpers import (
     ROOT,
     SNAKEMAKE,
+    copy_run,
     mimic_messages,
-    output_digests,
     planned_jobs,
     prepare,
     published_files,
@@ -46,12 +45,10 @@ PRIVATE = (
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory) -> tuple[Path, Path]:
-    workdir = tmp_path_factory.mktemp("run")
-    config = prepare(workdir)
-    proc = snakemake(workdir, "--cores", "2", config=config)
-    (workdir / "stderr.txt").write_text(proc.stderr)
-    return workdir, config
+def finished_run(tiny_run, tmp_path_factory) -> tuple[Path, Path]:
+    """This module's copy of the session's tiny run: its tests rewrite the config, rename
+    artefacts and build more targets in it."""
+    return copy_run(tiny_run[0], tmp_path_factory.mktemp("run") / "run")
 
 
 def test_a_weak_k_is_named_in_one_warning_line(finished_run):
@@ -287,50 +284,6 @@ def test_readme_command_line_overrides_work_as_documented(tmp_path):
     assert proc.stderr.splitlines()[-1] == expected
 
 
-def test_interrupted_run_resumes_to_identical_outputs(finished_run, tmp_path):
-    """Kill a run in the middle of a rule; --rerun-incomplete finishes it byte-identically.
-
-    The run selects the series stage only (`stages: [series]`), so it also shows that the
-    report builds without the deselected comparators and says so; every artefact it shares
-    with the reference run of all stages is byte-identical (the report pages differ by the
-    comparators' sections)."""
-    reference, _ = finished_run
-    config = prepare(tmp_path, {"stages": ["series"]})
-    cmd = [*SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path), "--cores", "1"]
-    cmd += ["--configfile", str(config)]
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-    marker = tmp_path / "results" / "private" / "raw"
-    deadline = time.monotonic() + 300
-    while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    incomplete = tmp_path / ".snakemake" / "incomplete"
-    while time.monotonic() < deadline and proc.poll() is None:
-        if incomplete.exists() and any(incomplete.iterdir()):
-            break  # a job after the extraction is running: its outputs are marked incomplete
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run finished before it could be interrupted"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    snakemake(tmp_path, "--unlock", config=config)
-    snakemake(tmp_path, "--cores", "2", "--rerun-incomplete", config=config)
-    got, want = output_digests(tmp_path), output_digests(reference)
-    comparators = tuple(
-        f"results/{top}{stage}" for top in ("", "private/") for stage in ("tabular", "codes",
-                                                                          "sequences")
-    )  # fmt: skip
-    reports = ("results/report/", "results/private/report/")
-    assert set(got) <= set(want), set(got) - set(want)
-    assert not [f for f in got if f.startswith(comparators)]
-    assert {f for f in set(want) - set(got) if not f.startswith(comparators + reports)} == set()
-    different = [k for k in got if got[k] != want[k] and not k.startswith(reports)]
-    assert not different, different
-    tables = tmp_path / "results" / "report" / "tables"
-    assert "tabular stage not run" in (tables / "tabular_uniqueness.csv").read_text()
-    assert "no sequences sweep in this run" in (tables / "sequences_summary.csv").read_text()
-
-
 def test_lint_is_clean():
     proc = subprocess.run([*SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -414,30 +367,6 @@ def test_replacing_a_csv_table_reruns_the_extraction(finished_run, tmp_path):
     table.write_bytes(gzip.compress(gzip.decompress(table.read_bytes()), compresslevel=1))
     proc = snakemake(tmp_path, "-n", "results/private/raw", config=config)
     assert planned_jobs(proc.stdout) == {"extract": 1}, proc.stdout + proc.stderr
-
-
-def test_html_report_works_after_the_readme_install(finished_run, tmp_path):
-    """`pip install -e .` (the README's quick start, no test extra) gives a working
-    `snakemake --report`: Snakemake's report dependencies are runtime dependencies."""
-    workdir, config = finished_run
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # --no-compile: pip byte-compiles every installed module by default (about 40 of this
-    # step's 100 s here); Python compiles what it imports anyway, so the environment is the same
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile"]
-    pip += ["-e", str(ROOT), "-c", str(ROOT / "constraints.txt")]
-    proc = subprocess.run(pip, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    listed = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "list"], capture_output=True, text=True
-    ).stdout
-    assert "pytest " not in listed  # really the environment without the test extra
-    out = tmp_path / "report.html"
-    cmd = [str(venv / "bin" / "snakemake"), "-s", str(ROOT / "Snakefile"), "-d", str(workdir)]
-    cmd += ["--report", str(out), "--configfile", str(config)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert "linkage_strong.png" in out.read_text(errors="replace")
 
 
 def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_path):
