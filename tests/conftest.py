@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 # The tests mirror the package's parts (tests/<part>/test_*.py, docs/architecture.md
 # "Layout"); a test module may import the helpers at tests/ or another test module's
 # fixtures and data, whatever its folder, so every folder is on the path before collection.
@@ -39,10 +41,7 @@ EXTRA_WORKERS = 1
 
 
 class _LongestFirst:
-    """The xdist hooks, registered only when xdist is there (they are unknown otherwise)."""
-
-    def pytest_xdist_auto_num_workers(self, config) -> int:
-        return len(os.sched_getaffinity(0)) + EXTRA_WORKERS
+    """The xdist hook, registered only when xdist is there (its hook is unknown otherwise)."""
 
     def pytest_xdist_make_scheduler(self, config, log):
         from xdist.scheduler import LoadFileScheduling
@@ -57,6 +56,13 @@ class _LongestFirst:
         if config.getvalue("dist") != "loadfile":
             return None  # another distribution mode: xdist's own scheduler
         return LongestFirst(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: the usable cores and :data:`EXTRA_WORKERS` more (a conftest hook: xdist
+    asks before ``pytest_configure`` registers the plugin below)."""
+    return len(os.sched_getaffinity(0)) + EXTRA_WORKERS
 
 
 def pytest_configure(config) -> None:
