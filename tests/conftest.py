@@ -1,22 +1,17 @@
-"""The suite's scheduling: one worker more than the cores, the longest test files first.
+"""The suite's scheduling: the longest test files start first.
 
-The suite runs one test file per worker (``-n auto --dist loadfile``). Its workflow tests
-spend much of their time waiting (the SLURM run on the cluster's status polls, every
-Snakemake run on its jobs' start-up and scheduling), so ``-n auto`` starts one worker more
-than the machine has cores (:data:`EXTRA_WORKERS`); ``-n N`` still sets the number. pytest-xdist
-hands out the files with the most tests first, so a long file of one test (the SLURM run)
-would run last and alone while the other workers idle. With xdist loaded (not under
-``-p no:xdist``), a plugin moves the files of :data:`FIRST` to the front of the queue, so they
-run beside the others (benchmarks/README, "Test suite wall time").
+The suite runs on every core, one test file per worker (``-n auto --dist loadfile``; one
+worker more than the cores was slower, benchmarks/README "Test suite wall time").
+pytest-xdist hands out the files with the most tests first, so a long file of one test (the
+SLURM run, about 5 minutes of mostly waiting for the scheduler) would run last and alone while
+the other workers idle. With xdist loaded (not under ``-p no:xdist``), a plugin moves the files
+of :data:`FIRST` to the front of the queue, so they run beside the others.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-
-import pytest
 
 # The tests mirror the package's parts (tests/<part>/test_*.py, docs/architecture.md
 # "Layout"); a test module may import the helpers at tests/ or another test module's
@@ -36,8 +31,6 @@ FIRST = (
     "tests/workflow/test_install.py",
     "tests/workflow/test_resume.py",
 )
-#: Workers beyond the usable cores under ``-n auto``.
-EXTRA_WORKERS = 1
 
 
 class _LongestFirst:
@@ -56,13 +49,6 @@ class _LongestFirst:
         if config.getvalue("dist") != "loadfile":
             return None  # another distribution mode: xdist's own scheduler
         return LongestFirst(config, log)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto``: the usable cores and :data:`EXTRA_WORKERS` more (a conftest hook: xdist
-    asks before ``pytest_configure`` registers the plugin below)."""
-    return len(os.sched_getaffinity(0)) + EXTRA_WORKERS
 
 
 def pytest_configure(config) -> None:
