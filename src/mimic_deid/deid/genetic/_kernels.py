@@ -62,10 +62,14 @@ def breed(
             start = 0
             for s in range(n_cuts + 1):
                 stop = G if s == n_cuts else np.searchsorted(rank[i], cuts[c, i, s])
-                p = mates[c, i, s]
-                for g in range(start, stop):
-                    child[i, c, g] = pop[i, p, g]
-                start = max(start, stop)
+                if stop > start:
+                    # through views that start at 0: a loop over data-dependent bounds
+                    # into the 3-d arrays copied several times slower than a plain copy
+                    dst = child[i, c, start:stop]
+                    src = pop[i, mates[c, i, s], start:stop]
+                    for g in range(dst.shape[0]):
+                        dst[g] = src[g]
+                    start = stop
             row = (i * C + c) * G
             while t < n_pos and positions[t] < row + G:
                 if valid[i, positions[t] - row]:
