@@ -23,7 +23,8 @@ sys.path[:0] = [
 ]
 
 #: Test files that start first, longest first (measured on the 2-core machine);
-#: ``test_workflow.py`` builds the session's tiny run that the two after it take at their end.
+#: ``test_workflow.py`` builds the session's tiny run; ``test_install.py`` and ``test_resume.py``
+#: take it at their end.
 FIRST = (
     "tests/workflow/test_slurm.py",
     "tests/workflow/test_workflow.py",

@@ -16,6 +16,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+#: The override config that :func:`prepare` writes into a work directory.
+CONFIG_NAME = "tiny.yaml"
 
 # Small enough for CI (a couple of minutes on 2 cores), large enough that every rule has
 # real work: several duration classes, Mondrian splits, all three splits with deaths.
@@ -92,7 +94,7 @@ def prepare(workdir: Path, overrides: dict | None = None) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(ROOT / "config", workdir / "config", dirs_exist_ok=True)
     config = merge(TINY_CONFIG, overrides or {})
-    path = workdir / "tiny.yaml"
+    path = workdir / CONFIG_NAME
     path.write_text(yaml.safe_dump(config))
     return path
 
@@ -124,7 +126,7 @@ def copy_run(run: Path, dest: Path) -> tuple[Path, Path]:
     """Copy a finished run's work directory to ``dest`` (times and modes kept, so Snakemake
     finds nothing to do there); return the copy and its tiny config."""
     shutil.copytree(run, dest, symlinks=True)
-    return dest, dest / "tiny.yaml"
+    return dest, dest / CONFIG_NAME
 
 
 def merge(base: dict, extra: dict) -> dict:

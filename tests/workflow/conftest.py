@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from workflow_helpers import built_once, prepare, snakemake
+from workflow_helpers import CONFIG_NAME, built_once, prepare, snakemake
 
 
 def _tiny_run(workdir: Path) -> None:
@@ -21,4 +21,4 @@ def tiny_run(tmp_path_factory) -> tuple[Path, Path]:
     it or changes a file copies it first (:func:`workflow_helpers.copy_run`). Snakemake's
     stderr of the run is in ``stderr.txt``."""
     workdir = built_once(tmp_path_factory, "tiny-run", _tiny_run)
-    return workdir, workdir / "tiny.yaml"
+    return workdir, workdir / CONFIG_NAME

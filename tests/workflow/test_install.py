@@ -31,7 +31,7 @@ def test_html_report_works_after_the_readme_install(request, tmp_path):
     ).stdout
     assert "pytest " not in listed  # really the environment without the test extra
     # the run is taken after the install, so that the install goes on while another worker
-    # builds it; a copy, as --report writes into the work directory's .snakemake
+    # builds it; a copy, so that nothing the other workers read is touched
     workdir, config = copy_run(request.getfixturevalue("tiny_run")[0], tmp_path / "run")
     out = tmp_path / "report.html"
     cmd = [str(venv / "bin" / "snakemake"), "-s", str(ROOT / "Snakefile"), "-d", str(workdir)]

@@ -8,7 +8,6 @@ methods of the default sweep), in a copy of the session's tiny run.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -118,13 +117,11 @@ def test_bad_kp_config_stops_before_any_job_with_the_parameter_named(tmp_path):
 def test_a_strict_run_stops_at_the_refused_release(kp_run, tmp_path):
     """`strict: true`: the refusal that the default run records stops the run instead, with
     the verdict's claim and figures, and no check.json is written."""
-    work = tmp_path / "run"
-    shutil.copytree(kp_run, work, symlinks=True)
+    work, config = copy_run(kp_run, tmp_path / "run")
     target = f"results/ihm48/{POINT}/{LABELS[0]}/check.json"
     verdict = json.loads((work / target).read_text())["verdict"]
     assert verdict.startswith("refused: ")
     (work / target).unlink()
-    config = work / "tiny.yaml"
     proc = snakemake(work, "--cores", "1", target, "--config", "strict=true", config=config,
                      check=False)  # fmt: skip
     assert proc.returncode != 0

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from workflow_helpers import planned_jobs, prepare, published_files, snakemake
+from workflow_helpers import (
+    CONFIG_NAME,
+    copy_run,
+    planned_jobs,
+    prepare,
+    published_files,
+    snakemake,
+)
 
 pytestmark = pytest.mark.workflow
 
@@ -87,7 +93,7 @@ def test_stage_is_byte_identical_across_runs(runs):
 
 def test_rule_all_includes_the_stage_and_a_rerun_does_nothing(runs):
     a, _ = runs
-    config = a / "tiny.yaml"
+    config = a / CONFIG_NAME
     proc = snakemake(a, "-n", "sequences", config=config)
     assert planned_jobs(proc.stdout) == {}
     jobs = planned_jobs(snakemake(a, "-n", config=config).stdout)
@@ -124,8 +130,7 @@ def _copy_bound_zero(runs, tmp_path, **extra):
     """A copy of the finished run whose TRANSFERS check is to be re-run with a copy bound of 0
     (claim 13 fails on the synthetic TRANSFERS, which has copies of unique paths)."""
     a, _ = runs
-    work = tmp_path / "run"
-    shutil.copytree(a, work, symlinks=True)
+    work, _ = copy_run(a, tmp_path / "run")
     share = json.loads((work / "results/sequences/transfers/attack.json").read_text())
     share = share["release"]["verbatim_unique"]
     assert share > 0

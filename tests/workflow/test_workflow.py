@@ -374,8 +374,7 @@ def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_pat
     rules and what reads them re-run; the disagreement changes, the linkage attack (Euclidean
     reconstruction error) does not."""
     reference, _ = finished_run
-    workdir = tmp_path / "run"
-    shutil.copytree(reference, workdir, symlinks=True)
+    workdir, _ = copy_run(reference, tmp_path / "run")
     config = prepare(workdir, {"evaluate": {"series_distance": "dtw", "dtw_window": 2}})
     jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
     # privacy: both releases at both points (the linkage bound is a claim of each)
