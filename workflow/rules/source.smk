@@ -16,6 +16,7 @@ rule synthesize:
     params:
         # a copy made by another version of the generator is regenerated
         generator=generator_fingerprint(),
+        other_chart_rows=config["source"]["synthetic"]["other_chart_rows"],
     script:
         "../scripts/synthesize.py"
 

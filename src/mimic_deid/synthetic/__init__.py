@@ -1,16 +1,18 @@
 """Synthetic MIMIC-III v1.4: a seeded, streaming generator of the official CSV.gz files.
 
-Public entry point: :func:`generate` ``(out_dir, subjects, seed, chunk_subjects=500) -> dict``
-(also ``python -m mimic_deid synth --subjects N --seed S --out DIR``). It writes PATIENTS,
+Public entry point: :func:`generate` ``(out_dir, subjects, seed, chunk_subjects=500,
+other_chart_rows=0.0) -> dict`` (also ``python -m mimic_deid synth --subjects N --seed S --out
+DIR``). It writes PATIENTS,
 ADMISSIONS, ICUSTAYS, CHARTEVENTS, LABEVENTS, OUTPUTEVENTS, D_ITEMS, D_LABITEMS, TRANSFERS and
 CPTEVENTS (``sequences``: own random stream, seed 004 inputs) as
 ``<TABLE>.csv.gz`` in the official column order and quoting, plus ``SYNTHETIC.json`` (the
-returned summary: subjects, admissions, icustays, rows per table, seed).
+returned summary: subjects, admissions, icustays, rows per table, seed, other_chart_rows).
 
 Modules: ``catalog`` (items, labels, units, text values), ``population`` (subjects,
 admissions, stays, deaths), ``physiology`` (latent signals), ``schedule`` (irregular times),
 ``chart`` / ``labs`` / ``outputs`` (event rows), ``sequences`` (TRANSFERS, CPTEVENTS), ``quirks``
-(empty ADMISSIONS demographics at real MIMIC-III shares), ``writer`` (CSV.gz layout), ``generator``
+(empty ADMISSIONS demographics at real MIMIC-III shares; on request, CHARTEVENTS rows of
+non-benchmark items at the real table's mix), ``writer`` (CSV.gz layout), ``generator``
 (driver).
 
 Design decisions

@@ -310,6 +310,30 @@ DISTRACTORS: dict[str, tuple[Distractor, ...]] = {
     ),
 }
 
+
+def _other_chart_items() -> tuple[ChartItem, ...]:
+    """:data:`OTHER_CHART_ITEMS`: ids not used by any other chart or output item, every 13th
+    free CareVue id from 1000 and every 11th free MetaVision id from 225000, alternately
+    numeric and text."""
+    used = {it.itemid for it in _VARIABLE_CHART_ITEMS + _DISTRACTOR_ITEMS}
+    used |= {40055, 226559}  # OUTPUT_ITEMS
+    items = []
+    for start, step in ((1000, 13), (225000, 11)):
+        free = [i for i in range(start, start + 40 * OTHER_CHART_ITEMS_PER_SYSTEM) if i not in used]
+        for k, itemid in enumerate(free[::step][:OTHER_CHART_ITEMS_PER_SYSTEM]):
+            kind = "Numeric" if k % 2 == 0 else "Text"
+            category = None if itemid < CAREVUE_MAX_ITEMID else "Routine"
+            items.append(ChartItem(itemid, f"Charted item {itemid}", None, kind, category))
+    return tuple(items)
+
+
+#: Chart items of the CHARTEVENTS rows outside the benchmark that ``generate(...,
+#: other_chart_rows=r)`` adds (:func:`mimic_deid.synthetic.quirks.add_other_chart_rows`), per
+#: system (CareVue, then MetaVision, the same count): real CHARTEVENTS carries thousands of
+#: item ids, most of them with a long tail of rare ones. Listed in D_ITEMS only when used.
+OTHER_CHART_ITEMS_PER_SYSTEM = 150
+OTHER_CHART_ITEMS: tuple[ChartItem, ...] = _other_chart_items()
+
 OUTPUT_ITEMS: tuple[ChartItem, ...] = (
     ChartItem(40055, "Urine Out Foley", "ml", linksto="outputevents"),
     ChartItem(226559, "Foley", "mL", "Numeric", "Output", "Foley", linksto="outputevents"),
