@@ -143,3 +143,37 @@ def test_a_log_file_is_owner_only(tmp_path) -> None:
     configure(str(log))
     logging.getLogger("mimic_deid.test").info("counts only")
     assert log.stat().st_mode & 0o777 == 0o600
+
+
+def test_run_stage_ends_with_the_jobs_exact_cpu_and_peak(tmp_path) -> None:
+    """The finishing line carries the job's CPU, its waited-for workers' included, and its
+    peak RSS (what benchmarks/full_scale.py reads instead of Snakemake's sampled figures)."""
+    import multiprocessing
+    import re
+
+    from mimic_deid.core.logs import FINISH_USAGE, process_usage, run_stage
+
+    log = tmp_path / "x.log"
+    before, _ = process_usage()
+    with run_stage("series", str(log)):
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            pool.apply(_spin, (0.6,))  # CPU in a worker, counted once it is waited for
+        block = bytearray(64 * 2**20)  # 64 MB touched by this process
+        block[::4096] = b"x" * len(block[::4096])
+        _spin(0.3)
+    last = log.read_text().splitlines()[-1]
+    assert re.search(
+        r"rule series finished in [0-9]+\.[0-9] s \(CPU [0-9]+\.[0-9] s, peak RSS [0-9]+ MB\)$",
+        last,
+    )
+    m = FINISH_USAGE.search(last)
+    assert float(m["cpu"]) - before >= 0.85  # the worker's 0.6 s and this process's 0.3 s
+    assert float(m["rss"]) >= 64
+
+
+def _spin(seconds: float) -> None:
+    import time
+
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
