@@ -311,12 +311,28 @@ DISTRACTORS: dict[str, tuple[Distractor, ...]] = {
 }
 
 
+OUTPUT_ITEMS: tuple[ChartItem, ...] = (
+    ChartItem(40055, "Urine Out Foley", "ml", linksto="outputevents"),
+    ChartItem(226559, "Foley", "mL", "Numeric", "Output", "Foley", linksto="outputevents"),
+)
+URINE_ITEMID = {"carevue": 40055, "metavision": 226559}
+
+CHART_ITEMS: tuple[ChartItem, ...] = _VARIABLE_CHART_ITEMS + _DISTRACTOR_ITEMS
+
+
+def _d_items_order(item: ChartItem) -> tuple[bool, int]:
+    """D_ITEMS row order: CareVue items, then MetaVision items, each by item id."""
+    return item.itemid >= CAREVUE_MAX_ITEMID, item.itemid
+
+
+D_ITEMS: tuple[ChartItem, ...] = tuple(sorted(CHART_ITEMS + OUTPUT_ITEMS, key=_d_items_order))
+
+
 def _other_chart_items() -> tuple[ChartItem, ...]:
     """:data:`OTHER_CHART_ITEMS`: ids not used by any other chart or output item, every 13th
     free CareVue id from 1000 and every 11th free MetaVision id from 225000, alternately
     numeric and text."""
-    used = {it.itemid for it in _VARIABLE_CHART_ITEMS + _DISTRACTOR_ITEMS}
-    used |= {40055, 226559}  # OUTPUT_ITEMS
+    used = {it.itemid for it in D_ITEMS}
     items = []
     for start, step in ((1000, 13), (225000, 11)):
         free = [i for i in range(start, start + 40 * OTHER_CHART_ITEMS_PER_SYSTEM) if i not in used]
@@ -333,16 +349,9 @@ def _other_chart_items() -> tuple[ChartItem, ...]:
 #: item ids, most of them with a long tail of rare ones. Listed in D_ITEMS only when used.
 OTHER_CHART_ITEMS_PER_SYSTEM = 150
 OTHER_CHART_ITEMS: tuple[ChartItem, ...] = _other_chart_items()
-
-OUTPUT_ITEMS: tuple[ChartItem, ...] = (
-    ChartItem(40055, "Urine Out Foley", "ml", linksto="outputevents"),
-    ChartItem(226559, "Foley", "mL", "Numeric", "Output", "Foley", linksto="outputevents"),
-)
-URINE_ITEMID = {"carevue": 40055, "metavision": 226559}
-
-CHART_ITEMS: tuple[ChartItem, ...] = _VARIABLE_CHART_ITEMS + _DISTRACTOR_ITEMS
-D_ITEMS: tuple[ChartItem, ...] = tuple(
-    sorted(CHART_ITEMS + OUTPUT_ITEMS, key=lambda it: (it.itemid >= CAREVUE_MAX_ITEMID, it.itemid))
+#: D_ITEMS of a copy with :data:`OTHER_CHART_ITEMS` in its CHARTEVENTS.
+D_ITEMS_WITH_OTHER: tuple[ChartItem, ...] = tuple(
+    sorted(D_ITEMS + OTHER_CHART_ITEMS, key=_d_items_order)
 )
 
 # Lab items. Items linked to the physiology (glucose, pH, SpO2, FiO2) take their values from

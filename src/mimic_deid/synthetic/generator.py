@@ -82,14 +82,7 @@ def _uom(itemid: np.ndarray) -> pa.Array:
 
 
 def _dictionary_tables(other_items: bool) -> dict[str, dict[str, pa.Array]]:
-    items = catalog.D_ITEMS
-    if other_items:
-        items = tuple(
-            sorted(
-                items + catalog.OTHER_CHART_ITEMS,
-                key=lambda it: (it.itemid >= catalog.CAREVUE_MAX_ITEMID, it.itemid),
-            )
-        )
+    items = catalog.D_ITEMS_WITH_OTHER if other_items else catalog.D_ITEMS
     mv = [it.dbsource == "metavision" for it in items]
     d_items = {
         "ITEMID": pa.array([it.itemid for it in items], pa.int64()),
