@@ -93,10 +93,10 @@ def timed(fn: Callable[..., Any], *args: Any, repeat: int = 1, **kwargs: Any) ->
     return best
 
 
-def git_commit() -> str:
-    """The short hash of the checkout's HEAD (empty outside a git checkout): a record's commit."""
+def git_commit(checkout: Path = ROOT) -> str:
+    """The short hash of ``checkout``'s HEAD (empty outside a git checkout): a record's commit."""
     return subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
         capture_output=True,
         text=True,
         check=False,

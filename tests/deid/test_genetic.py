@@ -13,7 +13,6 @@ from mimic_deid.core.seeding import spawn_rngs
 from mimic_deid.deid.features import compute_features, feature_spec
 from mimic_deid.deid.genetic import (
     GeneticParams,
-    bernoulli_positions,
     chunk_size,
     fitness_key,
     met_at_start,
@@ -187,19 +186,6 @@ def test_sampling_helpers():
     assert counts.min() > 700 and counts.max() < 970
     short = sample_distinct(rng, np.array([1, 3]), 2, (2,))
     assert short[0, 0] == 0 and short[0, 1] > 10**9  # n < k -> sentinel
-    pos = bernoulli_positions(rng, 200_000, 0.2)
-    assert np.all(np.diff(pos) > 0) and pos.max() < 200_000
-    assert abs(len(pos) / 200_000 - 0.2) < 0.005
-    assert len(bernoulli_positions(rng, 10, 0.0)) == 0
-    assert len(bernoulli_positions(rng, 10, 1.0)) == 10
-    # the compiled gap sums give the positions of the NumPy formulation, draw for draw
-    a, b = np.random.default_rng(9), np.random.default_rng(9)
-    rate, size = 1.0 / -math.log1p(-0.2), 300_000
-    gaps = np.floor(
-        b.standard_exponential(int(size * 0.2 + 5 * math.sqrt(size * 0.16) + 16)) * rate
-    )
-    reference = np.cumsum(gaps + 1).astype(np.int64) - 1
-    np.testing.assert_array_equal(bernoulli_positions(a, size, 0.2), reference[reference < size])
 
 
 def test_more_parents_and_chunks(problem):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mimic_deid.deid.genetic import bernoulli_positions, sample_distinct
+from mimic_deid.deid.genetic import sample_distinct
 from mimic_deid.deid.genetic._kernels import (
-    block_moments,
+    STAT_CODES,
     breed,
     draw_distinct,
-    gap_positions,
+    evaluate,
     survive,
     tournament,
 )
@@ -29,10 +29,8 @@ def packed_problems(rng: np.random.Generator, n: int, widths: list[int]):
     return valid, offsets
 
 
-@pytest.mark.parametrize("parents", [1, 2, 3])
-def test_breed_is_segment_crossover_then_mutation_of_valid_genes(parents):
-    rng = np.random.default_rng(parents)
-    n, P, C = 9, 7, 6
+def crossover_problem(rng: np.random.Generator, parents: int, n=9, P=7, C=6):
+    """A population of packed problems (blocks of 5 and 8 genes) and the draws of a crossover."""
     valid, _ = packed_problems(rng, n, [5, 8])
     G = valid.shape[1]
     rank = (np.cumsum(valid, axis=1) - 1).astype(np.int32)
@@ -41,28 +39,73 @@ def test_breed_is_segment_crossover_then_mutation_of_valid_genes(parents):
     mates = sample_distinct(rng, P, parents, (C, n))
     cuts = sample_distinct(rng, (n_valid - 1)[None, :], parents - 1, (C, n))
     cuts = np.minimum(np.sort(cuts, axis=-1) + 1, G + 1).astype(np.int32)
+    return pop, mates, cuts, rank, valid
+
+
+@pytest.mark.parametrize("parents", [1, 2, 3])
+def test_breed_is_segment_crossover_then_mutation_of_valid_genes(parents):
+    rng = np.random.default_rng(parents)
+    pop, mates, cuts, rank, valid = crossover_problem(rng, parents)
+    n, _, G = pop.shape
+    C = mates.shape[0]
     child = np.full((n, C, G), np.nan, dtype=np.float32)
-    pos = bernoulli_positions(rng, child.size, 0.3)
-    noise = rng.standard_normal(pos.size, dtype=np.float32)
+    state = rng.bit_generator.state
 
-    breed(pop, mates, cuts, rank, valid, pos, noise, child)
+    breed(pop, mates, cuts, rank, valid, rng, 0.3, 2.5, child)
 
-    # reference: parent s from the s-th cut on (by rank), then noise on valid genes only
+    # reference: parent s from the s-th cut on (by rank), then the mutation of the docstring,
+    # replayed draw for draw from a generator in the same state
     seg = (rank[:, None, :, None] >= cuts.transpose(1, 0, 2)[:, :, None, :]).sum(axis=-1)
     slot = np.take_along_axis(mates.transpose(1, 0, 2), seg, axis=-1)  # (n, C, G)
     expected = np.ascontiguousarray(pop[np.arange(n)[:, None, None], slot, np.arange(G)])
-    on_valid = np.broadcast_to(valid[:, None, :], child.shape).reshape(-1)[pos]
-    expected.reshape(-1)[pos[on_valid]] += noise[on_valid]
+    replay = np.random.default_rng()
+    replay.bit_generator.state = state
+    rate = 1.0 / -np.log1p(-0.3)
+    flat, on_valid = expected.reshape(-1), np.broadcast_to(valid[:, None, :], expected.shape)
+    pos, mutated = int(np.floor(replay.standard_exponential() * rate)), 0
+    while pos < flat.size:
+        if on_valid.reshape(-1)[pos]:
+            flat[pos] += np.float32(2.5 * replay.standard_normal())
+            mutated += 1
+        pos += int(np.floor(replay.standard_exponential() * rate)) + 1
+    assert mutated > 0
     np.testing.assert_array_equal(child, expected)
     assert not child[np.broadcast_to(~valid[:, None, :], child.shape)].any()
+    assert rng.bit_generator.state == replay.bit_generator.state  # no other draw was made
+
+
+def test_breed_mutates_each_valid_gene_with_its_probability_and_sd():
+    rng = np.random.default_rng(11)
+    n, P, G = 50, 4, 400
+    valid = np.arange(G)[None, :] < rng.integers(100, G + 1, size=n)[:, None]
+    rank = (np.cumsum(valid, axis=1) - 1).astype(np.int32)
+    pop = np.zeros((n, P, G), dtype=np.float32)
+    mates = np.zeros((P - 1, n, 1), dtype=np.int64)  # one parent: the child copies slot 0
+    cuts = np.empty((P - 1, n, 0), dtype=np.int32)
+    child = np.empty((n, P - 1, G), dtype=np.float32)
+    on_valid = np.broadcast_to(valid[:, None, :], child.shape)
+
+    breed(pop, mates, cuts, rank, valid, rng, 0.2, 3.0, child)
+    changed = child[on_valid] != 0
+    assert abs(changed.mean() - 0.2) < 0.005  # ~60,000 valid genes
+    assert abs(child[on_valid][changed].std() - 3.0) < 0.05
+    assert not child[~on_valid].any()
+
+    breed(pop, mates, cuts, rank, valid, rng, 1.0, 3.0, child)
+    assert (child[on_valid] != 0).all()
+    for prob, sd in ((0.0, 3.0), (0.2, 0.0)):  # no mutation: no draw either
+        state = rng.bit_generator.state
+        breed(pop, mates, cuts, rank, valid, rng, prob, sd, child)
+        assert not child.any() and rng.bit_generator.state == state
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_block_moments_are_the_per_block_sums_minima_and_maxima(weighted):
+def test_evaluate_sums_the_weighted_errors_of_the_block_statistics(weighted):
     rng = np.random.default_rng(3)
     n, q = 11, 5
     valid, offsets = packed_problems(rng, n, [4, 9, 1])
-    G = valid.shape[1]
+    G, B = valid.shape[1], len(offsets) - 1
+    valid[0, offsets[2] :] = False  # an all-padding block: its terms count 0
     base = (rng.standard_normal((n, G)) * valid).astype(np.float32)
     base_min = np.where(valid, base, np.inf).astype(np.float32)
     base_max = np.where(valid, base, -np.inf).astype(np.float32)
@@ -70,26 +113,39 @@ def test_block_moments_are_the_per_block_sums_minima_and_maxima(weighted):
         rng.uniform(0.5, 2, (n, G)).astype(np.float32) if weighted else np.zeros((0, 0), np.float32)
     )
     pop = (rng.standard_normal((n, q, G)) * valid[:, None, :]).astype(np.float32)
-    B = len(offsets) - 1
-    abs_obj = np.empty((q, n))
-    total, total_sq = np.empty((B, q, n)), np.empty((B, q, n))
-    low, high = np.empty((B, q, n), np.float32), np.empty((B, q, n), np.float32)
+    cnt = np.stack([valid[:, offsets[b] : offsets[b + 1]].sum(axis=1) for b in range(B)])
+    terms = [(0, "mean"), (0, "max"), (1, "var"), (1, "mean"), (1, "min"), (2, "mean")]
+    term_block = np.array([b for b, _ in terms])
+    term_stat = np.array([STAT_CODES[s] for _, s in terms])
+    target = rng.standard_normal((len(terms), n))
+    weight = rng.uniform(0.5, 3, (len(terms), n))
+    weight[:, 3] = 0.0  # an unconstrained problem
+    weight[cnt[term_block] == 0] = 0.0  # as the search sets them: no term on an empty block
+    abs_obj, unfeasibility = np.empty((q, n)), np.empty((q, n))
 
-    block_moments(pop, base, base_min, base_max, unit, offsets, abs_obj, total, total_sq, low, high)
+    evaluate(
+        pop, base, base_min, base_max, unit, offsets, cnt.astype(np.float64),
+        term_block, term_stat, target, weight, abs_obj, unfeasibility,
+    )  # fmt: skip
 
     a = np.abs(pop) * (unit[:, None, :] if weighted else 1)
     np.testing.assert_allclose(abs_obj, a.astype(np.float64).sum(axis=-1).T, rtol=1e-12)
+    stats = {}
     for b in range(B):
         g = slice(offsets[b], offsets[b + 1])
         v = (pop[:, :, g] + base[:, None, g]).astype(np.float64)
-        np.testing.assert_allclose(total[b], v.sum(axis=-1).T, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(total_sq[b], (v * v).sum(axis=-1).T, rtol=1e-6, atol=1e-9)
-        np.testing.assert_array_equal(
-            low[b], (pop[:, :, g] + base_min[:, None, g]).min(axis=-1, initial=np.inf).T
-        )
-        np.testing.assert_array_equal(
-            high[b], (pop[:, :, g] + base_max[:, None, g]).max(axis=-1, initial=-np.inf).T
-        )
+        size = np.maximum(cnt[b], 1)[:, None]
+        mean = v.sum(axis=-1) / size
+        stats[b, "mean"], stats[b, "var"] = mean, (v * v).sum(axis=-1) / size - mean**2
+        stats[b, "min"] = (pop[:, :, g] + base_min[:, None, g]).min(axis=-1, initial=np.inf)
+        stats[b, "max"] = (pop[:, :, g] + base_max[:, None, g]).max(axis=-1, initial=-np.inf)
+    with np.errstate(invalid="ignore"):
+        err = [
+            np.abs(stats[t] - target[j][:, None]) * weight[j][:, None] for j, t in enumerate(terms)
+        ]
+    expected = np.nan_to_num(np.stack(err), nan=0.0).sum(axis=0).T  # (q, n)
+    assert np.isfinite(unfeasibility).all() and (unfeasibility[:, 3] == 0).all()
+    np.testing.assert_allclose(unfeasibility, expected, rtol=1e-6)  # v * v in float32
 
 
 @pytest.mark.parametrize("parents", [1, 2, 4])
@@ -113,14 +169,18 @@ def test_tournament_mates_the_fittest_contenders_in_draw_order(parents):
 def test_draw_distinct_maps_uniforms_to_the_values_not_drawn_yet():
     # n = 5: u * 5 -> 2; u * 4 -> 2, the third value not drawn (0, 1, 3, ...) is 3; u * 3 -> 0
     u = np.array([[0.5, 0.6, 0.1], [0.99, 0.99, 0.99], [0.0, 0.0, 0.0]])
-    np.testing.assert_array_equal(draw_distinct(u, 5, SENTINEL), [[2, 3, 0], [4, 3, 2], [0, 1, 2]])
-    short = draw_distinct(np.array([[0.7, 0.2, 0.5]]), 2, SENTINEL)  # n < k: the sentinel
+    np.testing.assert_array_equal(
+        draw_distinct(u, np.full(3, 5), SENTINEL), [[2, 3, 0], [4, 3, 2], [0, 1, 2]]
+    )
+    short = draw_distinct(
+        np.array([[0.7, 0.2, 0.5]]), np.array([2]), SENTINEL
+    )  # n < k: the sentinel
     assert short[0].tolist() == [1, 0, SENTINEL]
 
 
 def test_draw_distinct_is_uniform_over_ordered_tuples():
     u = np.random.default_rng(3).random((60_000, 3))
-    d = draw_distinct(u, 4, SENTINEL)
+    d = draw_distinct(u, np.full(len(u), 4), SENTINEL)
     assert (np.sort(d, axis=1)[:, 1:] != np.sort(d, axis=1)[:, :-1]).all()
     codes = d[:, 0] * 16 + d[:, 1] * 4 + d[:, 2]
     counts = np.bincount(codes, minlength=64)[np.unique(codes)]
@@ -128,13 +188,14 @@ def test_draw_distinct_is_uniform_over_ordered_tuples():
     assert counts.min() > 2_300 and counts.max() < 2_700
 
 
-def test_gap_positions_are_the_running_sums_of_the_geometric_gaps():
-    e = np.random.default_rng(5).standard_exponential(10_000)
-    rate = 1.0 / -np.log1p(-0.2)
-    expected = np.cumsum(np.floor(e * rate) + 1).astype(np.int64) + 7
-    np.testing.assert_array_equal(gap_positions(e, rate, 7, 10**9), expected)
-    cut = gap_positions(e, rate, 7, int(expected[100]))  # stops before the first >= size
-    np.testing.assert_array_equal(cut, expected[:100])
+def test_draw_distinct_takes_each_rows_own_range():
+    u = np.random.default_rng(4).random((30_000, 2))
+    n = np.tile(np.array([1, 2, 7]), 10_000)
+    d = draw_distinct(u, n, SENTINEL)
+    assert (d[n == 1, 0] == 0).all() and (d[n == 1, 1] == SENTINEL).all()
+    assert sorted(map(tuple, np.unique(d[n == 2], axis=0).tolist())) == [(0, 1), (1, 0)]
+    assert d[n == 7].max() == 6 and (d[n == 7, 0] != d[n == 7, 1]).all()
+    assert np.bincount(d[n == 7, 1], minlength=7).min() > 1_250  # ~1,430 each
 
 
 def test_survive_keeps_the_fittest_as_a_stable_sort_does():

@@ -22,7 +22,6 @@ from mimic_deid.deid.genetic.plan import (
     summarise,
 )
 from mimic_deid.deid.genetic.search import (
-    bernoulli_positions,
     fitness_key,
     mean_only_targets,
     met_at_start,
@@ -37,7 +36,6 @@ __all__ = [
     "LAYOUTS",
     "GeneticParams",
     "GeneticPlan",
-    "bernoulli_positions",
     "chunk_size",
     "fitness_key",
     "mean_only_targets",

@@ -4,7 +4,8 @@ NumPy cannot fuse a gather with the reductions that follow it: breeding and eval
 generation of children took ~15 whole-array passes (two parent gathers, the crossover mix,
 the mutation mask, then ``abs``/``sum``/``add``/``square``/``min``/``max`` per feature
 dimension). These kernels (compiled with Numba, cached on disk) breed the children in one
-pass that copies whole gene segments of the parents, and evaluate chromosomes in one pass.
+pass that copies whole gene segments of the parents, and evaluate chromosomes (statistics and
+their errors) in one pass.
 They use IEEE arithmetic without reassociation (no ``fastmath``): float32 gene values,
 float64 sums accumulated in gene order, so their results do not depend on the CPU.
 
@@ -27,16 +28,25 @@ def breed(
     cuts: np.ndarray,
     rank: np.ndarray,
     valid: np.ndarray,
-    positions: np.ndarray,
-    noise: np.ndarray,
+    rng: np.random.Generator,
+    mutation_prob: float,
+    mutation_sd: float,
     child: np.ndarray,
 ) -> None:
     """Crossover and mutation of a generation's children, written into ``child``.
 
     Gene ``g`` of child ``c`` of problem ``i`` comes from parent ``mates[c, i, s]``, where
     ``s`` is the number of cut points ``cuts[c, i, :]`` at or below the gene's rank among the
-    problem's valid genes (``rank[i, g]``, non-decreasing in ``g``); then ``noise[t]`` is added
-    to the gene at flat index ``positions[t]`` of ``child`` (C order) when that gene is valid.
+    problem's valid genes (``rank[i, g]``, non-decreasing in ``g``). Then every gene of
+    ``child`` is a Bernoulli(``mutation_prob``) trial, independently: the successes are the
+    running sums of geometric gaps ``floor(E * rate) + 1`` over the flat (C-order) index of
+    ``child``, ``E ~ Exp(1)``, ``rate = 1 / -log(1 - mutation_prob)`` (so their cost is
+    proportional to the mutated genes); a success on a valid gene adds ``mutation_sd * Z``,
+    ``Z ~ N(0, 1)`` (rounded to float32). ``E`` and ``Z`` are drawn from ``rng`` in that
+    order (a ``Z`` only for a valid gene), NumPy's generator itself: Numba's
+    ``standard_exponential`` and ``standard_normal`` are NumPy's algorithms on its bit
+    generator, so the numbers are the ones NumPy would draw, without the arrays. No draw is
+    made when ``mutation_prob <= 0`` or ``mutation_sd <= 0``.
 
     Parameters
     ----------
@@ -47,16 +57,23 @@ def breed(
         Sorted cut points (gene ranks; a segment starts at a cut).
     rank : ndarray of int32, shape (n, G)
     valid : ndarray of bool, shape (n, G)
-    positions : ndarray of int64, shape (t,)
-        Sorted, distinct flat indices into ``child``.
-    noise : ndarray of float32, shape (t,)
+    rng : numpy.random.Generator
+        Advanced by the mutation draws.
+    mutation_prob : float
+        In ``[0, 1]``.
+    mutation_sd : float
+        Sd of the noise, in the unit of the genes.
     child : ndarray of float32, shape (n, C, G)
         Output.
     """
     n, C, G = child.shape
     n_cuts = cuts.shape[2]
-    t, n_pos = 0, positions.shape[0]
-    flat = child.reshape(-1)
+    mutate = mutation_prob > 0 and mutation_sd > 0 and child.size > 0
+    rate = 0.0  # every gene when mutation_prob >= 1
+    if mutate and mutation_prob < 1:
+        rate = 1.0 / -np.log1p(-mutation_prob)
+    # next mutated gene: flat index into child, counted from the start of the current row
+    pos = np.int64(np.floor(rng.standard_exponential() * rate)) if mutate else np.int64(0)
     for i in range(n):
         for c in range(C):
             start = 0
@@ -70,30 +87,44 @@ def breed(
                     for g in range(dst.shape[0]):
                         dst[g] = src[g]
                     start = stop
-            row = (i * C + c) * G
-            while t < n_pos and positions[t] < row + G:
-                if valid[i, positions[t] - row]:
-                    flat[positions[t]] += noise[t]
-                t += 1
+            if not mutate:
+                continue
+            row = child[i, c]
+            while pos < G:
+                if valid[i, pos]:
+                    row[pos] += np.float32(mutation_sd * rng.standard_normal())
+                pos += np.int64(np.floor(rng.standard_exponential() * rate)) + 1
+            pos -= G
+
+
+#: Codes of the statistics in :func:`evaluate`'s ``term_stat``.
+STAT_CODES = {"mean": 0, "var": 1, "min": 2, "max": 3}
 
 
 @numba.njit(**_JIT)
-def block_moments(
+def evaluate(
     pop: np.ndarray,
     base: np.ndarray,
     base_min: np.ndarray,
     base_max: np.ndarray,
     unit: np.ndarray,
     offsets: np.ndarray,
+    cnt: np.ndarray,
+    term_block: np.ndarray,
+    term_stat: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray,
     abs_obj: np.ndarray,
-    total: np.ndarray,
-    total_sq: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
+    unfeasibility: np.ndarray,
 ) -> None:
-    """Per chromosome: the weighted ``sum |p|`` over all genes, and per block of genes the
-    sum and sum of squares of ``p + base`` and the minimum and maximum of ``p + base_min`` /
-    ``p + base_max``, written into the output arrays.
+    """``|objective|`` and unfeasibility of every chromosome, in one pass over its genes.
+
+    Per chromosome: ``|objective|`` is the weighted ``sum |p|`` over all genes; per block of
+    genes, with ``v = p + base`` and ``c = max(cnt, 1)``, the statistics are the mean
+    ``sum v / c``, the variance ``sum v^2 / c - mean^2`` (sums in float64, in gene order), the
+    minimum of ``p + base_min`` and the maximum of ``p + base_max``; the unfeasibility is
+    ``sum_j weight_j |stat_j - target_j|`` over the terms ``j`` in order, a term whose product
+    is NaN (weight 0 on an all-padding block: ``inf * 0``) counting 0.
 
     Parameters
     ----------
@@ -104,35 +135,61 @@ def block_moments(
         Weight of each gene's ``|p|``; empty for weight 1.
     offsets : ndarray of int64, shape (B + 1,)
         Block ``b`` is genes ``offsets[b]:offsets[b + 1]``.
-    abs_obj : ndarray of float64, shape (q, n)
-    total, total_sq : ndarray of float64, shape (B, q, n)
-    low, high : ndarray of float32, shape (B, q, n)
+    cnt : ndarray of float64, shape (B, n)
+        Valid genes of each block.
+    term_block, term_stat : ndarray of int64, shape (J,)
+        Each term's block and statistic (:data:`STAT_CODES`).
+    target, weight : ndarray of float64, shape (J, n)
+        Centred targets and weights (0 for an unconstrained term).
+    abs_obj, unfeasibility : ndarray of float64, shape (q, n)
         Outputs.
     """
     n, q, _ = pop.shape
+    B = offsets.shape[0] - 1
+    J = term_block.shape[0]
     weighted = unit.shape[0] > 0
+    stats = np.empty((4, B), dtype=np.float64)  # the chromosome's statistics per block
     for i in range(n):
+        # through row views, as in breed; and minima / maxima by comparison (no NaN can
+        # occur): ~0.75x the time of 3-d indexing and min() / max(), the same results
+        bi, bmin, bmax = base[i], base_min[i], base_max[i]
+        ui = unit[i] if weighted else base[i]
         for c in range(q):
+            row = pop[i, c]
             a_sum = 0.0
-            for b in range(offsets.shape[0] - 1):
+            for b in range(B):
+                start, stop = offsets[b], offsets[b + 1]
+                p, v0 = row[start:stop], bi[start:stop]
+                v_min, v_max, u = bmin[start:stop], bmax[start:stop], ui[start:stop]
                 t_sum, s_sum = 0.0, 0.0
                 lo, hi = np.float32(np.inf), np.float32(-np.inf)
-                for g in range(offsets[b], offsets[b + 1]):
-                    p = pop[i, c, g]
-                    a = abs(p)
+                for g in range(p.shape[0]):
+                    x = p[g]
+                    a = abs(x)
                     if weighted:
-                        a = a * unit[i, g]
+                        a = a * u[g]
                     a_sum += a
-                    v = p + base[i, g]
+                    v = x + v0[g]
                     t_sum += v
                     s_sum += v * v
-                    lo = min(lo, p + base_min[i, g])
-                    hi = max(hi, p + base_max[i, g])
-                total[b, c, i] = t_sum
-                total_sq[b, c, i] = s_sum
-                low[b, c, i] = lo
-                high[b, c, i] = hi
+                    y = x + v_min[g]
+                    lo = y if y < lo else lo
+                    z = x + v_max[g]
+                    hi = z if z > hi else hi
+                size = max(cnt[b, i], 1.0)
+                mean = t_sum / size
+                stats[0, b] = mean
+                stats[1, b] = s_sum / size - mean * mean
+                stats[2, b] = lo
+                stats[3, b] = hi
             abs_obj[c, i] = a_sum
+            total = 0.0
+            for j in range(J):
+                e = abs(stats[term_stat[j], term_block[j]] - target[j, i]) * weight[j, i]
+                if e != e:
+                    e = 0.0
+                total += e
+            unfeasibility[c, i] = total
 
 
 @numba.njit(**_JIT)
@@ -177,21 +234,21 @@ def tournament(keys: np.ndarray, contenders: np.ndarray, parents: int) -> np.nda
 
 
 @numba.njit(**_JIT)
-def draw_distinct(u: np.ndarray, n: int, sentinel: int) -> np.ndarray:
-    """``k`` distinct integers in ``[0, n)`` per row of ``u``, in draw order, from ``k``
-    uniforms per row: draw ``j`` is uniform over the ``n - j`` values not drawn yet (it takes
-    the ``floor(u[r, j] * (n - j))``-th of them in increasing order), so every ordered
-    ``k``-tuple of distinct values is equally likely (up to the 53-bit resolution of ``u``).
-    Rows whose draws would exceed the ``n`` values (``j >= n``) get ``sentinel`` there.
+def draw_distinct(u: np.ndarray, n: np.ndarray, sentinel: int) -> np.ndarray:
+    """``k`` distinct integers in ``[0, n[r])`` per row ``r`` of ``u``, in draw order, from
+    ``k`` uniforms per row: draw ``j`` is uniform over the ``n[r] - j`` values not drawn yet
+    (it takes the ``floor(u[r, j] * (n[r] - j))``-th of them in increasing order), so every
+    ordered ``k``-tuple of distinct values is equally likely (up to the 53-bit resolution of
+    ``u``). Where a row's draws would exceed its ``n[r]`` values (``j >= n[r]``) it gets
+    ``sentinel``.
 
     Parameters
     ----------
     u : ndarray of float64, shape (m, k)
         Uniforms in ``[0, 1)``.
-    n : int
+    n : ndarray of int64, shape (m,)
     sentinel : int
-        Larger than any valid value (the caller's, so that both paths of
-        :func:`~mimic_deid.deid.genetic.search.sample_distinct` use one).
+        Larger than any valid value.
 
     Returns
     -------
@@ -202,7 +259,7 @@ def draw_distinct(u: np.ndarray, n: int, sentinel: int) -> np.ndarray:
     drawn = np.empty(k, dtype=np.int64)  # this row's draws so far, ascending
     for r in range(m):
         for j in range(k):
-            avail = n - j
+            avail = n[r] - j
             if avail <= 0:
                 out[r, j] = sentinel
                 continue
@@ -216,38 +273,6 @@ def draw_distinct(u: np.ndarray, n: int, sentinel: int) -> np.ndarray:
             drawn[pos] = v
             out[r, j] = v
     return out
-
-
-@numba.njit(**_JIT)
-def gap_positions(exponentials: np.ndarray, rate: float, start: int, size: int) -> np.ndarray:
-    """Positions ``start + G_1, start + G_1 + G_2, ...`` below ``size`` of geometric gaps
-    ``G_t = floor(E_t * rate) + 1`` (support 1, 2, ...) from exponential draws ``E_t``; the
-    sums are exact (int64).
-
-    Parameters
-    ----------
-    exponentials : ndarray of float64, shape (t,)
-    rate : float
-        ``1 / -log(1 - p)`` for success probability ``p``.
-    start : int
-        The position before the first gap.
-    size : int
-        Positions at or above it end the output (and the gaps after them are not used).
-
-    Returns
-    -------
-    ndarray of int64, shape (<= t,)
-    """
-    out = np.empty(exponentials.shape[0], dtype=np.int64)
-    pos = start
-    t = 0
-    for e in exponentials:
-        pos += np.int64(np.floor(e * rate)) + 1
-        if pos >= size:
-            break
-        out[t] = pos
-        t += 1
-    return out[:t]
 
 
 @numba.njit(**_JIT)

@@ -53,11 +53,12 @@ weight) is padded to its own longest problem, not to the hourly heart rate's. Th
 in float32 on values centred per series and dimension (the returned series are ``x + p`` in
 float64; the reported metrics are recomputed in float64). Random draws come from the chunk's
 NumPy generator; the per-gene work (crossover as copies of whole parent segments, mutation,
-the per-chromosome sums, minima and maxima, the tournament and its contenders, the mutation
-positions, the survivors) runs in compiled loops
-(:mod:`mimic_deid.deid.genetic._kernels`, Numba), one pass each instead of one NumPy pass per
-operation. Mutation positions come from geometric gaps, so their cost is proportional to the
-mutated genes. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
+the per-chromosome sums, minima and maxima, the tournament and its contenders, the
+survivors) runs in compiled loops (:mod:`mimic_deid.deid.genetic._kernels`, Numba), one pass
+each instead of one NumPy pass per operation. The mutation draws are made inside the
+breeding pass, from the chunk's generator itself (Numba runs NumPy's algorithms on its bit
+generator), and the mutated genes come from geometric gaps, so their cost is proportional to
+the mutated genes. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
 child genes (cache friendly) and stay within ~1 GB of memory.
 
 Chunks are independent: :func:`~mimic_deid.deid.genetic.plan.plan_genetic` gives each its own generator, derived from the
@@ -114,56 +115,13 @@ def sample_distinct(
     ``n`` may be an array broadcastable to ``shape``. Where ``n < k`` the draws beyond the
     first ``n`` are set to a large sentinel (> any valid value). Draw ``j`` is uniform over the
     ``n - j`` values not drawn yet (exact sampling without replacement), from one uniform per
-    draw: for a scalar ``n`` (the tournament) in one compiled pass
-    (:func:`~mimic_deid.deid.genetic._kernels.draw_distinct`), for an array ``n`` (the cut
-    points) in O(k^2) NumPy passes over ``shape``, meant for small ``k``.
+    draw (``k`` per cell, cell after cell), in one compiled pass
+    (:func:`~mimic_deid.deid.genetic._kernels.draw_distinct`).
     """
-    if np.ndim(n) == 0:
-        u = rng.random((math.prod(shape), k))
-        return _kernels().draw_distinct(u, int(n), _SENTINEL).reshape(*shape, k)
-    n_arr = np.asarray(n, dtype=np.int64)
-    out = np.empty((*shape, k), dtype=np.int64)
-    srt = np.empty((*shape, k), dtype=np.int64)  # draws so far, sorted ascending
-    for j in range(k):
-        avail = n_arr - j
-        r = (rng.random(shape) * np.maximum(avail, 1)).astype(np.int64)
-        np.minimum(r, np.maximum(avail - 1, 0), out=r)
-        for col in range(j):  # the r-th value not drawn yet
-            r += r >= srt[..., col]
-        r = np.where(avail > 0, r, _SENTINEL)
-        out[..., j] = r
-        srt[..., j] = r
-        for col in range(j, 0, -1):  # insertion step keeps srt sorted
-            lo = np.minimum(srt[..., col - 1], srt[..., col])
-            srt[..., col] = np.maximum(srt[..., col - 1], srt[..., col])
-            srt[..., col - 1] = lo
-    return out
-
-
-def bernoulli_positions(rng: np.random.Generator, size: int, p: float) -> np.ndarray:
-    """Sorted indices in ``[0, size)`` of the successes of ``size`` Bernoulli(``p``) trials.
-
-    Exact in distribution, via geometric gaps (from exponential draws, summed in one compiled
-    pass: :func:`~mimic_deid.deid.genetic._kernels.gap_positions`): cost proportional to the
-    ``size * p`` successes instead of ``size`` uniform draws.
-    """
-    if size <= 0 or p <= 0:
-        return np.empty(0, dtype=np.int64)
-    if p >= 1:
-        return np.arange(size, dtype=np.int64)
-    # Geometric(p) gaps (support 1, 2, ...) as floor(E / -log(1 - p)) + 1 with E ~ Exp(1).
-    rate = 1.0 / -math.log1p(-p)
-    mean = size * p
-    batch = int(mean + 5.0 * math.sqrt(mean * (1 - p)) + 16)
-    parts, last = [], -1
-    while last < size - 1:
-        draws = rng.standard_exponential(batch if not parts else batch // 4 + 16)
-        pos = _kernels().gap_positions(draws, rate, last, size)
-        parts.append(pos)
-        if len(pos) < len(draws):  # a position reached size
-            break
-        last = int(pos[-1])
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    cells = math.prod(shape)
+    n_cells = np.ascontiguousarray(np.broadcast_to(np.asarray(n, dtype=np.int64), shape))
+    u = rng.random((cells, k))
+    return _kernels().draw_distinct(u, n_cells.reshape(cells), _SENTINEL).reshape(*shape, k)
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,7 +250,7 @@ class _Problem:
         # feature terms j: statistic of a block, centred target and weight, each (J, n)
         block_of = {b.dim: k for k, b in enumerate(blocks)}
         self.term_cols: dict[tuple[int, str], list[int]] = {}
-        tgt_rows, w_rows = [], []
+        tgt_rows, w_rows, term_block, term_stat = [], [], [], []
         for j, (d, stat) in enumerate(zip(spec.dims.tolist(), spec.stats, strict=True)):
             if d not in block_of:
                 continue
@@ -301,9 +259,12 @@ class _Problem:
             usable = ~np.isnan(t) & (self.cnt[k] > 0)
             shift = 0.0 if stat == "var" else centre_all[k]
             self.term_cols.setdefault((k, stat), []).append(len(tgt_rows))
+            term_block.append(k)
+            term_stat.append(_kernels().STAT_CODES[stat])
             tgt_rows.append(np.where(usable, t - shift, 0.0))
             w_rows.append(np.where(usable, weights[:, j], 0.0))
-        self.n_terms = len(tgt_rows)
+        self.term_block = np.array(term_block, dtype=np.int64)  # (J,) each term's block
+        self.term_stat = np.array(term_stat, dtype=np.int64)  # (J,) and statistic
         self.tgt = np.stack(tgt_rows) if tgt_rows else np.zeros((0, n))
         self.w = np.stack(w_rows) if w_rows else np.zeros((0, n))
         # (n, G) the shift of each gene that meets its dimension's mean target (0 without one):
@@ -325,37 +286,16 @@ class _Problem:
         for name in ("cnt", "tgt", "w"):  # (J, n)
             setattr(self, name, np.ascontiguousarray(getattr(self, name)[:, cols]))
 
-    def evaluate(self, pop: np.ndarray, ws: _Workspace) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(|objective|, unfeasibility)`` of chromosomes ``pop`` (n, q, G); each (q, n)."""
         n, q, _ = pop.shape
-        B = len(self.blocks)
-        abs_obj = np.empty((q, n))
-        total = ws.get("total", (B, q, n), np.float64)
-        total_sq = ws.get("total_sq", (B, q, n), np.float64)
-        low = ws.get("low", (B, q, n), _DTYPE)
-        high = ws.get("high", (B, q, n), _DTYPE)
+        abs_obj, infeas = np.empty((q, n)), np.empty((q, n))
         unit = self.unit if self.unit is not None else np.zeros((0, 0), dtype=_DTYPE)
-        _kernels().block_moments(
-            pop, self.base, self.base_min, self.base_max, unit, self.offsets,
-            abs_obj, total, total_sq, low, high,
+        _kernels().evaluate(
+            pop, self.base, self.base_min, self.base_max, unit, self.offsets, self.cnt,
+            self.term_block, self.term_stat, self.tgt, self.w, abs_obj, infeas,
         )  # fmt: skip
-        stats = ws.get("stats", (self.n_terms, q, n), np.float64)
-        for k in range(B):
-            cnt = np.maximum(self.cnt[k], 1.0)
-            mean = total[k] / cnt
-            for j in self.term_cols.get((k, "mean"), ()):
-                stats[j] = mean
-            for j in self.term_cols.get((k, "var"), ()):
-                stats[j] = total_sq[k] / cnt - mean * mean
-            for j in self.term_cols.get((k, "min"), ()):
-                stats[j] = low[k]
-            for j in self.term_cols.get((k, "max"), ()):
-                stats[j] = high[k]
-        with np.errstate(invalid="ignore"):
-            err = np.abs(stats - self.tgt[:, None, :])
-            err *= self.w[:, None, :]
-        err[np.isnan(err)] = 0.0  # weight 0 on an all-padding block (inf * 0)
-        return abs_obj, err.sum(axis=0)
+        return abs_obj, infeas
 
 
 # --------------------------------------------------------------------------------------------
@@ -533,7 +473,7 @@ def run_chunk(
     pop *= params.init_sd
     if params.init == "mean_shift":
         pop += prob.mean_shift[:, None, :]
-    abs_obj, infeas = prob.evaluate(pop, ws)  # (P, na)
+    abs_obj, infeas = prob.evaluate(pop)  # (P, na)
     since = np.zeros(na, dtype=np.int64)
     spare = "pop1"
     m = 0
@@ -548,8 +488,8 @@ def run_chunk(
         contenders = sample_distinct(rng, P, T, (P - 1, na))  # (P-1, na, T)
         mates = _kernels().tournament(keys, contenders, K)  # (P-1, na, K)
 
-        # crossover: K-1 distinct cut points among the series' genes; mutation of the valid
-        # genes: positions (flat indices into the children) and their Gaussian noise
+        # crossover: K-1 distinct cut points among the series' genes; then mutation of the
+        # valid genes, drawn inside the compiled pass
         if K > 1:
             cuts = sample_distinct(rng, (prob.n_valid - 1)[None, :], K - 1, (P - 1, na))
             cuts = np.sort(cuts, axis=-1) + 1
@@ -557,15 +497,12 @@ def run_chunk(
         else:
             cuts = np.empty((P - 1, na, 0), dtype=np.int32)
         child = ws.get("child", (na, P - 1, G), _DTYPE)
-        if params.mutation_prob > 0 and params.mutation_sd > 0:
-            pos = bernoulli_positions(rng, child.size, params.mutation_prob)
-            noise = rng.standard_normal(pos.size, dtype=_DTYPE)
-            noise *= params.mutation_sd
-        else:
-            pos, noise = np.empty(0, dtype=np.int64), np.empty(0, dtype=_DTYPE)
-        _kernels().breed(pop, mates, cuts, prob.rank, prob.valid, pos, noise, child)
+        _kernels().breed(
+            pop, mates, cuts, prob.rank, prob.valid, rng,
+            params.mutation_prob, params.mutation_sd, child,
+        )  # fmt: skip
 
-        c_obj, c_inf = prob.evaluate(child, ws)
+        c_obj, c_inf = prob.evaluate(child)
         c_keys = fitness_key(c_obj, c_inf, m, fit)
         improved = c_keys.max(axis=0) > elite_key
 
