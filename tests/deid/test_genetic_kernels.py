@@ -9,10 +9,11 @@ from mimic_deid.deid.genetic import sample_distinct
 from mimic_deid.deid.genetic._kernels import (
     STAT_CODES,
     breed,
+    cut_points,
     draw_distinct,
     evaluate,
+    select,
     survive,
-    tournament,
 )
 
 SENTINEL = np.iinfo(np.int64).max // 4  # larger than any drawn value
@@ -149,21 +150,50 @@ def test_evaluate_sums_the_weighted_errors_of_the_block_statistics(weighted):
 
 
 @pytest.mark.parametrize("parents", [1, 2, 4])
-def test_tournament_mates_the_fittest_contenders_in_draw_order(parents):
+def test_select_mates_the_fittest_of_distinct_contenders_in_draw_order(parents):
     rng = np.random.default_rng(parents)
-    P, C, n, T = 12, 11, 30, 5
+    P, n, T = 12, 30, 5
     keys = rng.integers(0, 4, size=(P, n)).astype(np.float64)  # many ties
-    contenders = sample_distinct(rng, P, T, (C, n))
+    replay = np.random.default_rng()
+    replay.bit_generator.state = rng.bit_generator.state
 
-    mates = tournament(keys, contenders, parents)
+    mates = select(keys, T, parents, rng)
 
+    # reference: the contenders as sample_distinct draws them from the same generator state,
+    # then the parents fittest, fittest first, ties to the earlier draw, kept in draw order
+    contenders = sample_distinct(replay, P, T, (P - 1, n))
     ckeys = keys[contenders, np.arange(n)[None, :, None]]
-    top = np.empty((C, n, parents), dtype=np.int64)
-    for s in range(parents):  # fittest first; ties: the earlier draw
+    top = np.empty((P - 1, n, parents), dtype=np.int64)
+    for s in range(parents):
         top[..., s] = np.argmax(ckeys, axis=-1)
         np.put_along_axis(ckeys, top[..., s, None], -np.inf, axis=-1)
     top.sort(axis=-1)
     np.testing.assert_array_equal(mates, np.take_along_axis(contenders, top, axis=-1))
+    assert rng.random() == replay.random()  # both drew (P - 1) * n * T uniforms
+    assert (np.diff(np.sort(mates, axis=-1), axis=-1) > 0).all()  # distinct mates
+
+
+@pytest.mark.parametrize("n_cuts", [0, 1, 3])
+def test_cut_points_are_sorted_distinct_ranks_after_the_first_gene(n_cuts):
+    rng = np.random.default_rng(10 + n_cuts)
+    n_valid, C, G = np.array([1, 2, 3, 4, 9, 40]), 200, 40
+    replay = np.random.default_rng()
+    replay.bit_generator.state = rng.bit_generator.state
+
+    cuts = cut_points(n_valid, n_cuts, C, G, rng)
+
+    # reference: distinct draws from the n_valid - 1 ranks after the first, sorted, shifted by
+    # one; the draws a problem has no values for give G + 1
+    ref = sample_distinct(replay, (n_valid - 1)[None, :], n_cuts, (C, len(n_valid)))
+    ref = np.minimum(np.sort(ref, axis=-1) + 1, G + 1)
+    assert cuts.dtype == np.int32 and cuts.shape == (C, len(n_valid), n_cuts)
+    np.testing.assert_array_equal(cuts, ref)
+    assert rng.random() == replay.random()
+    for i, nv in enumerate(n_valid):
+        got = cuts[:, i]
+        inside = got[got <= G]
+        assert ((inside >= 1) & (inside < nv)).all()
+        assert (got <= G).sum(axis=-1).max(initial=0) == min(n_cuts, nv - 1)
 
 
 def test_draw_distinct_maps_uniforms_to_the_values_not_drawn_yet():

@@ -193,44 +193,117 @@ def evaluate(
 
 
 @numba.njit(**_JIT)
-def tournament(keys: np.ndarray, contenders: np.ndarray, parents: int) -> np.ndarray:
-    """The mates of every child: the ``parents`` fittest of its contenders, in draw order.
+def _distinct_draw(u: float, j: int, avail: int, drawn: np.ndarray) -> int:
+    """Draw ``j`` of a sample without replacement: the ``floor(u * avail)``-th of the values
+    not drawn yet (``avail`` of them), given the ``j`` earlier draws in ``drawn[:j]``
+    (ascending), which it keeps ascending with the new value inserted."""
+    v = min(np.int64(u * avail), avail - 1)
+    pos = 0  # the v-th value not drawn yet: step over the drawn values at or below it
+    while pos < j and drawn[pos] <= v:
+        v += 1
+        pos += 1
+    for q in range(j, pos, -1):
+        drawn[q] = drawn[q - 1]
+    drawn[pos] = v
+    return v
 
-    Ties are broken in favour of the earlier draw.
+
+@numba.njit(**_JIT)
+def select(keys: np.ndarray, tournament: int, parents: int, rng: np.random.Generator) -> np.ndarray:
+    """Tournament selection of the mates of ``P - 1`` children per problem.
+
+    For child ``c`` of problem ``i`` (cells in C order of ``(P - 1, n)``): ``tournament``
+    distinct population slots are drawn as :func:`draw_distinct` draws them from ``n = P``,
+    one uniform of ``rng`` per draw (``rng.random()``, the numbers NumPy's
+    ``rng.random((P - 1, n, tournament))`` would give); the ``parents`` fittest of them mate,
+    in draw order, ties to the earlier draw.
 
     Parameters
     ----------
     keys : ndarray of float64, shape (P, n)
         Fitness keys of the population (higher = fitter).
-    contenders : ndarray of int64, shape (C, n, T)
-        Distinct population slots drawn for each child, in draw order.
+    tournament : int
+        Contenders per child, ``parents <= tournament <= P``.
     parents : int
-        ``K <= T``.
+    rng : numpy.random.Generator
+        Advanced by ``(P - 1) * n * tournament`` uniforms.
 
     Returns
     -------
-    ndarray of int64, shape (C, n, K)
+    ndarray of int64, shape (P - 1, n, parents)
+        Population slots.
     """
-    C, n, T = contenders.shape
+    P, n = keys.shape
+    C = P - 1
     mates = np.empty((C, n, parents), dtype=np.int64)
-    chosen = np.empty(T, dtype=np.bool_)
+    contenders = np.empty(tournament, dtype=np.int64)
+    drawn = np.empty(tournament, dtype=np.int64)
+    chosen = np.empty(tournament, dtype=np.bool_)
     for c in range(C):
         for i in range(n):
+            for j in range(tournament):
+                contenders[j] = _distinct_draw(rng.random(), j, P - j, drawn)
             chosen[:] = False
             for _ in range(parents):
                 best, best_key = -1, -np.inf
-                for d in range(T):
+                for d in range(tournament):
                     if not chosen[d]:
-                        k = keys[contenders[c, i, d], i]
+                        k = keys[contenders[d], i]
                         if best < 0 or k > best_key:
                             best, best_key = d, k
                 chosen[best] = True
             s = 0
-            for d in range(T):
+            for d in range(tournament):
                 if chosen[d]:
-                    mates[c, i, s] = contenders[c, i, d]
+                    mates[c, i, s] = contenders[d]
                     s += 1
     return mates
+
+
+@numba.njit(**_JIT)
+def cut_points(
+    n_valid: np.ndarray, n_cuts: int, children: int, n_genes: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The crossover's cut points of every child: ``n_cuts`` distinct gene ranks in
+    ``[1, n_valid[i])`` per child ``c`` of problem ``i``, ascending.
+
+    Cells in C order of ``(children, n)``; per cell ``n_cuts`` values drawn as
+    :func:`draw_distinct` draws them from ``n_valid[i] - 1`` values, one uniform of ``rng`` per
+    draw (``rng.random()``), then sorted and shifted by 1 (a segment starts at a cut, so the
+    first gene always comes from the first parent). Draws beyond a problem's values give
+    ``n_genes + 1`` (no segment).
+
+    Parameters
+    ----------
+    n_valid : ndarray of int64, shape (n,)
+        Valid genes of each problem.
+    n_cuts : int
+        ``parents - 1``.
+    children : int
+    n_genes : int
+        ``G``, genes per chromosome.
+    rng : numpy.random.Generator
+        Advanced by ``children * n * n_cuts`` uniforms.
+
+    Returns
+    -------
+    ndarray of int32, shape (children, n, n_cuts)
+    """
+    n = n_valid.shape[0]
+    cuts = np.empty((children, n, n_cuts), dtype=np.int32)
+    drawn = np.empty(n_cuts, dtype=np.int64)  # this cell's draws so far, ascending
+    for c in range(children):
+        for i in range(n):
+            m = 0  # valid draws
+            for j in range(n_cuts):
+                u = rng.random()
+                avail = n_valid[i] - 1 - j
+                if avail > 0:
+                    _distinct_draw(u, j, avail, drawn)
+                    m += 1
+            for j in range(n_cuts):
+                cuts[c, i, j] = drawn[j] + 1 if j < m else n_genes + 1
+    return cuts
 
 
 @numba.njit(**_JIT)
@@ -260,18 +333,7 @@ def draw_distinct(u: np.ndarray, n: np.ndarray, sentinel: int) -> np.ndarray:
     for r in range(m):
         for j in range(k):
             avail = n[r] - j
-            if avail <= 0:
-                out[r, j] = sentinel
-                continue
-            v = min(np.int64(u[r, j] * avail), avail - 1)
-            pos = 0  # the v-th value not drawn yet: step over the drawn values at or below it
-            while pos < j and drawn[pos] <= v:
-                v += 1
-                pos += 1
-            for q in range(j, pos, -1):  # keep drawn ascending
-                drawn[q] = drawn[q - 1]
-            drawn[pos] = v
-            out[r, j] = v
+            out[r, j] = sentinel if avail <= 0 else _distinct_draw(u[r, j], j, avail, drawn)
     return out
 
 

@@ -58,7 +58,7 @@ survivors) runs in compiled loops (:mod:`mimic_deid.deid.genetic._kernels`, Numb
 each instead of one NumPy pass per operation. The mutation draws are made inside the
 breeding pass, from the chunk's generator itself (Numba runs NumPy's algorithms on its bit
 generator), and the mutated genes come from geometric gaps, so their cost is proportional to
-the mutated genes. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
+the mutated genes; so are the tournament's contenders, inside the selection pass. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
 child genes (cache friendly) and stay within ~1 GB of memory.
 
 Chunks are independent: :func:`~mimic_deid.deid.genetic.plan.plan_genetic` gives each its own generator, derived from the
@@ -484,18 +484,13 @@ def run_chunk(
         best = np.argmax(keys, axis=0)
         elite_key = keys[best, cols]
 
-        # tournament selection: T distinct contenders, the K fittest mate (in draw order)
-        contenders = sample_distinct(rng, P, T, (P - 1, na))  # (P-1, na, T)
-        mates = _kernels().tournament(keys, contenders, K)  # (P-1, na, K)
+        # tournament selection: T distinct contenders, the K fittest mate (in draw order),
+        # drawn inside the compiled pass
+        mates = _kernels().select(keys, T, K, rng)  # (P-1, na, K)
 
         # crossover: K-1 distinct cut points among the series' genes; then mutation of the
         # valid genes, drawn inside the compiled pass
-        if K > 1:
-            cuts = sample_distinct(rng, (prob.n_valid - 1)[None, :], K - 1, (P - 1, na))
-            cuts = np.sort(cuts, axis=-1) + 1
-            cuts = np.minimum(cuts, G + 1).astype(np.int32)
-        else:
-            cuts = np.empty((P - 1, na, 0), dtype=np.int32)
+        cuts = _kernels().cut_points(prob.n_valid, K - 1, P - 1, G, rng)  # (P-1, na, K-1)
         child = ws.get("child", (na, P - 1, G), _DTYPE)
         _kernels().breed(
             pop, mates, cuts, prob.rank, prob.valid, rng,
