@@ -26,55 +26,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import yaml
-from common import RESULTS, ROOT, git_commit, machine_info
+from common import RESULTS, ROOT, git_commit, machine_info, run_process, synthetic_copy
 
 sys.path.insert(0, str(ROOT / "workflow"))
 from paths import PATHS
 
 FILES = ("ICUSTAYS", "ADMISSIONS", "PATIENTS", "CHARTEVENTS", "LABEVENTS")
-
-
-def copy_dir(data: Path, subjects: int, rate: float) -> Path:
-    """The cached synthetic copy (generated in a child process when missing)."""
-    out = data / f"n{subjects}-s1-o{rate:g}"
-    if not (out / "SYNTHETIC.json").exists():
-        code = (
-            "import sys; from mimic_deid.synthetic import generate; "
-            "generate(sys.argv[1], subjects=int(sys.argv[2]), seed=1, "
-            "other_chart_rows=float(sys.argv[3]))"
-        )
-        subprocess.run([sys.executable, "-c", code, str(out), str(subjects), str(rate)], check=True)
-    return out
-
-
-def timed(argv: list[str]) -> dict[str, float]:
-    """Wall and CPU seconds (user + system of the process and its waited-for children) and
-    the largest single process's peak RSS."""
-    with tempfile.TemporaryFile() as err:
-        start = time.monotonic()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.monotonic() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            err.seek(0)
-            tail = err.read().decode(errors="replace")[-3000:]
-            raise SystemExit(f"{argv[0]} failed (exit {code}):\n{tail}")
-    return {
-        "wall": wall,
-        "cpu": usage.ru_utime + usage.ru_stime,
-        "max_rss_mb": usage.ru_maxrss / 1024,
-    }
 
 
 def main() -> int:
@@ -87,7 +52,7 @@ def main() -> int:
     ap.add_argument("--name", default="", help="suffix of the record's file name")
     args = ap.parse_args()
 
-    src = copy_dir(args.data, args.subjects, args.other_chart_rows)
+    src = synthetic_copy(args.data, args.subjects, 1, args.other_chart_rows)
     summary = json.loads((src / "SYNTHETIC.json").read_text())
     work = args.data / "chain-work"
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -109,11 +74,11 @@ def main() -> int:
         (work / "config").mkdir(parents=True)
         for name, text in config_files.items():
             (work / "config" / name).write_text(text)
-        return timed(chain)
+        return run_process(chain)
 
     runs = []
     for i in range(args.repeats + 1):  # the first pair warms the page cache and the imports
-        a, b = run_chain(), timed(inflate)
+        a, b = run_chain(), run_process(inflate)
         print(f"pair {i}{' (warm-up)' if i == 0 else ''}: chain {a['wall']:.1f} s wall "
               f"({a['cpu']:.1f} s CPU), gzip -dc {b['wall']:.1f} s, ratio {a['wall'] / b['wall']:.2f}",
               flush=True)  # fmt: skip

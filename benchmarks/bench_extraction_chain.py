@@ -43,7 +43,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -224,10 +223,6 @@ def _child_job(job: str, threads: int, args: list[str]) -> None:
             "same_content": same_content(work, before),
         }
         Path(args[2]).write_text(json.dumps(verdict))
-    elif job == "generate":
-        from mimic_deid.synthetic.generator import generate
-
-        generate(Path(args[0]), int(args[1]), int(args[2]))
     elif job == "startup":
         import mimic_deid.pipeline.series  # noqa: F401  (pandas, pyarrow, numpy: what every job imports)
     else:
@@ -240,22 +235,18 @@ def _child_job(job: str, threads: int, args: list[str]) -> None:
 def run(cmd: list[str], stdout: int | None = None, env: dict | None = None) -> tuple[float, float]:
     """Run ``cmd`` to completion; return (wall seconds, peak RSS in MB) of that process: the
     ``VmHWM`` a child job reports (:func:`_write_own_peak`), else ``wait4``'s ``ru_maxrss``."""
+    from common import run_process
+
     env = dict(os.environ if env is None else env)
     fd, peak_file = tempfile.mkstemp(prefix="peak-", suffix=".kb")
     os.close(fd)
     env[PEAK_FILE_ENV] = peak_file
     try:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode:
-            raise SystemExit(f"benchmark job failed ({proc.returncode}): {' '.join(cmd[:6])}")
+        rec = run_process(cmd, env=env, stdout=stdout)
         own = Path(peak_file).read_text().strip()
     finally:
         os.unlink(peak_file)
-    return wall, (int(own) if own else usage.ru_maxrss) / 1024
+    return rec["wall"], int(own) / 1024 if own else rec["max_rss_mb"]
 
 
 def run_child(
@@ -278,15 +269,12 @@ def run_child(
 
 
 def dataset(data: Path, subjects: int, seed: int) -> tuple[Path, dict]:
-    """The cached synthetic copy of ``subjects`` subjects (generated when missing)."""
-    folder = data / f"n{subjects}-s{seed}"
-    summary = folder / "SYNTHETIC.json"
-    if not summary.exists():
-        # in a child: on Linux a child's peak RSS (wait4) starts from its parent's at fork, so
-        # a parent grown by the generator would inflate every job's figure measured after it
-        print(f"generating {subjects} subjects into {folder} ...", flush=True)
-        run_child("generate", str(folder), str(subjects), str(seed))
-    return folder, json.loads(summary.read_text())
+    """The cached synthetic copy of ``subjects`` subjects (generated when missing) and its
+    summary."""
+    from common import synthetic_copy
+
+    folder = synthetic_copy(data, subjects, seed)
+    return folder, json.loads((folder / "SYNTHETIC.json").read_text())
 
 
 def outputs_sha256(work: Path) -> dict[str, str]:

@@ -18,6 +18,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -91,6 +92,52 @@ def timed(fn: Callable[..., Any], *args: Any, repeat: int = 1, **kwargs: Any) ->
             best = run
     assert best is not None
     return best
+
+
+def run_process(
+    argv: list[str], *, env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL
+) -> dict[str, float]:
+    """Run ``argv`` to completion in a child process and measure it (``os.wait4``).
+
+    Returns
+    -------
+    dict
+        ``wall`` (s), ``cpu`` (s: user + system of the process and of the children it waited
+        for) and ``max_rss_mb`` (the peak resident set of the largest single process of the
+        tree, MB, ``ru_maxrss``). A failed run raises ``SystemExit`` with its exit status and
+        the end of its standard error.
+    """
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            tail = err.read().decode(errors="replace")[-3000:]
+            raise SystemExit(f"{' '.join(argv[:6])} failed (exit {code}):\n{tail}")
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "max_rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def synthetic_copy(data: Path, subjects: int, seed: int, other_chart_rows: float = 0.0) -> Path:
+    """The cached synthetic MIMIC-III copy ``data/n{subjects}-s{seed}-o{other_chart_rows}``,
+    generated when missing by ``mimic-deid synth`` in a child process (on Linux a child's peak
+    RSS starts from its parent's at fork, so a parent grown by the generator would inflate
+    every figure measured after it)."""
+    out = data / f"n{subjects}-s{seed}-o{other_chart_rows:g}"
+    if not (out / "SYNTHETIC.json").exists():
+        print(f"generating {subjects} subjects into {out} ...", flush=True)
+        run_process(
+            [sys.executable, "-m", "mimic_deid", "synth", "--subjects", str(subjects),
+             "--seed", str(seed), "--other-chart-rows", f"{other_chart_rows:g}",
+             "--out", str(out)]
+        )  # fmt: skip
+    return out
 
 
 def git_commit(checkout: Path = ROOT) -> str:

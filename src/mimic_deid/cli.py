@@ -56,6 +56,15 @@ def _number_in(low: float, high: float) -> Callable[[str], float]:
     return parse
 
 
+def _other_chart_rows(text: str) -> float:
+    """argparse type of ``--other-chart-rows``: a number in the generator's range
+    (:data:`mimic_deid.synthetic.quirks.MAX_OTHER_CHART_ROWS`), imported only when the option
+    is given (the generator's modules load NumPy and Arrow)."""
+    from mimic_deid.synthetic.quirks import MAX_OTHER_CHART_ROWS
+
+    return _number_in(0.0, MAX_OTHER_CHART_ROWS)(text)
+
+
 def _cmd_synth(args: argparse.Namespace) -> int:
     from mimic_deid.synthetic import generate
 
@@ -98,7 +107,7 @@ def _add_synth(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--other-chart-rows",
-        type=_number_in(0.0, 50.0),
+        type=_other_chart_rows,
         default=0.0,
         metavar="R",
         help="CHARTEVENTS rows of non-benchmark items added per generated row, on average "
