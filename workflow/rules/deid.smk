@@ -75,7 +75,8 @@ rule deidentify:
     # The genetic optimiser spreads (class, chunk) tasks over every thread it gets (one
     # worker process each); Snakemake caps this at --cores.
     threads: 8
-    # 6.07 GB peak at full MIMIC-III size (genetic, stays, two workers; benchmarks/README.md)
+    # at full MIMIC-III size (genetic, stays, two workers; 2026-12-02, benchmarks/README.md):
+    # 3.40 GB PSS, 6.04 GB RSS summed over the processes (shared pages counted twice)
     resources:
         mem_mb=8000,
     params:
