@@ -37,6 +37,7 @@ def _run(kind: str) -> dict:
     return {
         "source_kind": kind,
         "synthetic_subjects": 100,
+        "synthetic_other_chart_rows": 4.2,
         "cohort": COHORT,
         "commit": "abc1234",
         "date": "2026-11-27",
@@ -116,9 +117,12 @@ def test_report_opens_with_what_was_run(built):
     assert facts["release methods"] == "adhoc-it50-ns0.01"
     assert facts["published variables (release.variables)"] == "features"
     assert facts["series in the `stays` release"] == "12"
+    assert facts["subjects generated"] == "100"
+    assert facts["other CHARTEVENTS items per generated row"] == "4.2 (real MIMIC-III's item mix)"
     assert str(SECRET_SEED) not in text and "seed 918" not in text
     real = (built["csv"] / "index.html").read_text()
     assert SYNTHETIC_LABEL not in real and "SYNTHETIC" not in real
+    assert "subjects generated" not in real and "other CHARTEVENTS items" not in real
     assert "<h1>mimic-deid report</h1>" in real
 
 

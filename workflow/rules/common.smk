@@ -361,6 +361,7 @@ def report_run():
     return {
         "source_kind": source["kind"],
         "synthetic_subjects": source["synthetic"]["subjects"],
+        "synthetic_other_chart_rows": source["synthetic"]["other_chart_rows"],
         "dk": DEID["dk"],
         "fk": DEID["fk"],
         "heuristic": DEID["heuristic"],

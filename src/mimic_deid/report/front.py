@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from mimic_deid.synthetic.quirks import REAL_OTHER_CHART_ROWS
+
 __all__ = [
     "GLOSSARY",
     "NOT_A_CHECKOUT",
@@ -81,7 +83,8 @@ def run_table(run: Mapping[str, Any]) -> pd.DataFrame:
     ----------
     run : mapping
         ``source_kind`` (``synthetic`` / ``csv`` / ``postgres``), ``synthetic_subjects``
-        (generated subjects, synthetic only), ``cohort`` (``cohort.json``: ``rules``, a list
+        (generated subjects, synthetic only), ``synthetic_other_chart_rows`` (the generator's
+        ``other_chart_rows``, synthetic only), ``cohort`` (``cohort.json``: ``rules``, a list
         of ``{rule, stays, admissions, subjects}`` in rule order), ``series`` (``stays``
         series, int), ``commit`` and ``date`` (:func:`git_revision`), ``dk``, ``fk``,
         ``heuristic``, ``methods`` (lists of the sweep), ``release_variables`` and ``point``
@@ -97,6 +100,19 @@ def run_table(run: Mapping[str, Any]) -> pd.DataFrame:
         rows.append(("source", f"{kind} ({label})"))
     if run.get("synthetic_subjects") is not None and kind == "synthetic":
         rows.append(("subjects generated", f"{int(run['synthetic_subjects']):,}"))
+    other = run.get("synthetic_other_chart_rows")
+    if other is not None and kind == "synthetic":
+        mix = {
+            0: "the generator's own item mix",
+            REAL_OTHER_CHART_ROWS: "real MIMIC-III's item mix",
+        }
+        note = mix.get(float(other))
+        rows.append(
+            (
+                "other CHARTEVENTS items per generated row",
+                f"{float(other):g}" + (f" ({note})" if note else ""),
+            )
+        )
     rules = (run.get("cohort") or {}).get("rules") or []
     if rules:
         first, last = rules[0], rules[-1]
