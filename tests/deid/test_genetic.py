@@ -18,7 +18,6 @@ from mimic_deid.deid.genetic import (
     met_at_start,
     optimise_genetic,
     plan_genetic,
-    sample_distinct,
 )
 from mimic_deid.deid.methods import method_label, parse_method_label
 from mimic_deid.deid.optimise import unfeasibility
@@ -175,17 +174,6 @@ def test_fitness_key_orders_like_the_seed_formulas():
             np.testing.assert_array_equal(
                 np.argsort(key, kind="stable"), np.argsort(fit, kind="stable")
             )
-
-
-def test_sampling_helpers():
-    rng = np.random.default_rng(0)
-    s = sample_distinct(rng, 6, 4, (5000,))
-    assert s.min() >= 0 and s.max() < 6
-    assert all(len(set(row)) == 4 for row in s[:200].tolist())
-    counts = np.bincount(s[:, 2], minlength=6)  # every draw is uniform over 0..5
-    assert counts.min() > 700 and counts.max() < 970
-    short = sample_distinct(rng, np.array([1, 3]), 2, (2,))
-    assert short[0, 0] == 0 and short[0, 1] > 10**9  # n < k -> sentinel
 
 
 def test_more_parents_and_chunks(problem):

@@ -5,18 +5,32 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mimic_deid.deid.genetic import sample_distinct
 from mimic_deid.deid.genetic._kernels import (
     STAT_CODES,
     breed,
     cut_points,
-    draw_distinct,
     evaluate,
     select,
     survive,
 )
 
-SENTINEL = np.iinfo(np.int64).max // 4  # larger than any drawn value
+
+def reference_draws(rng: np.random.Generator, n: int, k: int) -> list:
+    """``k`` draws without replacement from ``range(n)`` as the kernels specify them: draw
+    ``j`` takes the ``floor(u * (n - j))``-th of the values not drawn yet, ``u = rng.random()``,
+    one uniform per draw even past ``n`` (``None`` then)."""
+    left, out = list(range(n)), []
+    for _ in range(k):
+        u = rng.random()
+        out.append(left.pop(min(int(u * len(left)), len(left) - 1)) if left else None)
+    return out
+
+
+def replayed(rng: np.random.Generator) -> np.random.Generator:
+    """A generator in ``rng``'s state: it draws the numbers ``rng`` will draw next."""
+    replay = np.random.default_rng()
+    replay.bit_generator.state = rng.bit_generator.state
+    return replay
 
 
 def packed_problems(rng: np.random.Generator, n: int, widths: list[int]):
@@ -37,9 +51,8 @@ def crossover_problem(rng: np.random.Generator, parents: int, n=9, P=7, C=6):
     rank = (np.cumsum(valid, axis=1) - 1).astype(np.int32)
     n_valid = valid.sum(axis=1)
     pop = (rng.standard_normal((n, P, G)) * valid[:, None, :]).astype(np.float32)
-    mates = sample_distinct(rng, P, parents, (C, n))
-    cuts = sample_distinct(rng, (n_valid - 1)[None, :], parents - 1, (C, n))
-    cuts = np.minimum(np.sort(cuts, axis=-1) + 1, G + 1).astype(np.int32)
+    mates = select(rng.standard_normal((P, n)), parents, parents, rng)[:C]
+    cuts = cut_points(n_valid, parents - 1, C, G, rng)
     return pop, mates, cuts, rank, valid
 
 
@@ -154,14 +167,13 @@ def test_select_mates_the_fittest_of_distinct_contenders_in_draw_order(parents):
     rng = np.random.default_rng(parents)
     P, n, T = 12, 30, 5
     keys = rng.integers(0, 4, size=(P, n)).astype(np.float64)  # many ties
-    replay = np.random.default_rng()
-    replay.bit_generator.state = rng.bit_generator.state
+    replay = replayed(rng)
 
     mates = select(keys, T, parents, rng)
 
-    # reference: the contenders as sample_distinct draws them from the same generator state,
-    # then the parents fittest, fittest first, ties to the earlier draw, kept in draw order
-    contenders = sample_distinct(replay, P, T, (P - 1, n))
+    # reference: the contenders drawn cell after cell from the same generator state, then the
+    # parents fittest, fittest first, ties to the earlier draw, kept in draw order
+    contenders = np.array([[reference_draws(replay, P, T) for _ in range(n)] for _ in range(P - 1)])
     ckeys = keys[contenders, np.arange(n)[None, :, None]]
     top = np.empty((P - 1, n, parents), dtype=np.int64)
     for s in range(parents):
@@ -173,19 +185,32 @@ def test_select_mates_the_fittest_of_distinct_contenders_in_draw_order(parents):
     assert (np.diff(np.sort(mates, axis=-1), axis=-1) > 0).all()  # distinct mates
 
 
+def test_select_draws_every_ordered_tuple_of_contenders_alike():
+    # equal keys and parents == tournament: the mates are the contenders, in draw order
+    d = select(np.zeros((4, 20_000)), 3, 3, np.random.default_rng(3)).reshape(-1, 3)
+    assert (np.sort(d, axis=1)[:, 1:] != np.sort(d, axis=1)[:, :-1]).all()
+    assert d.min() == 0 and d.max() == 3
+    codes = d[:, 0] * 16 + d[:, 1] * 4 + d[:, 2]
+    counts = np.bincount(codes, minlength=64)[np.unique(codes)]
+    assert len(counts) == 24  # 4 * 3 * 2 ordered triples, each about 2,500 times
+    assert counts.min() > 2_300 and counts.max() < 2_700
+
+
 @pytest.mark.parametrize("n_cuts", [0, 1, 3])
 def test_cut_points_are_sorted_distinct_ranks_after_the_first_gene(n_cuts):
     rng = np.random.default_rng(10 + n_cuts)
     n_valid, C, G = np.array([1, 2, 3, 4, 9, 40]), 200, 40
-    replay = np.random.default_rng()
-    replay.bit_generator.state = rng.bit_generator.state
+    replay = replayed(rng)
 
     cuts = cut_points(n_valid, n_cuts, C, G, rng)
 
     # reference: distinct draws from the n_valid - 1 ranks after the first, sorted, shifted by
     # one; the draws a problem has no values for give G + 1
-    ref = sample_distinct(replay, (n_valid - 1)[None, :], n_cuts, (C, len(n_valid)))
-    ref = np.minimum(np.sort(ref, axis=-1) + 1, G + 1)
+    ref = np.full((C, len(n_valid), n_cuts), G + 1)
+    for c in range(C):
+        for i, nv in enumerate(n_valid):
+            drawn = sorted(v + 1 for v in reference_draws(replay, nv - 1, n_cuts) if v is not None)
+            ref[c, i, : len(drawn)] = drawn
     assert cuts.dtype == np.int32 and cuts.shape == (C, len(n_valid), n_cuts)
     np.testing.assert_array_equal(cuts, ref)
     assert rng.random() == replay.random()
@@ -196,36 +221,14 @@ def test_cut_points_are_sorted_distinct_ranks_after_the_first_gene(n_cuts):
         assert (got <= G).sum(axis=-1).max(initial=0) == min(n_cuts, nv - 1)
 
 
-def test_draw_distinct_maps_uniforms_to_the_values_not_drawn_yet():
-    # n = 5: u * 5 -> 2; u * 4 -> 2, the third value not drawn (0, 1, 3, ...) is 3; u * 3 -> 0
-    u = np.array([[0.5, 0.6, 0.1], [0.99, 0.99, 0.99], [0.0, 0.0, 0.0]])
-    np.testing.assert_array_equal(
-        draw_distinct(u, np.full(3, 5), SENTINEL), [[2, 3, 0], [4, 3, 2], [0, 1, 2]]
-    )
-    short = draw_distinct(
-        np.array([[0.7, 0.2, 0.5]]), np.array([2]), SENTINEL
-    )  # n < k: the sentinel
-    assert short[0].tolist() == [1, 0, SENTINEL]
-
-
-def test_draw_distinct_is_uniform_over_ordered_tuples():
-    u = np.random.default_rng(3).random((60_000, 3))
-    d = draw_distinct(u, np.full(len(u), 4), SENTINEL)
-    assert (np.sort(d, axis=1)[:, 1:] != np.sort(d, axis=1)[:, :-1]).all()
-    codes = d[:, 0] * 16 + d[:, 1] * 4 + d[:, 2]
-    counts = np.bincount(codes, minlength=64)[np.unique(codes)]
-    assert len(counts) == 24  # 4 * 3 * 2 ordered triples, each about 2,500 times
-    assert counts.min() > 2_300 and counts.max() < 2_700
-
-
-def test_draw_distinct_takes_each_rows_own_range():
-    u = np.random.default_rng(4).random((30_000, 2))
-    n = np.tile(np.array([1, 2, 7]), 10_000)
-    d = draw_distinct(u, n, SENTINEL)
-    assert (d[n == 1, 0] == 0).all() and (d[n == 1, 1] == SENTINEL).all()
-    assert sorted(map(tuple, np.unique(d[n == 2], axis=0).tolist())) == [(0, 1), (1, 0)]
-    assert d[n == 7].max() == 6 and (d[n == 7, 0] != d[n == 7, 1]).all()
-    assert np.bincount(d[n == 7, 1], minlength=7).min() > 1_250  # ~1,430 each
+def test_cut_points_take_each_problems_own_range():
+    n_valid = np.tile(np.array([2, 3, 8]), 2)
+    cuts = cut_points(n_valid, 2, 5_000, 8, np.random.default_rng(4))  # (5000, 6, 2)
+    two, three, eight = cuts[:, 0::3], cuts[:, 1::3], cuts[:, 2::3]
+    assert (two[..., 0] == 1).all() and (two[..., 1] == 9).all()  # one rank, then no segment
+    assert (three == np.array([1, 2])).all()  # both ranks, ascending
+    assert eight.min() == 1 and eight.max() == 7 and (eight[..., 0] < eight[..., 1]).all()
+    assert np.bincount(eight.reshape(-1), minlength=8)[1:].min() > 2_500  # ~2,860 each
 
 
 def test_survive_keeps_the_fittest_as_a_stable_sort_does():

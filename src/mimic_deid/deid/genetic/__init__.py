@@ -26,7 +26,6 @@ from mimic_deid.deid.genetic.search import (
     mean_only_targets,
     met_at_start,
     run_chunk,
-    sample_distinct,
 )
 
 __all__ = [
@@ -43,6 +42,5 @@ __all__ = [
     "optimise_genetic",
     "plan_genetic",
     "run_chunk",
-    "sample_distinct",
     "summarise",
 ]

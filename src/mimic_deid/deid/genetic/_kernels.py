@@ -194,9 +194,12 @@ def evaluate(
 
 @numba.njit(**_JIT)
 def _distinct_draw(u: float, j: int, avail: int, drawn: np.ndarray) -> int:
-    """Draw ``j`` of a sample without replacement: the ``floor(u * avail)``-th of the values
-    not drawn yet (``avail`` of them), given the ``j`` earlier draws in ``drawn[:j]``
-    (ascending), which it keeps ascending with the new value inserted."""
+    """Draw ``j`` of a sample without replacement from ``0, 1, ...``: the
+    ``floor(u * avail)``-th (in increasing order) of the ``avail`` values not drawn yet, given
+    the ``j`` earlier draws in ``drawn[:j]`` (ascending), which it keeps ascending with the new
+    value inserted. With ``u`` uniform in ``[0, 1)`` every draw is uniform over the values left,
+    so every ordered tuple of distinct values is equally likely (up to the 53-bit resolution
+    of ``u``)."""
     v = min(np.int64(u * avail), avail - 1)
     pos = 0  # the v-th value not drawn yet: step over the drawn values at or below it
     while pos < j and drawn[pos] <= v:
@@ -213,8 +216,8 @@ def select(keys: np.ndarray, tournament: int, parents: int, rng: np.random.Gener
     """Tournament selection of the mates of ``P - 1`` children per problem.
 
     For child ``c`` of problem ``i`` (cells in C order of ``(P - 1, n)``): ``tournament``
-    distinct population slots are drawn as :func:`draw_distinct` draws them from ``n = P``,
-    one uniform of ``rng`` per draw (``rng.random()``, the numbers NumPy's
+    distinct population slots are drawn without replacement (:func:`_distinct_draw`), one
+    uniform of ``rng`` per draw (``rng.random()``, the numbers NumPy's
     ``rng.random((P - 1, n, tournament))`` would give); the ``parents`` fittest of them mate,
     in draw order, ties to the earlier draw.
 
@@ -267,11 +270,12 @@ def cut_points(
     """The crossover's cut points of every child: ``n_cuts`` distinct gene ranks in
     ``[1, n_valid[i])`` per child ``c`` of problem ``i``, ascending.
 
-    Cells in C order of ``(children, n)``; per cell ``n_cuts`` values drawn as
-    :func:`draw_distinct` draws them from ``n_valid[i] - 1`` values, one uniform of ``rng`` per
-    draw (``rng.random()``), then sorted and shifted by 1 (a segment starts at a cut, so the
-    first gene always comes from the first parent). Draws beyond a problem's values give
-    ``n_genes + 1`` (no segment).
+    Cells in C order of ``(children, n)``; per cell ``n_cuts`` values drawn without
+    replacement from the ``n_valid[i] - 1`` values ``0, 1, ...`` (:func:`_distinct_draw`), one
+    uniform of ``rng`` per draw (``rng.random()``, drawn also for the draws beyond a problem's
+    values), then sorted and shifted by 1 (a segment starts at a cut, so the first gene always
+    comes from the first parent). Draws beyond a problem's values give ``n_genes + 1`` (no
+    segment).
 
     Parameters
     ----------
@@ -304,37 +308,6 @@ def cut_points(
             for j in range(n_cuts):
                 cuts[c, i, j] = drawn[j] + 1 if j < m else n_genes + 1
     return cuts
-
-
-@numba.njit(**_JIT)
-def draw_distinct(u: np.ndarray, n: np.ndarray, sentinel: int) -> np.ndarray:
-    """``k`` distinct integers in ``[0, n[r])`` per row ``r`` of ``u``, in draw order, from
-    ``k`` uniforms per row: draw ``j`` is uniform over the ``n[r] - j`` values not drawn yet
-    (it takes the ``floor(u[r, j] * (n[r] - j))``-th of them in increasing order), so every
-    ordered ``k``-tuple of distinct values is equally likely (up to the 53-bit resolution of
-    ``u``). Where a row's draws would exceed its ``n[r]`` values (``j >= n[r]``) it gets
-    ``sentinel``.
-
-    Parameters
-    ----------
-    u : ndarray of float64, shape (m, k)
-        Uniforms in ``[0, 1)``.
-    n : ndarray of int64, shape (m,)
-    sentinel : int
-        Larger than any valid value.
-
-    Returns
-    -------
-    ndarray of int64, shape (m, k)
-    """
-    m, k = u.shape
-    out = np.empty((m, k), dtype=np.int64)
-    drawn = np.empty(k, dtype=np.int64)  # this row's draws so far, ascending
-    for r in range(m):
-        for j in range(k):
-            avail = n[r] - j
-            out[r, j] = sentinel if avail <= 0 else _distinct_draw(u[r, j], j, avail, drawn)
-    return out
 
 
 @numba.njit(**_JIT)

@@ -58,8 +58,9 @@ survivors) runs in compiled loops (:mod:`mimic_deid.deid.genetic._kernels`, Numb
 each instead of one NumPy pass per operation. The mutation draws are made inside the
 breeding pass, from the chunk's generator itself (Numba runs NumPy's algorithms on its bit
 generator), and the mutated genes come from geometric gaps, so their cost is proportional to
-the mutated genes; so are the tournament's contenders, inside the selection pass. Problems that stopped are dropped from the working arrays. Chunks hold ~10^6
-child genes (cache friendly) and stay within ~1 GB of memory.
+the mutated genes; the tournament's contenders and the crossover's cut points are drawn inside
+their compiled passes too. Problems that stopped are dropped from the working arrays. Chunks
+hold ~10^6 child genes (cache friendly) and stay within ~1 GB of memory.
 
 Chunks are independent: :func:`~mimic_deid.deid.genetic.plan.plan_genetic` gives each its own generator, derived from the
 class's generator and the chunk's index (:func:`mimic_deid.core.seeding.spawn_rngs`), so chunks can
@@ -100,28 +101,6 @@ log = get_logger(__name__)
 
 _DTYPE = np.float32  # gene / population arithmetic
 _TINY = 1e-300  # floor of |objective| in the log-space annealed key
-_SENTINEL = np.iinfo(np.int64).max // 4
-
-
-# --------------------------------------------------------------------------------------------
-# random helpers
-
-
-def sample_distinct(
-    rng: np.random.Generator, n: int | np.ndarray, k: int, shape: tuple[int, ...]
-) -> np.ndarray:
-    """``k`` distinct integers in ``[0, n)`` per cell of ``shape``, in random (draw) order.
-
-    ``n`` may be an array broadcastable to ``shape``. Where ``n < k`` the draws beyond the
-    first ``n`` are set to a large sentinel (> any valid value). Draw ``j`` is uniform over the
-    ``n - j`` values not drawn yet (exact sampling without replacement), from one uniform per
-    draw (``k`` per cell, cell after cell), in one compiled pass
-    (:func:`~mimic_deid.deid.genetic._kernels.draw_distinct`).
-    """
-    cells = math.prod(shape)
-    n_cells = np.ascontiguousarray(np.broadcast_to(np.asarray(n, dtype=np.int64), shape))
-    u = rng.random((cells, k))
-    return _kernels().draw_distinct(u, n_cells.reshape(cells), _SENTINEL).reshape(*shape, k)
 
 
 # --------------------------------------------------------------------------------------------
