@@ -100,19 +100,14 @@ def run_table(run: Mapping[str, Any]) -> pd.DataFrame:
         rows.append(("source", f"{kind} ({label})"))
     if run.get("synthetic_subjects") is not None and kind == "synthetic":
         rows.append(("subjects generated", f"{int(run['synthetic_subjects']):,}"))
-    other = run.get("synthetic_other_chart_rows")
-    if other is not None and kind == "synthetic":
+    if run.get("synthetic_other_chart_rows") is not None and kind == "synthetic":
+        other = float(run["synthetic_other_chart_rows"])
         mix = {
             0: "the generator's own item mix",
             REAL_OTHER_CHART_ROWS: "real MIMIC-III's item mix",
         }
-        note = mix.get(float(other))
-        rows.append(
-            (
-                "other CHARTEVENTS items per generated row",
-                f"{float(other):g}" + (f" ({note})" if note else ""),
-            )
-        )
+        value = f"{other:g} ({mix[other]})" if other in mix else f"{other:g}"
+        rows.append(("other CHARTEVENTS items per generated row", value))
     rules = (run.get("cohort") or {}).get("rules") or []
     if rules:
         first, last = rules[0], rules[-1]
