@@ -119,7 +119,7 @@ def _ar1_series(level_sd: float, seed: int, n: int = 600, length: int = 46) -> n
 
 @pytest.mark.parametrize(("level_sd", "low", "high"), [(0.0, 0.95, 1.05), (15.0, 1.3, 1.8)])
 def test_pc_kapra_loses_more_value_only_where_series_differ_in_level(level_sd, low, high):
-    """Why PC-KAPRA's value loss is above KAPRA's on ICU data (README, "(k,P)-anonymity").
+    """Why PC-KAPRA's value loss is above KAPRA's on ICU data (benchmarks/README.md, "Moved from the README: KAPRA and PC-KAPRA head to head").
 
     SAX z-normalises every series, so PC-KAPRA's pattern clusters ignore a series' level, and
     its P-groups, cut inside one cluster, mix levels; KAPRA leaves most series at SAX level 1

@@ -1,5 +1,5 @@
 """The synthetic copy makes the quirks of real MIMIC-III at the shares measured on real
-MIMIC-III v1.4 tables of 100 subjects (README "Real MIMIC-III quirks and the rules applied"),
+MIMIC-III v1.4 tables of 100 subjects (docs/real-mimic.md, "Real MIMIC-III quirks and the rules applied"),
 each from its own random stream, and the stages read such a copy by their documented rules."""
 
 from __future__ import annotations

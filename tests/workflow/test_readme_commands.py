@@ -1,16 +1,17 @@
-"""Every shell command of the README runs as written (issue 28).
+"""Every shell command of the README and of the docs pages runs as written (issues 28, 44).
 
-The commands are read from the README's ``bash`` and ``console`` blocks and run in README order
-in one temporary directory laid out like a clone (the repository's Snakefile and workflow,
-a copy of config/, the default profile), so a command may use what an earlier one made.
+The commands are read from the ``bash`` and ``console`` blocks of README.md and of every page
+under docs/ (:data:`PAGES`) and run in page order, each page in its own temporary directory
+laid out like a clone (the repository's Snakefile and workflow, a copy of config/, the
+default profile), so a command may use what an earlier one of its page made.
 
 - A command that takes under a minute (dry runs, the small synthetic copy) runs exactly as
   written and must exit 0; a ``console`` block's command must print the lines shown under it.
 - A long ``snakemake`` command (a real run) is run as written plus ``--dry-run``: Snakemake
   parses its arguments and builds its jobs as for the real run, which catches an argument
   read wrongly (a target after ``--configfile`` is read as a config file).
-- :data:`NOT_RUN` lists the commands that are not run at all, each with its reason. A README
-  command in none of these classes fails the test, so a new command must be classified.
+- :data:`NOT_RUN` lists the commands that are not run at all, each with its reason. A command
+  in none of these classes fails the test, so a new command must be classified.
 """
 
 from __future__ import annotations
@@ -62,13 +63,19 @@ NOT_RUN: dict[str, str] = {
         "rewrites the repository's files (tests/workflow/test_workflow.py runs the lint)"
     ),
     'pytest -m "not slow"': "runs the test suite",
+    "python benchmarks/doc_figures.py --write": (
+        "makes the tiny run and rewrites docs/results.md; tests/workflow/test_doc_figures.py "
+        "checks the page against the suite's own tiny run"
+    ),
 }
+#: The pages whose commands run: the README, then every page of docs/.
+PAGES = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))]
 #: Seconds a quick command may take (the machine is shared; a dry run builds every job).
 TIMEOUT = 300
 
 
 def readme_commands(text: str) -> list[tuple[str, list[str]]]:
-    """``(command, expected output lines)`` of every README shell block, in README order.
+    """``(command, expected output lines)`` of every shell block of a page, in page order.
 
     ``bash`` / ``sh`` blocks: every line that is not blank or a comment (``\\`` joins lines);
     ``console`` blocks: every ``$ `` line, with the lines up to the next one as its output.
@@ -118,20 +125,32 @@ def _run(command: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+def _page_commands(page: str) -> list[tuple[str, list[str]]]:
+    return readme_commands((ROOT / page).read_text(encoding="utf-8"))
+
+
 def test_readme_commands_are_classified():
-    commands = [c for c, _ in readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))]
+    commands = [c for page in PAGES for c, _ in _page_commands(page)]
     unknown = [c for c in commands if c not in NOT_RUN and not _is_quick(c)]
     unknown = [c for c in unknown if shlex.split(c, comments=True)[0] != "snakemake"]
-    assert not unknown, f"README commands neither run nor listed in NOT_RUN: {unknown}"
+    assert not unknown, f"commands of {PAGES} neither run nor listed in NOT_RUN: {unknown}"
     stale = [c for c in NOT_RUN if c not in commands]
-    assert not stale, f"NOT_RUN lists commands the README no longer has: {stale}"
+    assert not stale, f"NOT_RUN lists commands no page has: {stale}"
 
 
-def test_readme_commands_run_as_written(tmp_path):
+def test_the_readme_keeps_the_command_ci_runs():
+    """.ci/run runs the README's second quick-start command verbatim."""
+    command = 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && pytest'
+    assert command in [c for c, _ in _page_commands("README.md")]
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_readme_commands_run_as_written(page, tmp_path):
     workdir = tmp_path / "clone"
     _clone(workdir)
     ran = []
-    for command, expected in readme_commands((ROOT / "README.md").read_text(encoding="utf-8")):
+    for command, expected in _page_commands(page):
         if command in NOT_RUN:
             continue
         if _is_quick(command):
@@ -149,5 +168,13 @@ def test_readme_commands_run_as_written(tmp_path):
             )
             assert "Traceback" not in proc.stderr, run
         ran.append(command)
-    assert "snakemake tuning_tables --cores all --configfile config/presets/seed.yaml" in ran
-    assert any(c.startswith("python -m mimic_deid synth --subjects 100") for c in ran)
+    must_run = {  # commands the test must not lose (a page's order of commands may move)
+        "docs/methods.md": [
+            "snakemake tuning_tables --cores all --configfile config/presets/seed.yaml"
+        ],
+        "docs/real-mimic.md": [
+            "python -m mimic_deid synth --subjects 100 --seed 1 --out mimic-demo-synth"
+        ],
+    }
+    for command in must_run.get(page, []):
+        assert command in ran, (page, command)

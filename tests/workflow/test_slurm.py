@@ -37,7 +37,7 @@ AVAILABLE = {"idle", "mixed", "allocated", "completing"}
 #: grouped, so a group job's limits are exactly its rules' (runtime summed, memory the largest)
 #: and the per-rule resources are still checked for every rule; the other rules (privacy and
 #: privacy_baseline with their own set-resources, the default-resource rules) stay one job each.
-#: The real profile submits one job per rule (README "Cluster").
+#: The real profile submits one job per rule (docs/running.md, "Cluster").
 GROUPS = {
     "upstream": ("synthesize", "extract", "cohort", "series"),
     "deid": ("mondrian", "deidentify", "release"),

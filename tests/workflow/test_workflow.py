@@ -171,13 +171,13 @@ def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
         assert sweep[column].between(0, 1).all(), column
 
 
-def test_the_readme_figures_are_recomputed_from_the_run(finished_run):
-    """benchmarks/readme_results.py reads a run's public results into the README's figures."""
+def test_the_quoted_figures_are_recomputed_from_the_run(finished_run):
+    """benchmarks/doc_figures.py reads a run's public results into the quoted figures."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import readme_results
+    import doc_figures
 
     workdir, _ = finished_run
-    figures = readme_results.run_figures(workdir)
+    figures = doc_figures.run_figures(workdir)
     rows = {(r["method"], r["release"]): r for r in figures["releases"]}
     assert set(rows) == {(m, r) for m in ("adhoc", "genetic") for r in ("stays", "ihm48")}
     for (method, release), row in rows.items():
@@ -200,9 +200,7 @@ def test_the_readme_figures_are_recomputed_from_the_run(finished_run):
     assert figures["owner"]["test_stays"] == owner["n"]
     assert len(figures["pairs"]) == len(pd.read_csv(workdir / "results/cross_release.csv"))
     assert figures["joint_risk"][0]["view"] == "duration class"
-    block = readme_results.render(
-        {"run": {"description": "tiny", "date": "-", "commit": "-"}, "figures": figures}
-    )
+    block = doc_figures.render(figures, "Run: tiny.")
     assert block.count("\n| adhoc | `") == 2 and block.count("\n| genetic | `") == 2
 
 
@@ -266,10 +264,10 @@ def test_changing_the_optimiser_reruns_no_mondrian(finished_run):
 
 
 def test_readme_command_line_overrides_work_as_documented(tmp_path):
-    """The README's --config examples: a valid override plans its sweep, a bad one gives the
-    README's message verbatim."""
+    """The --config examples of docs/configuration.md: a valid override plans its sweep, a bad
+    one gives the page's message verbatim."""
     config = prepare(tmp_path)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     good = 'snakemake --cores all --config \'deid={"fk": [5], "dk": [50]}\' seed=7'
     bad = "$ snakemake -n --config 'deid={\"fk\": [1]}'"
     assert good in readme and bad in readme

@@ -17,7 +17,7 @@ attack: ``t`` equally near candidates count ``1/t`` if the true partner is among
 Pairs (:func:`release_pairs`). Every two releases of the sweep: all of them are releases of
 one population, whatever their method, dk, fk or heuristic, and a recipient may hold any two.
 Their number grows with the square of the sweep (each pair is linear in the release), which is
-one more reason for the README's rule: publish one release per population.
+one more reason for the rule of docs/releases.md: publish one release per population.
 
 Rate. The share of A's series (those whose person is also in B) paired with their own
 series of B, with its 95 % Wilson interval; ``1 / |B|`` is what guessing achieves. For a large

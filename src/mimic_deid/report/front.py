@@ -178,13 +178,13 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
      "published variable.", "seed 000 §3.2; mimic-deid (strong attacker)"),
     ("top-1, top-5", "The share of targets whose own released series is the nearest (top-1) or "
      "among the five nearest (top-5) to the attacker's estimate of its features.",
-     "mimic-deid linkage attack (README \"Reading the report\")"),
+     "mimic-deid linkage attack (docs/releases.md, \"Reading the report\")"),
     ("promised bound", "The strong attacker's top-1 rate the release promises before the "
      "attack: at most 1/k (k = fk, or the (k,P) methods' k-group size); a release above it is "
-     "refused.", "mimic-deid, README \"What a release publishes\""),
+     "refused.", "mimic-deid, docs/releases.md \"What a release publishes\""),
     ("certified, refused", "The verdict of a release's own privacy check (check.json): a "
      "refused release is withheld (its release/ folder holds refused.txt).",
-     "mimic-deid, README \"Refused releases\""),
+     "mimic-deid, docs/releases.md \"Refused releases\""),
     ("trust settings, orig. / de-id.", "Which data a mortality model is trained on / tested "
      "on: orig. = original series, de-id. = the de-identified release.", "seed 000 §5.7, "
      "§6.4, Tables 6.3/6.4"),

@@ -18,7 +18,7 @@ from mimic_deid.report.plotting import FigureInfo, new_figure, no_data, save
 
 __all__ = ["ATTACK_COLUMNS", "GUARANTEE", "attack_table", "plot_sequences", "sequences_table"]
 
-#: What each mechanism promises, as the report and README state it.
+#: What each mechanism promises, as the report and docs/methods.md state it.
 GUARANTEE = {
     "seed_ratio": "NOT eps-DP: the seed's deterministic ratio test, survivors released exactly",
     "laplace": "eps-DP counts (discrete Laplace, record level, given sections and clusters)",

@@ -1,7 +1,7 @@
 """Real MIMIC-III quirks of ADMISSIONS and CHARTEVENTS that the synthetic copy reproduces.
 
 ADMISSIONS shares measured on real MIMIC-III v1.4 tables of 100 subjects (129 admissions; the
-size of PhysioNet's open demo; README "Real MIMIC-III quirks and the rules applied"). Each
+size of PhysioNet's open demo; docs/real-mimic.md, "Real MIMIC-III quirks and the rules applied"). Each
 quirk is drawn from its own random stream, so every table other than the one it changes keeps
 its bytes, and CHARTEVENTS keeps every row it had, in order (:func:`add_other_chart_rows`).
 The quirks of TRANSFERS and CPTEVENTS are drawn in :mod:`mimic_deid.synthetic.sequences`, the

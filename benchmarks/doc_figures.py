@@ -1,17 +1,20 @@
-"""The README's "Results on the shipped synthetic data", recomputed from a finished run.
+"""The figures docs/results.md quotes, regenerated from a run of the current commit.
 
-The README quotes a run of the default workflow (its main table, the counts around it, the
-joint risk and every cross-release pair). Those figures are written between two markers in
-README.md by this script, from a record it makes of the run
-(``benchmarks/results/readme_results.json``), so that they cannot go stale silently:
-``tests/workflow/test_readme_results.py`` renders the record again and compares it with the README,
-and the workflow test recomputes the record's figures from a tiny run.
+docs/results.md quotes the suite's tiny run (``tests/workflow_helpers.py`` ``TINY_CONFIG``,
+the run ``tests/workflow/conftest.py`` ``tiny_run`` makes once per test session): its
+releases with their attacks, bounds, verdicts and utility, the owner's baseline, the
+decomposition of the utility cost, the joint risk and every cross-release pair. This script
+writes them between two markers in that page, together with a machine-readable copy of every
+figure in an HTML comment; ``tests/workflow/test_doc_figures.py`` recomputes them from the
+suite's own run and fails naming each figure that differs, and ``tests/test_docs.py`` checks
+that the page's text is its figures rendered. So a quoted figure cannot go stale.
 
-    python benchmarks/readme_results.py --run-dir RUN             # compare README with RUN
-    python benchmarks/readme_results.py --run-dir RUN --write     # record RUN, rewrite README
+    python benchmarks/doc_figures.py --write                 # make the tiny run, rewrite the page
+    python benchmarks/doc_figures.py --write --run-dir RUN   # the same from a finished tiny run
+    python benchmarks/doc_figures.py --check --run-dir RUN   # name the figures that differ
+    python benchmarks/doc_figures.py --print --run-dir RUN   # any run's block, e.g. for benchmarks/README.md
 
-``RUN`` is a finished run of ``snakemake --cores 2`` (the default config; the README's run also
-adds KAPRA and PC-KAPRA to the sweep). Only the run's public results are read.
+``RUN`` is a finished run's working directory; only its public results are read.
 """
 
 from __future__ import annotations
@@ -19,21 +22,26 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 from common import git_commit, path  # path: the workflow's own artefact paths
 
 from mimic_deid.deid.methods import parse_method_label
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-RECORD = ROOT / "benchmarks" / "results" / "readme_results.json"
-BEGIN = "<!-- readme_results: begin (benchmarks/readme_results.py writes this block) -->"
-END = "<!-- readme_results: end -->"
+#: The page that quotes the figures.
+DOC = ROOT / "docs" / "results.md"
+BEGIN = "<!-- figures: begin (benchmarks/doc_figures.py writes this block; do not edit) -->"
+END = "<!-- figures: end -->"
+#: The machine-readable copy of the block's figures: this line, their JSON, then ``-->``.
+DATA = "<!-- figures data"
 
 
 #: The trust settings the table shows (all but orig./orig.), by the card's ``setting`` label.
@@ -132,7 +140,7 @@ def _decomposition(utility: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def run_figures(run_dir: Path) -> dict[str, Any]:
-    """The README's figures of one finished run, from its public results.
+    """The quoted figures of one finished run, from its public results.
 
     Parameters
     ----------
@@ -240,16 +248,14 @@ def _short(name: str) -> str:
     return f"{parse_method_label(label)[0]} `{release}`"
 
 
-def render(record: dict[str, Any]) -> str:
-    """The README block of a record (:func:`run_figures` plus ``run``: what was run)."""
-    run, figures = record["run"], record["figures"]
+def render(figures: dict[str, Any], header: str) -> str:
+    """The text of a block: ``header`` (what was run), then the figures of :func:`run_figures`
+    as sentences and tables."""
     owner = figures["owner"]
     stays = figures["duration"].get("stays", {})
     by_release = {r["release"]: r for r in figures["releases"]}
     lines = [
-        f"Run: {run['description']}, on {run['date']} at commit {run['commit']}. "
-        "Recorded by `benchmarks/readme_results.py` (`benchmarks/results/readme_results.json`); "
-        "a test checks this block against the record.",
+        header,
         "",
         f"Duration classes (dk {stays.get('dk')}) lose {stays.get('records_lost_mean')} records per "
         f"`stays` series ({stays.get('records_lost_pct_mean')} %) and suppress "
@@ -348,11 +354,122 @@ def render(record: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def readme_block(text: str) -> str:
-    """The text between the README's two markers (the block this script writes)."""
+def _name(*parts: Any) -> str:
+    return " / ".join(str(p) for p in parts if p not in (None, ""))
+
+
+def flatten(figures: dict[str, Any]) -> dict[str, Any]:
+    """Every figure of :func:`run_figures` under a name a reader finds in the page, e.g.
+    ``release genetic ihm48 / strong_top1_pct`` or ``pair <a> ~ <b> / rate_pct``; an interval
+    gives two figures (``.../low``, ``.../high``)."""
+    out: dict[str, Any] = {}
+
+    def put(name: str, value: Any) -> None:
+        if isinstance(value, list | tuple) and len(value) == 2:
+            out[f"{name} / low"], out[f"{name} / high"] = value
+        elif isinstance(value, list | tuple):
+            for i, v in enumerate(value):
+                put(f"{name} / {i}", v)
+        else:
+            out[name] = value
+
+    for row in figures["releases"]:
+        for key, value in row.items():
+            if key not in ("method", "release"):
+                put(_name(f"release {row['method']} {row['release']}", key), value)
+    for key, value in (figures["owner"] or {}).items():
+        put(_name("owner's baseline", key), value)
+    for method, rows in figures["decomposition"].items():
+        for row in rows:
+            for (setting, variables), cell in zip(DECOMPOSITION, row["cells"], strict=True):
+                put(
+                    _name(
+                        f"decomposition {method} {row['task']} {row['cross']}",
+                        f"{setting} ({variables} variables)",
+                    ),
+                    cell,
+                )
+            put(
+                _name(f"decomposition {method} {row['task']} {row['cross']}", "test stays"),
+                row["test_stays"],
+            )
+            put(
+                _name(f"decomposition {method} {row['task']} {row['cross']}", "positives"),
+                row["positives"],
+            )
+    for release, row in figures["duration"].items():
+        for key, value in row.items():
+            put(_name(f"duration {release}", key), value)
+    for row in figures["joint_risk"]:
+        for key in ("unique_pct", "smallest_class"):
+            put(_name(f"joint risk '{row['view']}'", key), row[key])
+    for row in figures["pairs"]:
+        for key in ("rate_pct", "ci_pct", "chance_pct"):
+            put(_name(f"pair {row['a']} ~ {row['b']}", key), row[key])
+    return out
+
+
+def differences(quoted: dict[str, Any], measured: dict[str, Any]) -> list[str]:
+    """One line per figure that differs between two :func:`run_figures` results (the page's
+    and a run's), naming it: ``<figure>: the page says X, the run gives Y``."""
+    a, b = flatten(quoted), flatten(measured)
+    lines = []
+    for name in sorted(set(a) | set(b)):
+        if name not in b:
+            lines.append(f"{name}: the page says {a[name]!r}, the run has no such figure")
+        elif name not in a:
+            lines.append(f"{name}: the page does not quote it, the run gives {b[name]!r}")
+        elif a[name] != b[name]:
+            lines.append(f"{name}: the page says {a[name]!r}, the run gives {b[name]!r}")
+    return lines
+
+
+def _dump(value: Any, indent: int = 0, width: int = 96) -> str:
+    """JSON of ``value`` with every object or array that fits in ``width`` on one line, so that
+    a figure's change is a one-line diff."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if len(flat) + indent <= width or not isinstance(value, dict | list) or not value:
+        return flat
+    pad = " " * (indent + 1)
+    if isinstance(value, dict):
+        items = [
+            f"{pad}{json.dumps(k, ensure_ascii=False)}: {_dump(v, indent + 1, width)}"
+            for k, v in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + _dump(v, indent + 1, width) for v in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def doc_block(config: dict[str, Any], figures: dict[str, Any]) -> str:
+    """The block of docs/results.md: the machine-readable figures, the run's configuration
+    and the figures rendered (no commit or date: CI remakes the run on every commit)."""
+    data = _dump({"config": config, "figures": figures})
+    header = (
+        "Run: the suite's tiny run, remade by CI on every commit (`tests/workflow/conftest.py` "
+        "`tiny_run`): a synthetic copy of the configuration below, laid over "
+        "`config/config.yaml` (master seed `null`, so the public 2020). These are figures of a "
+        "400-subject synthetic copy, not of MIMIC-III."
+    )
+    config_text = yaml.safe_dump(config, sort_keys=False, default_flow_style=None).rstrip()
+    return f"{DATA}\n{data}\n-->\n" + render(
+        figures, header + "\n\n```yaml\n" + config_text + "\n```"
+    )
+
+
+def read_block(text: str, where: Path = DOC) -> str:
+    """The text between a page's two markers (the block this script writes)."""
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"{README}: the markers of the results block are missing ({BEGIN!r}).")
+        raise SystemExit(f"{where}: the markers of the figures block are missing ({BEGIN!r}).")
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
+
+
+def quoted(text: str, where: Path = DOC) -> dict[str, Any]:
+    """The ``config`` and ``figures`` a page's block quotes, from its machine-readable copy."""
+    block = read_block(text, where)
+    if not block.startswith(DATA + "\n"):
+        raise SystemExit(f"{where}: the figures block does not start with {DATA!r}.")
+    return json.loads(block[len(DATA) + 1 :].split("\n-->\n", 1)[0])
 
 
 def replace_block(text: str, block: str) -> str:
@@ -362,41 +479,62 @@ def replace_block(text: str, block: str) -> str:
     return f"{head}{BEGIN}\n{block}{END}{tail}"
 
 
+def _tiny_run(workdir: Path) -> Path:
+    """Make the suite's tiny run in ``workdir`` (a few minutes on 2 cores)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from workflow_helpers import prepare, snakemake
+
+    snakemake(workdir, "--cores", "2", config=prepare(workdir))  # as the suite does
+    return workdir
+
+
+def _tiny_config() -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from workflow_helpers import TINY_CONFIG
+
+    return TINY_CONFIG
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run-dir", type=Path, required=True, help="a finished workflow run")
+    parser.add_argument("--run-dir", type=Path, help="a finished run (default: make the tiny run)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="rewrite docs/results.md's block")
+    mode.add_argument("--check", action="store_true", help="name the figures that differ")
+    mode.add_argument("--print", action="store_true", help="print the run's block")
     parser.add_argument(
         "--description",
-        default="the default configuration (3,000 synthetic subjects, seed 1) with KAPRA and "
-        "PC-KAPRA added to the sweep",
-        help="what was run, for the README",
+        default="the default configuration (3,000 synthetic subjects, seed 1)",
+        help="what was run (--print)",
     )
-    parser.add_argument(
-        "--commit", help="the commit the run was made with (default: this checkout's HEAD)"
-    )
-    parser.add_argument("--write", action="store_true", help="record the run, rewrite README")
+    parser.add_argument("--commit", help="the run's commit (--print; default: HEAD)")
     args = parser.parse_args()
-    figures = run_figures(args.run_dir)
-    if args.write:
-        commit = args.commit or git_commit()
-        record = {
-            "run": {
-                "description": args.description,
-                "date": time.strftime("%Y-%m-%d"),
-                "commit": commit,
-            },
-            "figures": figures,
-        }
-        RECORD.write_text(json.dumps(record, indent=2) + "\n")
-        README.write_text(replace_block(README.read_text(), render(record)))
-        print(f"wrote {RECORD.relative_to(ROOT)} and the README block")
+    if args.run_dir is None and args.print:
+        parser.error("--print needs --run-dir")
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = args.run_dir or _tiny_run(Path(tmp) / "tiny-run")
+        figures = run_figures(run_dir)
+    if args.print:
+        header = (
+            f"Run: {args.description}, on {time.strftime('%Y-%m-%d')} at commit "
+            f"{args.commit or git_commit()}."
+        )
+        print(render(figures, header), end="")
         return 0
-    recorded = json.loads(RECORD.read_text())
-    if recorded["figures"] != figures:
-        print("the run's figures differ from the record (README): re-run with --write")
-        return 1
-    print("the run's figures are the README's")
-    return 0
+    text = DOC.read_text(encoding="utf-8")
+    if args.write:
+        DOC.write_text(replace_block(text, doc_block(_tiny_config(), figures)), encoding="utf-8")
+        print(f"wrote the figures block of {DOC.relative_to(ROOT)}")
+        return 0
+    differ = differences(quoted(text)["figures"], figures)
+    for line in differ:
+        print(line)
+    print(
+        f"{len(differ)} figures of {DOC.relative_to(ROOT)} differ from the run"
+        if differ
+        else f"the run gives every figure of {DOC.relative_to(ROOT)}"
+    )
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
