@@ -51,6 +51,10 @@ def test_a_card_holds_promises_attacks_against_the_bound_and_the_verdict():
     }  # fmt: skip
     assert card["bound"] == LINKAGE["bound"] and card["utility"] is None
     assert card["not_protected"] == list(NOT_PROTECTED)
+    assert card["plausible_values"] is None  # the check's figures hold no claim 16
+    plausible = {"variables": 16, "values": 900, "discrete": ["gcs_total"], "static": ["height"]}
+    checked = dict(CHECK, checks={"plausible_values": plausible})
+    assert release_card("stays", POINT, checked, LINKAGE, None)["plausible_values"] == plausible
 
 
 def test_an_ihm48_card_shows_the_test_utility_beside_the_seeds_figures():

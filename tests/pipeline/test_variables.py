@@ -22,6 +22,16 @@ def test_shipped_variables_are_the_17_benchmark_variables():
         assert var.all_itemids, var.name
         low, high = var.valid_range
         assert low <= high
+    # the plausible values of a release (claim 16): discrete scores, one static variable
+    discrete = {v.name: v.values for v in variables if v.values is not None}
+    assert discrete == {
+        "capillary_refill_rate": (0.0, 1.0),
+        "gcs_eye_opening": (1.0, 2.0, 3.0, 4.0),
+        "gcs_motor_response": (1.0, 2.0, 3.0, 4.0, 5.0, 6.0),
+        "gcs_total": tuple(float(v) for v in range(3, 16)),
+        "gcs_verbal_response": (1.0, 2.0, 3.0, 4.0, 5.0),
+    }
+    assert [v.name for v in variables if v.static] == ["height"]
 
 
 def write(tmp_path, text):
@@ -67,6 +77,18 @@ def test_duplicate_itemid_is_reported(tmp_path):
         (
             "{label: A, unit: u, itemids: {carevue: [1]}, range: [0, 1], conversions: [{multiply: 2}]}",
             "conversions[0] needs a condition (uom/itemids/above/at_most)",
+        ),
+        (
+            "{label: A, unit: u, itemids: {carevue: [1]}, range: [1, 4], values: [0, 1, 2]}",
+            "'values' must be a non-empty list of numbers inside its range [1, 4], got [0, 1, 2]",
+        ),
+        (
+            "{label: A, unit: u, itemids: {carevue: [1]}, range: [1, 4], values: []}",
+            "'values' must be a non-empty list of numbers inside its range [1, 4], got []",
+        ),
+        (
+            "{label: A, unit: u, itemids: {carevue: [1]}, range: [0, 1], static: maybe}",
+            "'static' must be true or false, got 'maybe'",
         ),
     ],
 )

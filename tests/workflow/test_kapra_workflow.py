@@ -57,6 +57,7 @@ def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, labe
         point = kp_run / f"results/{release}/{POINT}/{label}"
         check = json.loads((point / "check.json").read_text())
         kp = check["checks"]["kp_groups"]
+        assert check["checks"]["plausible_values"]["static"] == ["height"]  # claim 16 held
         assert kp["k"] == 3 and kp["P"] == 2
         assert kp["smallest_k_group"] >= 3 and kp["smallest_word_share"] >= 2
         assert "heart_rate" in kp["variables"]

@@ -84,6 +84,9 @@ def test_run_produces_report_and_checked_releases(finished_run):
     for path in checks:  # every release certified, published, and its verdict in the summary
         check = json.loads(path.read_text())
         assert check["passed"] and check["verdict"] == "certified", path
+        plausible = check["checks"]["plausible_values"]  # claim 16: every value plausible
+        assert plausible["variables"] == 16 and plausible["values"] > 0, path
+        assert plausible["static"] == ["height"] and "gcs_total" in plausible["discrete"], path
         published = published_files(path.parent / "release")
         assert published == ["index.parquet", "series.parquet"], path
     for release in ("stays", "ihm48"):

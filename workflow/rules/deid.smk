@@ -62,6 +62,7 @@ rule deidentify:
         classes=PATHS["duration"],
         targets=PATHS["targets"],
         meta=PATHS["meta"],
+        variables=config["variables"],
     output:
         perturbed=PATHS["perturbed"],
         per_series=PATHS["method_series"],
@@ -119,6 +120,7 @@ rule release:
         classes=PATHS["duration"],
         meta=PATHS["meta"],
         targets=PATHS["targets"],
+        variables=config["variables"],
     output:
         series=PATHS["release_series"],
         index=PATHS["release_index"],
@@ -153,6 +155,7 @@ rule check_release:
         linkage=PATHS["linkage"],
         demographics=PATHS["cohort_demographics"],
         hierarchies=config["release"]["hierarchies"],
+        variables=config["variables"],
     output:
         check=PATHS["check"],
     log:

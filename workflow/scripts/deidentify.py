@@ -1,10 +1,12 @@
-"""Rule deidentify: every released series changed by the sweep point's release method."""
+"""Rule deidentify: every released series changed by the sweep point's release method, then
+projected onto its variables' plausible values."""
 
 import pandas as pd
 
 from mimic_deid.core.atomic import write_json, write_parquet
 from mimic_deid.core.logs import run_stage
-from mimic_deid.deid import apply_method, read_release_classes
+from mimic_deid.deid import PlausibleValues, apply_method, read_release_classes
+from mimic_deid.pipeline.variables import load_variables
 
 with run_stage(snakemake.rule, snakemake.log[0]):
     ell = snakemake.params.outcome_l  # None: the release publishes no label
@@ -22,6 +24,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         fk=int(snakemake.wildcards.fk),
         outcomes=outcomes,
         ell=int(ell or 1),
+        plausible=PlausibleValues.from_variables(load_variables(snakemake.input.variables), dims),
     )
     write_parquet(perturbed, snakemake.output.perturbed)
     write_parquet(per_series, snakemake.output.per_series)

@@ -3,6 +3,7 @@ pseudonymous release and its privacy check."""
 
 from mimic_deid.deid.check import (
     check_linkage_bound,
+    check_plausible_values,
     check_release,
     check_sweep_point,
 )
@@ -45,6 +46,7 @@ from mimic_deid.deid.methods import (
     parse_method_label,
     run_method,
 )
+from mimic_deid.deid.plausible import PlausibleValues, project
 from mimic_deid.deid.release import (
     REFUSED_FILE,
     assemble_release,
@@ -74,12 +76,14 @@ __all__ = [
     "DemographicCodes",
     "FeatureSpec",
     "KPGrouping",
+    "PlausibleValues",
     "ReleaseMethod",
     "apply_method",
     "attacker_features",
     "assemble_release",
     "check_kp_groups",
     "check_linkage_bound",
+    "check_plausible_values",
     "check_release",
     "check_sweep_point",
     "class_arrays",
@@ -102,6 +106,7 @@ __all__ = [
     "read_release_classes",
     "mondrian_targets",
     "parse_method_label",
+    "project",
     "protected_features",
     "pseudonymous_release",
     "publish_release",

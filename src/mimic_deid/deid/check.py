@@ -55,6 +55,15 @@ claim 7:
     least ``fk`` series, and every Mondrian equivalence class lies inside one such cell
     (:func:`check_demographics`).
 
+Every series release also claims, checked by :func:`check_release` after claim 9 when it is
+given the variables' plausible values (``config/variables.yaml``, as the workflow always does):
+
+16. **plausible values**: every published value lies in its variable's valid range, every
+    value of a discrete variable (the Glasgow coma scale, capillary refill) is in its value
+    set, and a static variable (height) publishes one value throughout each series
+    (:func:`check_plausible_values`; every method's output is projected onto these values by
+    :func:`mimic_deid.deid.plausible.project`).
+
 Each function raises :class:`~mimic_deid.core.errors.ReleaseCheckError` naming the claim that
 failed, or returns the figures it checked; :func:`check_release` runs them all in this order.
 
@@ -81,6 +90,7 @@ from mimic_deid.core.logs import get_logger
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
+from mimic_deid.deid.plausible import PlausibleValues
 from mimic_deid.pipeline.cohort import STAY_DEMOGRAPHICS
 
 __all__ = [
@@ -89,6 +99,7 @@ __all__ = [
     "check_accounting",
     "check_missing_withheld",
     "check_outcomes",
+    "check_plausible_values",
     "check_released_variables",
     "check_coverage",
     "check_demographics",
@@ -364,6 +375,82 @@ def check_missing_withheld(series_public: pd.DataFrame, index_public: pd.DataFra
     return {"classes": len(share), "variables": len(variables)}
 
 
+def _number(x: float) -> str:
+    return f"{x:g}"
+
+
+def check_plausible_values(series_public: pd.DataFrame, plausible: PlausibleValues) -> dict:
+    """Claim 16: every published value is plausible (valid range, value set, static).
+
+    Parameters
+    ----------
+    series_public : DataFrame
+        ``pseudonym``, ``hour`` and the published variables (NaN = null, allowed).
+    plausible : PlausibleValues
+        The valid range, value set and staticness of every published variable
+        (``config/variables.yaml``).
+
+    Returns
+    -------
+    dict
+        ``variables`` and ``values`` (non-null values) checked, the ``discrete`` and ``static``
+        variables among them.
+
+    Raises
+    ------
+    ReleaseCheckError
+        One message naming every variable at fault and how many of its values (or series)
+        are implausible; never a value.
+    """
+    variables = [str(c) for c in series_public.columns if c not in ("pseudonym", "hour")]
+    unknown = [v for v in variables if v not in plausible.dims]
+    if unknown:
+        raise ReleaseCheckError(
+            f"plausible values: published variable(s) {unknown} have no valid range; expected "
+            "each to be a variable of the variables file (config 'variables')"
+        )
+    problems, checked = [], 0
+    for var in variables:
+        d = plausible.index(var)
+        x = series_public[var].to_numpy(dtype=np.float64)
+        observed = ~np.isnan(x)
+        checked += int(observed.sum())
+        faults = []
+        low, high = plausible.low[d], plausible.high[d]
+        outside = observed & ((x < low) | (x > high))
+        if outside.any():
+            faults.append(
+                f"{int(outside.sum())} value(s) outside its valid range "
+                f"[{_number(low)}, {_number(high)}]"
+            )
+        members = plausible.values[d]
+        if members is not None:
+            strange = observed & ~outside & ~np.isin(x, np.asarray(members))
+            if strange.any():
+                faults.append(
+                    f"{int(strange.sum())} value(s) in range but not in its value set "
+                    f"{{{', '.join(_number(v) for v in members)}}}"
+                )
+        if plausible.static[d]:
+            spread = series_public.groupby("pseudonym", sort=True)[var].agg(["min", "max"])
+            changing = int((spread["max"] > spread["min"]).sum())
+            if changing:
+                faults.append(
+                    f"{changing} series whose value changes within the series (a static "
+                    "variable publishes one value per series)"
+                )
+        if faults:
+            problems.append(f"'{var}': " + ", ".join(faults))
+    if problems:
+        raise ReleaseCheckError("plausible values: " + "; ".join(problems))
+    return {
+        "variables": len(variables),
+        "values": checked,
+        "discrete": [v for v in variables if plausible.values[plausible.index(v)] is not None],
+        "static": [v for v in variables if plausible.static[plausible.index(v)]],
+    }
+
+
 def check_outcomes(index_public: pd.DataFrame, labelled: bool, ell: int) -> dict:
     """Claim 10: labels only where needed, then every label of
     :data:`~mimic_deid.deid.duration.LABELS`, each with >= ``ell`` distinct outcomes per class."""
@@ -443,6 +530,7 @@ def check_release(
     forbidden_columns: Iterable[str] = FORBIDDEN_COLUMNS,
     forbidden_substrings: Iterable[str] = FORBIDDEN_SUBSTRINGS,
     demographics: Mapping[str, Iterable[str]] | None = None,
+    plausible: PlausibleValues | None = None,
 ) -> dict:
     """Verify every privacy claim of a release (module docstring); raise on the first violation.
 
@@ -471,6 +559,9 @@ def check_release(
     demographics : mapping of str to iterable of str, optional
         The published demographics and the labels each may show (claim 15, checked after
         claim 7). None: the release publishes none, and its index may show none.
+    plausible : PlausibleValues, optional
+        The plausible values of the published variables; checks claim 16 (after claim 9)
+        when given.
 
     Returns
     -------
@@ -508,6 +599,8 @@ def check_release(
     if variables is not None:
         result["variables_protected"] = check_released_variables(series_public, variables)
         result["missing_hours_withheld"] = check_missing_withheld(series_public, index_public)
+    if plausible is not None:
+        result["plausible_values"] = check_plausible_values(series_public, plausible)
     if labelled is not None:
         result["outcomes"] = check_outcomes(index_public, labelled, outcome_l)
     log.info(
@@ -574,6 +667,7 @@ def check_sweep_point(
     linkage: Mapping | None = None,
     strict: bool = True,
     demographics: Mapping[str, Iterable[str]] | None = None,
+    plausible: PlausibleValues | None = None,
 ) -> dict:
     """:func:`check_release` of one sweep point's release, from its private artefacts.
 
@@ -603,6 +697,8 @@ def check_sweep_point(
         refused.
     demographics : mapping, optional
         As :func:`check_release` (claim 15).
+    plausible : PlausibleValues, optional
+        As :func:`check_release` (claim 16); also given to the method's ``claims`` hook.
 
     Returns
     -------
@@ -622,7 +718,7 @@ def check_sweep_point(
             checks, series_public, index_public, classes, targets, pseudonyms, dk=dk, fk=fk,
             group_by_split=group_by_split, variables=variables, labelled=labelled,
             outcome_l=outcome_l, method=method, per_series=per_series, linkage=linkage,
-            demographics=demographics,
+            demographics=demographics, plausible=plausible,
         ),
         strict,
         {"dk": dk, "fk": fk},
@@ -632,9 +728,10 @@ def check_sweep_point(
 def _point_claims(
     result, series_public, index_public, classes, targets, pseudonyms, *, dk, fk,
     group_by_split, variables, labelled, outcome_l, method, per_series, linkage, demographics,
+    plausible,
 ) -> None:  # fmt: skip
-    """Fill ``result`` claim by claim (claims 1-10, then 11 and 14), so that a refusal keeps
-    the figures of the claims checked before the one that failed."""
+    """Fill ``result`` claim by claim (claims 1-10 with 15 and 16, then 11 and 14), so that a
+    refusal keeps the figures of the claims checked before the one that failed."""
     eq = targets[[KEY, "group", "class_length", "eq_class"]].merge(pseudonyms, on=KEY)
     index_for_check = index_public if group_by_split else index_public.drop(columns=["split"])
     eq_classes = (
@@ -652,6 +749,7 @@ def _point_claims(
         labelled=labelled,
         outcome_l=outcome_l,
         demographics=demographics,
+        plausible=plausible,
     )
     diverse = labelled and outcome_l is not None and outcome_l > 1
     if diverse:  # the Mondrian classes can be read off the released values
@@ -669,7 +767,7 @@ def _point_claims(
             )
         if entry.claims:
             k = fk if entry.k_from_fk else params.get("k", fk)
-            result |= entry.claims(per_series, series_public, pseudonyms, params, k)
+            result |= entry.claims(per_series, series_public, pseudonyms, params, k, plausible)
         if entry.groups and diverse:
             groups = entry.groups(per_series).merge(pseudonyms, on=KEY).drop(columns=[KEY])
             result[f"outcomes_per_{entry.group_name.replace('-', '_')}"] = check_group_outcomes(

@@ -69,6 +69,7 @@ from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
+from mimic_deid.deid.plausible import PlausibleValues, project_variable
 from mimic_deid.deid.sax import (
     MAX_LEVEL,
     MIN_LEVEL,
@@ -747,23 +748,40 @@ def kp_summary(per_series: pd.DataFrame) -> dict:
     return out
 
 
-def _off_midpoint(grouped: pd.DataFrame, rows: pd.DataFrame, var: str) -> int:
+def _project_flat(
+    flat: np.ndarray, lengths: np.ndarray, plausible: PlausibleValues, var: str
+) -> np.ndarray:
+    """Series laid end to end (``lengths`` hours each) projected onto ``var``'s plausible
+    values, as :func:`~mimic_deid.deid.plausible.project` projects them in a class."""
+    out = np.empty_like(flat)
+    starts = np.cumsum(lengths) - lengths
+    for length in np.unique(lengths):
+        at = starts[lengths == length][:, None] + np.arange(length)[None, :]
+        out[at] = project_variable(flat[at], plausible, var)
+    return out
+
+
+def _off_midpoint(
+    grouped: pd.DataFrame, rows: pd.DataFrame, var: str, plausible: PlausibleValues | None
+) -> int:
     """Released values of ``var`` (``rows``: pseudonym, hour, var) that are not the midpoint
-    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope)."""
+    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope),
+    projected onto the variable's plausible values when ``plausible`` names it."""
     lo_col, hi_col = f"lo_{var}", f"hi_{var}"
     if not {lo_col, hi_col} <= set(grouped.columns):
         return 0
     lengths = grouped[lo_col].map(len).to_numpy(dtype=np.int64)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    mid = 0.5 * (
+        np.concatenate(grouped[lo_col].to_list()) + np.concatenate(grouped[hi_col].to_list())
+    )
+    if plausible is not None and var in plausible.dims:
+        mid = _project_flat(mid, lengths, plausible, var)
     env = pd.DataFrame(
         {
             KEY: np.repeat(grouped[KEY].to_numpy(), lengths),
             "hour": np.arange(int(lengths.sum())) - starts,
-            "mid": 0.5
-            * (
-                np.concatenate(grouped[lo_col].to_list())
-                + np.concatenate(grouped[hi_col].to_list())
-            ),
+            "mid": mid,
         }
     )
     both = rows.merge(env.merge(grouped[[KEY, "pseudonym"]], on=KEY), on=["pseudonym", "hour"])
@@ -776,6 +794,7 @@ def check_kp_groups(
     pseudonyms: pd.DataFrame,
     k: int,
     P: int,
+    plausible: PlausibleValues | None = None,
 ) -> dict:
     """Claim 11: the (k,P)-anonymity of a release made by a (k,P) method (seed 001 §2.2.2).
 
@@ -785,12 +804,16 @@ def check_kp_groups(
         The method's ``method.parquet``: icustay_id, group, class_length and per grouped
         variable ``k_group_<var>`` (-1 where the class never observed it), ``sax_level_<var>``
         and ``word_<var>``; with ``lo_<var>``/``hi_<var>`` (the envelope, one value per hour)
-        every released value is also checked to be the envelope's midpoint.
+        every released value is also checked to be the envelope's midpoint (projected onto
+        its plausible values when ``plausible`` is given, as every release is:
+        :func:`~mimic_deid.deid.plausible.project`).
     series_public : DataFrame
         ``release/series.parquet``.
     pseudonyms : DataFrame
         icustay_id, pseudonym.
     k, P : int
+    plausible : PlausibleValues, optional
+        The plausible values of the released variables.
 
     Returns
     -------
@@ -835,7 +858,7 @@ def check_kp_groups(
                     f"(k,P) groups: variable '{var}': series of one k-group publish different "
                     "values (the release is not the k-group's envelope midpoint)"
                 )
-            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var)
+            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var, plausible)
             if off:
                 raise ReleaseCheckError(
                     f"(k,P) groups: variable '{var}': {off} released value(s) differ from "
@@ -886,10 +909,15 @@ def claims(
     pseudonyms: pd.DataFrame,
     params: Mapping[str, Any],
     k: int,
+    plausible: PlausibleValues | None = None,
 ) -> dict:
     """The method's claim (claim 11 of :mod:`mimic_deid.deid.check`): ``{"kp_groups": ...}``
-    (:func:`check_kp_groups` with the point's k and the label's P)."""
-    return {"kp_groups": check_kp_groups(per_series, series_public, pseudonyms, k, params["P"])}
+    (:func:`check_kp_groups` with the point's k, the label's P and the plausible values)."""
+    return {
+        "kp_groups": check_kp_groups(
+            per_series, series_public, pseudonyms, k, params["P"], plausible
+        )
+    }
 
 
 def k_groups(per_series: pd.DataFrame) -> pd.DataFrame:

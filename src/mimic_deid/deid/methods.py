@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,7 +44,8 @@ from mimic_deid.core.threads import map_tasks
 from mimic_deid.deid import adhoc, genetic, kapra
 from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes, split_cells
 from mimic_deid.deid.features import FeatureSpec, feature_spec
-from mimic_deid.deid.optimise import OptimiseResult
+from mimic_deid.deid.optimise import OptimiseResult, evaluate
+from mimic_deid.deid.plausible import PlausibleValues, project
 from mimic_deid.deid.targets import class_target_matrix
 
 __all__ = [
@@ -384,6 +385,28 @@ def _detail_columns(detail: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
     }
 
 
+def _plausible_result(
+    X: np.ndarray,
+    result: OptimiseResult,
+    targets: np.ndarray,
+    spec: FeatureSpec,
+    plausible: PlausibleValues,
+) -> tuple[OptimiseResult, np.ndarray]:
+    """A method's result projected onto the plausible values
+    (:func:`~mimic_deid.deid.plausible.project`), its unfeasibility and distortion measured
+    again on the projected series; and the number of values moved per dimension, shape (D,)."""
+    projected = project(result.X, plausible)
+    moved = (projected != result.X) & ~np.isnan(result.X)
+    measured = evaluate(X, projected, targets, spec, result.iterations)
+    result = replace(
+        result,
+        X=projected,
+        unfeasibility=measured.unfeasibility,
+        distortion=measured.distortion,
+    )
+    return result, moved.sum(axis=(0, 1))
+
+
 def apply_method(
     classes: Sequence[ClassArray],
     dims: list[str],
@@ -395,8 +418,10 @@ def apply_method(
     fk: int | None = None,
     outcomes: pd.DataFrame | None = None,
     ell: int = 1,
+    plausible: PlausibleValues | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Change every released series with method ``label``, cell by cell.
+    """Change every released series with method ``label``, cell by cell, then project them
+    onto their plausible values.
 
     The unit a method runs on is a demographic cell of a duration class (the ``cell`` of
     ``targets``, :mod:`mimic_deid.deid.demographics`; without published demographics, the
@@ -429,18 +454,22 @@ def apply_method(
         ``icustay_id`` and the outcome labels a labelled release publishes; with ``ell`` (config
         ``deid.outcome_l``) given to a method with ``takes_outcomes``.
     ell : int
+    plausible : PlausibleValues, optional
+        The plausible values of every dimension of ``dims`` (``config/variables.yaml``); the
+        workflow always gives them. None: the method's output as it is (tests of a method).
 
     Returns
     -------
     perturbed : DataFrame
-        group, class_length, icustay_id, hour, dims (``perturbed.parquet``).
+        group, class_length, icustay_id, hour, dims (``perturbed.parquet``), projected.
     per_series : DataFrame
         icustay_id, group, class_length, cell, unfeasibility, distortion, iterations, then the
         method's ``detail`` columns if any (``method.parquet``); sorted by (group,
         class_length, icustay_id). A method's own group ids (the (k,P) k-groups) are unique
         within a cell.
     summary : dict
-        Means and sds over the series and per class (``method.json``).
+        Means and sds over the series and per class (``method.json``); with ``plausible``,
+        ``projected_values``: per dimension, the non-null values the projection moved.
     """
     parse_method_label(label)  # a bad label fails before any work
     spec = feature_spec(dict(features), dims)
@@ -475,6 +504,15 @@ def apply_method(
             label=f"method {label}",
             threads=threads,
         )
+    moved = np.zeros(len(dims), dtype=np.int64)
+    if plausible is not None:
+        plausible = plausible.select(dims)
+        projected = []
+        for cls, t, result in zip(classes, T, results, strict=True):
+            result, counts = _plausible_result(cls.X, result, t, spec, plausible)
+            projected.append(result)
+            moved += counts
+        results = projected
     perturbed, rows, per_class = [], [], []
     for cls, result in zip(classes, results, strict=True):
         perturbed.append(class_frame(cls, result.X, dims))
@@ -517,6 +555,8 @@ def apply_method(
         "iterations_mean": float(per_series["iterations"].mean()),
         "classes": per_class,
     }
+    if plausible is not None:
+        summary["projected_values"] = {d: int(c) for d, c in zip(dims, moved, strict=True)}
     method = method_of(label)
     if method.summarise is not None:
         summary.update(method.summarise(per_series))

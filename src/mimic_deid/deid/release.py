@@ -32,6 +32,7 @@ from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, class_frame, dims_of, iter_class_arrays
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.missing import fill_missing_hours
+from mimic_deid.deid.plausible import PlausibleValues, project
 
 log = get_logger(__name__)
 
@@ -212,11 +213,15 @@ def pseudonymous_release(
     variables: list[str] | None = None,
     labelled: bool = True,
     demographics: pd.DataFrame | None = None,
+    plausible: PlausibleValues | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Replace identifiers with random per-release pseudonyms: the public release.
 
     Only ``variables`` are published, each with its missing-hours pattern withheld
-    (:func:`~mimic_deid.deid.missing.fill_missing_hours`, per duration class).
+    (:func:`~mimic_deid.deid.missing.fill_missing_hours`, per duration class), then projected
+    onto its plausible values (:func:`~mimic_deid.deid.plausible.project`: the method's values
+    are already plausible, :func:`~mimic_deid.deid.methods.apply_method`; this snaps the class
+    means that fill a never-observed discrete variable to its value set).
 
     Parameters
     ----------
@@ -239,6 +244,9 @@ def pseudonymous_release(
         Publish the outcome labels (only the release that needs them, ``ihm48``).
     demographics : DataFrame, optional
         icustay_id and the published demographics (as :func:`assemble_release`).
+    plausible : PlausibleValues, optional
+        The plausible values of the published variables (``config/variables.yaml``); the
+        workflow always gives them. None: the filled values as they are.
 
     Returns
     -------
@@ -253,9 +261,14 @@ def pseudonymous_release(
         else dims_of(perturbed.drop(columns=["group", "class_length"]))
     )
     require_columns(perturbed, ["group", "class_length", KEY, "hour", *dims], "perturbed series")
+    plausible = plausible.select(dims) if plausible is not None else None
+
+    def publishable(X: np.ndarray) -> np.ndarray:
+        filled = fill_missing_hours(X)
+        return filled if plausible is None else project(filled, plausible)
+
     filled = [
-        class_frame(cls, fill_missing_hours(cls.X), dims)
-        for cls in iter_class_arrays(perturbed, dims)
+        class_frame(cls, publishable(cls.X), dims) for cls in iter_class_arrays(perturbed, dims)
     ]
     published = (
         pd.concat(filled, ignore_index=True).drop(columns=["group", "class_length"])

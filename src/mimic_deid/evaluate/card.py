@@ -17,6 +17,9 @@ Schema (``card.json``, docs/outputs.md):
 - ``demographics``: the demographics published with the series and their cells (claim 15 of
   the check: ``columns``, ``classes`` = (duration class x demographics) cells, ``smallest``);
   null when the check did not reach the claim;
+- ``plausible_values``: claim 16 of the check (every published value in its variable's valid
+  range and value set, static variables constant per series): ``variables``, ``values``
+  checked, the ``discrete`` and ``static`` variables; null when the check did not reach it;
 - ``attackers``: per attacker (``seed``, ``strong``, ``alternative`` when measured) at its
   most precise knowledge (the smallest error measured): ``error``, ``top1``, ``top1_ci``,
   ``top5``, ``top5_ci``, ``n`` (fractions; intervals 95 % Wilson);
@@ -149,6 +152,7 @@ def release_card(
         "dk": int(point["dk"]),
         "l": None if outcome_l is None else int(outcome_l),
         "demographics": check.get("checks", {}).get("demographics"),
+        "plausible_values": check.get("checks", {}).get("plausible_values"),
         "attackers": attackers,
         "bound": linkage.get("bound"),
         "utility": None if utility is None else _utility(utility),

@@ -1,4 +1,8 @@
-"""The physiological variables: item ids, parsing, unit conversions and plausible ranges.
+"""The physiological variables: item ids, parsing, unit conversions and plausible values.
+
+A variable's plausible values are its valid range (cleaning drops a value outside it), for a
+discrete variable its value set, and whether it is static (one value per stay); every released
+value is plausible (:mod:`mimic_deid.deid.plausible`).
 
 Loaded from ``config/variables.yaml`` (the project's table of facts) and validated here, so
 that a typo in that file is reported with the variable and key at fault.
@@ -30,7 +34,12 @@ class Conversion:
 
 @dataclass(frozen=True)
 class Variable:
-    """One physiological variable (one dimension of the series when ``in_series``)."""
+    """One physiological variable (one dimension of the series when ``in_series``).
+
+    ``valid_range`` is ``(low, high)`` inclusive in the canonical unit; ``values`` the sorted
+    value set of a discrete variable (None: continuous), inside the range; ``static`` marks a
+    variable with one value per stay (height).
+    """
 
     name: str
     label: str
@@ -41,6 +50,8 @@ class Variable:
     text_map: dict[str, float] = field(default_factory=dict)
     conversions: tuple[Conversion, ...] = ()
     in_series: bool = True
+    values: tuple[float, ...] | None = None
+    static: bool = False
 
     @property
     def all_itemids(self) -> tuple[int, ...]:
@@ -79,6 +90,24 @@ def _parse_variable(path: str, name: str, spec: dict) -> Variable:
     rng = spec["range"]
     if not (isinstance(rng, list) and len(rng) == 2 and float(rng[0]) <= float(rng[1])):
         raise _fail(path, name, f"'range' must be [low, high] with low <= high, got {rng!r}")
+    low, high = float(rng[0]), float(rng[1])
+    values = spec.get("values")
+    if values is not None:
+        numbers = isinstance(values, list) and values
+        numbers = numbers and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values
+        )
+        if not numbers or not all(low <= float(v) <= high for v in values):
+            raise _fail(
+                path,
+                name,
+                f"'values' must be a non-empty list of numbers inside its range {rng!r}, "
+                f"got {values!r}",
+            )
+        values = tuple(sorted({float(v) for v in values}))
+    static = spec.get("static", False)
+    if not isinstance(static, bool):
+        raise _fail(path, name, f"'static' must be true or false, got {static!r}")
     conversions = []
     for i, conv in enumerate(spec.get("conversions") or []):
         unknown = set(conv) - {"multiply", "add", "uom", "itemids", "above", "at_most"}
@@ -104,10 +133,12 @@ def _parse_variable(path: str, name: str, spec: dict) -> Variable:
         unit=str(spec["unit"]),
         itemids=itemids,
         parse=parse,
-        valid_range=(float(rng[0]), float(rng[1])),
+        valid_range=(low, high),
         text_map=text_map,
         conversions=tuple(conversions),
         in_series=bool(spec.get("in_series", True)),
+        values=values,
+        static=static,
     )
 
 
