@@ -61,13 +61,16 @@ if WEAK_K_WARNING:
 
 try:
     # Before any job, also on a dry run: every source table the selected stages need, in one
-    # message; then the master seed (a real source never runs under the public one).
+    # message, then each one's header and first rows (a table given twice, a missing column,
+    # a value not of its column's type: one line per table); then the master seed (a real
+    # source never runs under the public one).
     check_source_tables(config)
     config["seed"], SEED_NOTE = master_seed(
         config["seed"], config["source"]["kind"], PATHS["master_seed"]
     )
 except MimicDeidError as exc:
-    print(f"mimic-deid: source: {exc}", file=sys.stderr)
+    for line in str(exc).splitlines():
+        print(f"mimic-deid: source: {line}", file=sys.stderr)
     sys.exit(1)
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
