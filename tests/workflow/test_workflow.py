@@ -309,6 +309,21 @@ def test_snakemake_html_report_holds_the_figures(finished_run):
         assert f"filename={name}.png;" not in html, name
 
 
+def test_every_entry_below_results_private_is_owner_only(tiny_run):
+    """Issue 45.5: not only results/private itself: every folder (0700) and file (0600) below
+    it, so a copy of a subfolder or a widened parent exposes nothing; logs/ likewise."""
+    workdir, _ = tiny_run
+    wrong = []
+    for root in (workdir / "results" / "private", workdir / "logs"):
+        entries = [root, *sorted(root.rglob("*"))]
+        assert len(entries) > 30, root  # the run wrote there
+        for path in entries:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            if not path.is_symlink() and mode != (0o700 if path.is_dir() else 0o600):
+                wrong.append(f"{path.relative_to(workdir)} ({mode:o})")
+    assert not wrong, "not owner-only: " + ", ".join(wrong)
+
+
 def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run):
     workdir, _ = finished_run
     assert stat.S_IMODE((workdir / "results" / "private").stat().st_mode) == 0o700

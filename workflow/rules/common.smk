@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from paths import LOGS, PATHS, POINT, PRIVATE, migrate_renamed, path
 
-from mimic_deid.core.atomic import make_private_dir, write_text
+from mimic_deid.core.atomic import make_private_dir, protect_tree, write_text
 from mimic_deid.config import check_config_files, validate_config, weak_k_warning
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
@@ -81,6 +81,20 @@ if workflow.is_main_process and migrate_renamed():
         "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)",
         file=sys.stderr,
     )
+
+
+def protect_private():
+    """Make every file and folder below results/private and logs/ owner-only (the writers
+    do so for their own outputs; this pass covers what Snakemake writes there itself); names,
+    in a warning, any entry that is not the user's to change."""
+    failed = [p for root in (PRIVATE, LOGS) for p in protect_tree(root)]
+    if failed:
+        print(
+            "mimic-deid: warning: cannot make these private entries owner-only (not yours): "
+            + ", ".join(str(p) for p in failed[:10])
+            + (f" and {len(failed) - 10} more" if len(failed) > 10 else ""),
+            file=sys.stderr,
+        )
 
 
 def protect_run_metadata():
