@@ -379,7 +379,7 @@ def missing_tables_message(
     )
 
 
-def check_source_tables(config: Mapping[str, Any]) -> None:
+def check_source_tables(config: Mapping[str, Any], tables: bool = True) -> None:
     """Check, before any job runs, the source tables the selected stages need.
 
     The synthetic copy is generated with every table, so nothing is checked for it. First
@@ -391,6 +391,14 @@ def check_source_tables(config: Mapping[str, Any]) -> None:
     missing from its header, or a value among its first ``source.csv.check_rows`` data rows
     that is not of the column's type; a PostgreSQL column missing or of a type that does not
     hold the values read. Only headers and the first rows are read, never a whole table.
+
+    Parameters
+    ----------
+    config : mapping
+        The validated config.
+    tables : bool, default True
+        False: only the presence check (a job's own process, where the workflow's driver
+        has checked the tables already).
 
     Raises
     ------
@@ -416,6 +424,8 @@ def check_source_tables(config: Mapping[str, Any]) -> None:
                 reader.describe(), needs, missing, reader.none_found_advice(list(needs))
             )
         )
+    if not tables:
+        return
     sample_rows = source["csv"].get("check_rows", 0) if source["kind"] == "csv" else 0
     problems = []
     for spec in required_specs(config).values():

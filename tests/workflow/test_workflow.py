@@ -348,13 +348,11 @@ def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
     output = proc.stdout + proc.stderr
     errors = mimic_messages(output)
     assert errors == [
-        f"mimic-deid: source: CSV source {source}: missing MIMIC-III tables for the selected "
-        "stages: ADMISSIONS (stages series, tabular, codes), CHARTEVENTS (stages series, codes), "
-        "CPTEVENTS (stage sequences), DIAGNOSES_ICD (stage codes), D_ICD_DIAGNOSES (stage "
-        "codes), ICUSTAYS (stages series, codes), LABEVENTS (stages series, codes), PATIENTS "
-        "(stages series, tabular, codes), PROCEDURES_ICD (stage tabular), TRANSFERS (stage "
-        "sequences); found: none of them. Add the missing tables, or leave their stages out of "
-        "config parameter 'stages'"
+        f"mimic-deid: source: CSV source {source}: holds none of the MIMIC-III tables the "
+        "selected stages need (ADMISSIONS, CHARTEVENTS, CPTEVENTS, DIAGNOSES_ICD, "
+        "D_ICD_DIAGNOSES, ICUSTAYS, LABEVENTS, PATIENTS, PROCEDURES_ICD, TRANSFERS); give the "
+        "directory that holds the MIMIC-III v1.4 files (e.g. ICUSTAYS.csv.gz) in config "
+        "parameter 'source/csv/path'"
     ], output
     assert not (tmp_path / "run" / "results").exists()
 

@@ -63,8 +63,9 @@ try:
     # Before any job, also on a dry run: every source table the selected stages need, in one
     # message, then each one's header and first rows (a table given twice, a missing column,
     # a value not of its column's type: one line per table); then the master seed (a real
-    # source never runs under the public one).
-    check_source_tables(config)
+    # source never runs under the public one). Each table's own check by the driver only
+    # (not again in every job's process).
+    check_source_tables(config, tables=workflow.is_main_process)
     config["seed"], SEED_NOTE = master_seed(
         config["seed"], config["source"]["kind"], PATHS["master_seed"]
     )
