@@ -40,15 +40,20 @@ rule all:
 
 
 onstart:
-    # Patient-level artefacts live below results/private; the directory itself is owner-only,
-    # so the subdirectories Snakemake creates for jobs (umask modes) are not reachable by
-    # others either.
-    make_private_dir(PRIVATE)
+    # Patient-level artefacts live below results/private, and logs name files, rows and
+    # columns (never values): every file and folder below both is owner-only (common.smk),
+    # also what an earlier version or a killed run left there.
+    protect_private()
     protect_run_metadata()
-    # Logs name files, rows and columns (never values), and are owner-only all the same.
-    make_private_dir(LOGS)
 
 
 onsuccess:
+    # again at the end: what Snakemake itself wrote there (job output folders under the
+    # umask, the .snakemake_timestamp of a folder output)
+    protect_private()
     # the report's path only when this run built the report or depends on it (common.smk)
     print(done_line(workflow))
+
+
+onerror:
+    protect_private()

@@ -7,6 +7,7 @@ schema on the real server and drops it afterwards.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import stat
@@ -29,7 +30,7 @@ from mimic_deid.config import load_schema, validate_config
 from mimic_deid.core.errors import ConfigError, InputDataError, SourceConnectionError
 from mimic_deid.core.seeding import PUBLIC_SEED, master_seed
 from mimic_deid.pipeline.variables import load_variables, series_variables
-from mimic_deid.sources.postgres_source import PostgresSource, session
+from mimic_deid.sources.postgres_source import PostgresSource, describe_target, session
 from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
 from mimic_deid.stages import (
     EXTRACTION_TABLES,
@@ -54,14 +55,50 @@ def config(**overrides) -> dict:
     return validate_config(base, SCHEMA)
 
 
+#: A value of each Arrow type the table specs read, as a CSV cell.
+CELLS = {"int64": "7", "double": "1.5", "timestamp[s]": "2101-01-01 00:00:00", "string": "x"}
+
+
+def table_columns(table: str) -> list:
+    """Every column some stage reads from ``table`` (file stem), in spec order."""
+    specs = [s for s in [*ALL_TABLES.values(), *TABULAR_TABLES.values()] if s.file_stem == table]
+    columns = {}
+    for spec in specs:
+        for col in spec.columns:
+            columns.setdefault(col.name, col)
+    return list(columns.values())
+
+
+def write_table(
+    path: Path, table: str, rows: int = 2, drop: str = "", cells: dict | None = None
+) -> None:
+    """A small MIMIC-III CSV(.gz) file: ``ROW_ID`` and every column a stage reads from
+    ``table`` (upper case; but ``drop``), ``rows`` data rows of valid values; ``cells``:
+    {(data row, column): raw cell text} replaced."""
+    columns = [c for c in table_columns(table) if c.name != drop]
+    lines = [",".join(["ROW_ID", *(c.name.upper() for c in columns)])]
+    for row in range(1, rows + 1):
+        values = [(cells or {}).get((row, c.name.upper()), CELLS[str(c.type)]) for c in columns]
+        lines.append(",".join([str(row), *values]))
+    text = "\n".join(lines) + "\n"
+    if path.name.endswith(".gz"):
+        path.write_bytes(gzip.compress(text.encode()))
+    else:
+        path.write_text(text)
+
+
 def csv_dir(folder: Path, without: tuple[str, ...] = ()) -> Path:
-    """A directory with a (header-only) file for every table a stage may read, but ``without``;
-    the names vary in case and compression as the reader accepts them."""
+    """A directory with a small file for every table a stage may read, but ``without``; the
+    names vary in case and compression as the reader accepts them."""
     folder.mkdir(parents=True, exist_ok=True)
     for i, table in enumerate(sorted(KNOWN_TABLES - set(without))):
         name = table.lower() if i % 2 else table
-        (folder / f"{name}{'.csv' if i % 3 else '.csv.gz'}").write_text("ROW_ID\n")
+        write_table(folder / f"{name}{'.csv' if i % 3 else '.csv.gz'}", table)
     return folder
+
+
+def csv_config(folder: Path, **csv) -> dict:
+    return config(source={"kind": "csv", "csv": {"path": str(folder), **csv}})
 
 
 # --------------------------------------------------------------------------- the registry
@@ -195,6 +232,117 @@ def test_csv_missing_tables_are_listed_in_one_message(tmp_path):
     )
 
 
+def test_a_folder_without_tables_names_the_subfolder_that_holds_them(tmp_path):
+    """A copy unpacked into a folder of its own (PhysioNet's zip files do that): the message
+    does not advise leaving stages out, it names the folder, and the advice works."""
+    download = tmp_path / "download"
+    inner = csv_dir(download / "mimic-iii-clinical-database-demo-1.4")
+    needed = "ADMISSIONS, CHARTEVENTS, CPTEVENTS, DIAGNOSES_ICD, D_ICD_DIAGNOSES, ICUSTAYS, "
+    needed += "LABEVENTS, PATIENTS, PROCEDURES_ICD, TRANSFERS"
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(csv_config(download))
+    assert str(err.value) == (
+        f"CSV source {download}: holds none of the MIMIC-III tables the selected stages need "
+        f"({needed}); the tables are in {inner}: give that directory in config parameter "
+        "'source/csv/path'"
+    )
+    check_source_tables(csv_config(inner))  # the advice followed
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(csv_config(empty))
+    assert str(err.value) == (
+        f"CSV source {empty}: holds none of the MIMIC-III tables the selected stages need "
+        f"({needed}); give the directory that holds the MIMIC-III v1.4 files (e.g. "
+        "ICUSTAYS.csv.gz) in config parameter 'source/csv/path'"
+    )
+
+
+def test_a_table_given_twice_is_refused_naming_every_copy(tmp_path):
+    folder = tmp_path / "mimic"
+    folder.mkdir()
+    for table in KNOWN_TABLES:
+        write_table(folder / f"{table}.csv.gz", table)
+    check_source_tables(csv_config(folder))
+    write_table(folder / "ADMISSIONS.csv", "ADMISSIONS")  # beside ADMISSIONS.csv.gz
+    write_table(folder / "chartevents.csv.gz", "CHARTEVENTS")  # a lower-case twin
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(csv_config(folder))
+    assert str(err.value) == (
+        f"{folder}: table ADMISSIONS is given twice, as ADMISSIONS.csv.gz and ADMISSIONS.csv; "
+        "keep one of the two files (they may differ, and only one would be read)\n"
+        f"{folder}: table CHARTEVENTS is given twice, as CHARTEVENTS.csv.gz and "
+        "chartevents.csv.gz; keep one of the two files (they may differ, and only one would "
+        "be read)"
+    )
+    write_table(folder / "Chartevents.csv", "CHARTEVENTS")
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(csv_config(folder, check_rows=0))
+    assert str(err.value).splitlines()[1] == (
+        f"{folder}: table CHARTEVENTS is given 3 times, as CHARTEVENTS.csv.gz, "
+        "chartevents.csv.gz and Chartevents.csv; keep one of the 3 files (they may differ, and "
+        "only one would be read)"
+    )
+    # a stage that does not read the table is not stopped by it
+    check_source_tables(dict(csv_config(folder), stages=["sequences"]))
+
+
+def test_a_missing_column_is_refused_for_the_stages_that_read_it(tmp_path):
+    folder = csv_dir(tmp_path / "mimic", without=("CHARTEVENTS", "ADMISSIONS"))
+    write_table(folder / "CHARTEVENTS.csv.gz", "CHARTEVENTS", drop="charttime")
+    write_table(folder / "ADMISSIONS.csv", "ADMISSIONS", drop="language")
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(csv_config(folder))
+    admissions = [c.name.upper() for c in table_columns("ADMISSIONS") if c.name != "language"]
+    assert str(err.value) == (
+        f"{folder / 'ADMISSIONS.csv'}: missing column 'LANGUAGE' (case ignored) needed from "
+        f"table ADMISSIONS; the header has 12 columns: ROW_ID, {', '.join(admissions)}\n"
+        f"{folder / 'CHARTEVENTS.csv.gz'}: missing column 'CHARTTIME' (case ignored) needed "
+        "from table CHARTEVENTS; the header has 9 columns: ROW_ID, SUBJECT_ID, HADM_ID, "
+        "ICUSTAY_ID, ITEMID, VALUE, VALUENUM, VALUEUOM, ERROR"
+    )
+    # LANGUAGE is read by the tabular stage only
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(dict(csv_config(folder), stages=["series"]))
+    assert "'LANGUAGE'" not in str(err.value) and "'CHARTTIME'" in str(err.value)
+    write_table(folder / "CHARTEVENTS.csv.gz", "CHARTEVENTS")
+    check_source_tables(dict(csv_config(folder), stages=["series"]))
+
+
+def test_a_value_not_of_its_column_type_is_refused_at_start_up(tmp_path):
+    folder = csv_dir(tmp_path / "mimic", without=("ADMISSIONS", "LABEVENTS"))
+    # a copy that passed through a spreadsheet loses the century of its dates
+    bad_time = {(2, "ADMITTIME"): "10/23/64 21:09"}
+    write_table(folder / "ADMISSIONS.csv.gz", "ADMISSIONS", rows=3, cells=bad_time)
+    write_table(folder / "LABEVENTS.csv", "LABEVENTS", rows=3, cells={(3, "VALUENUM"): '"7,5"'})
+    with pytest.raises(InputDataError) as err:
+        check_source_tables(csv_config(folder))
+    assert str(err.value) == (
+        f"{folder / 'ADMISSIONS.csv.gz'}: column 'ADMITTIME', data row 2: the value is not a "
+        "timestamp 'YYYY-MM-DD HH:MM:SS' (values are never shown in messages)\n"
+        f"{folder / 'LABEVENTS.csv'}: column 'VALUENUM', data row 3: the value is not a number "
+        "(values are never shown in messages)"
+    )
+    check_source_tables(csv_config(folder, check_rows=0))  # headers only
+
+
+def test_the_start_up_check_reads_the_first_rows_only(tmp_path):
+    """A bad value far past the sample is left to the extraction: the check reads the first
+    block of a large table, not the table."""
+    folder = csv_dir(tmp_path / "mimic", without=("CHARTEVENTS",))
+    rows = 200_000
+    chart = folder / "CHARTEVENTS.csv.gz"
+    write_table(chart, "CHARTEVENTS", rows=rows, cells={(rows, "CHARTTIME"): "soon"})
+    assert len(gzip.decompress(chart.read_bytes())) > 100 * 64 * 1024
+    check_source_tables(csv_config(folder, check_rows=500))
+    with pytest.raises(InputDataError) as err:  # a sample as large as the table meets it
+        check_source_tables(csv_config(folder, check_rows=rows))
+    assert str(err.value) == (
+        f"{chart}: column 'CHARTTIME', data row {rows}: the value is not a timestamp "
+        "'YYYY-MM-DD HH:MM:SS' (values are never shown in messages)"
+    )
+
+
 @pytest.mark.workflow
 def test_dry_run_stops_on_missing_tables_and_on_a_wrong_path(tmp_path):
     folder = csv_dir(tmp_path / "mimic", without=("TRANSFERS", "PROCEDURES_ICD", "ICUSTAYS"))
@@ -320,6 +468,61 @@ def test_postgres_missing_tables_are_listed_in_one_message():
             "parameter 'stages'"
         )
         check_source_tables(dict(cfg, stages=["series", "tabular"]))
+    finally:
+        loader.drop_schema(DSN, schema)
+
+
+@pytest.mark.postgres
+def test_postgres_missing_columns_and_wrong_types_are_refused_at_start_up():
+    """The same check as for CSV, from the catalogue's column types (no row read)."""
+    reason = _server_error()
+    if reason:
+        from families import unavailable
+
+        unavailable("postgres", f"PostgreSQL test server not reachable ({DSN}): {reason}")
+    schema = f"mimiciii_test_{uuid.uuid4().hex[:12]}"
+    cfg = config(
+        source={"kind": "postgres", "postgres": {"dsn": DSN, "schema": schema}},
+        stages=["series", "tabular"],
+    )
+    t = describe_target(DSN)
+    target = f"host={t['host']} port={t['port']} dbname={t['dbname']} user={t['user']}"
+    try:
+        loader.create_tables(DSN, schema, [*loader.TABLE_ORDER, "procedures_icd"])
+        check_source_tables(cfg)  # mimic-code's types pass
+        with session(DSN, readonly=False) as conn, conn.cursor() as cur:
+            for statement in (
+                "ALTER TABLE {} ALTER COLUMN admittime TYPE text",
+                "ALTER TABLE {} ALTER COLUMN hadm_id TYPE numeric",
+            ):
+                cur.execute(sql.SQL(statement).format(sql.Identifier(schema, "admissions")))
+            cur.execute(
+                sql.SQL("ALTER TABLE {} DROP COLUMN valuenum").format(
+                    sql.Identifier(schema, "chartevents")
+                )
+            )
+        with pytest.raises(InputDataError) as err:
+            check_source_tables(cfg)
+        assert str(err.value) == (
+            f"PostgreSQL table {schema}.admissions ({target}): column 'hadm_id' has type "
+            "numeric; expected an integer type (smallint, integer, bigint)\n"
+            f"PostgreSQL table {schema}.chartevents ({target}): missing column 'valuenum'; the "
+            "table has: cgid, charttime, error, hadm_id, icustay_id, itemid, resultstatus, "
+            "row_id, stopped, storetime, subject_id, value, valueuom, warning"
+        )
+        with session(DSN, readonly=False) as conn, conn.cursor() as cur:
+            cur.execute(
+                sql.SQL("ALTER TABLE {} ALTER COLUMN hadm_id TYPE integer").format(
+                    sql.Identifier(schema, "admissions")
+                )
+            )
+        with pytest.raises(InputDataError) as err:
+            check_source_tables(dict(cfg, stages=["tabular"]))
+        assert str(err.value) == (
+            f"PostgreSQL table {schema}.admissions ({target}): column 'admittime' has type "
+            "text; expected a timestamp type (timestamp without time zone, timestamp with time "
+            "zone, date)"
+        )
     finally:
         loader.drop_schema(DSN, schema)
 

@@ -10,7 +10,9 @@ Targets are ``(artefact key, wildcards)`` pairs: the keys are those of ``workflo
 which alone spells the paths, so this module never knows a path under ``results/``.
 
 :func:`check_source_tables` runs when the workflow starts, before any job (also on a dry run):
-it lists, in one message, every MIMIC-III table the selected stages need that the source lacks.
+it lists, in one message, every MIMIC-III table the selected stages need that the source lacks,
+then reads the header of every one of them (and, for CSV, its first rows) and refuses a table
+given twice, a missing column and a column whose values are not of the type read.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ from mimic_deid.pipeline.variables import load_variables, series_variables
 from mimic_deid.report.tabular import TABULAR_INPUTS
 from mimic_deid.sequences.stage import check_sequences_config
 from mimic_deid.sources.extract import EVENT_ORDER, SMALL_ORDER
-from mimic_deid.sources.tables import CODE_TABLES, PROCEDURES_ICD, SEQUENCE_TABLES
+from mimic_deid.sources.tables import (
+    CODE_TABLES,
+    PROCEDURES_ICD,
+    SEQUENCE_TABLES,
+    Column,
+    TableSpec,
+    get_small_spec,
+    get_spec,
+)
+from mimic_deid.tabular.stage import SOURCE_TABLES as TABULAR_READERS
 from mimic_deid.tabular.stage import check_tabular_config
 
 __all__ = [
@@ -39,6 +50,7 @@ __all__ = [
     "check_stage_configs",
     "get_stage",
     "missing_tables_message",
+    "required_specs",
     "required_tables",
     "selected_stages",
     "stage_names",
@@ -92,6 +104,10 @@ class Stage:
         The stage's rule files (``workflow/rules/<file>``), included by the Snakefile in
         registry order after ``common.smk`` whether the stage is selected or not (a
         deselected stage's rules exist; ``rule all`` just does not ask for them).
+    table_readers : tuple of str
+        Names of the readers of ``sources.tables.get_small_spec`` the stage reads a table
+        through in place of the table's own spec (the tabular stage reads ADMISSIONS as
+        ``admissions_demographics``): which columns the start-up check requires.
     seed_namespace : str
         The prefix of the first key of every random stream the stage's library derives from
         the master seed (``derive_rng(seed, "<namespace>...", ...)``, never in a workflow
@@ -108,6 +124,7 @@ class Stage:
     check_config: Callable[[Mapping[str, Any]], None] = _no_check
     rule_files: tuple[str, ...] = ()
     seed_namespace: str = ""
+    table_readers: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- the stages
@@ -235,7 +252,7 @@ STAGES: tuple[Stage, ...] = (
                       "report.smk")),
     Stage("tabular", "tabular", _tabular_tables, _tabular_targets, _tabular_report,
           {"series": (("tabular_joint_risk", {}),)}, _tabular_check, ("tabular.smk",),
-          "tabular"),
+          "tabular", tuple(TABULAR_READERS.values())),
     Stage("codes", "codes", _codes_tables, _codes_targets, _codes_report,
           check_config=_codes_check, rule_files=("codes.smk",), seed_namespace="codes"),
     Stage("sequences", "sequences", _sequences_tables, _sequences_targets, _sequences_report,
@@ -291,8 +308,43 @@ def required_tables(config: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     return {table: tuple(names) for table, names in needs.items()}
 
 
+def required_specs(config: Mapping[str, Any]) -> dict[str, TableSpec]:
+    """Every source table the selected stages read -> the columns they read from it.
+
+    A table read by several stages (ADMISSIONS by ``series`` and ``tabular``) gets the union
+    of their columns, in first-need order; a column is required when any stage requires it.
+
+    Returns
+    -------
+    dict of str to TableSpec
+        Table file stem -> a spec of that stem, tables in :func:`required_tables` order.
+    """
+    columns: dict[str, dict[str, Column]] = {}
+    for stage in selected_stages(config):
+        readers = {}
+        for name in stage.table_readers:
+            spec = get_small_spec(name)
+            readers[spec.file_stem] = spec
+        for table in stage.tables(config):
+            spec = readers.get(table) or get_spec(table)
+            merged = columns.setdefault(table, {})
+            for col in spec.columns:
+                known = merged.get(col.name)
+                if known is not None and known.type != col.type:  # pragma: no cover - specs
+                    raise TypeError(f"{table}.{col.name}: read as {known.type} and {col.type}")
+                merged[col.name] = Column(
+                    col.name, col.type, col.required or (known is not None and known.required)
+                )
+    return {
+        table: TableSpec(table.lower(), tuple(cols.values())) for table, cols in columns.items()
+    }
+
+
 def missing_tables_message(
-    where: str, needs: Mapping[str, tuple[str, ...]], missing: set[str] | frozenset[str]
+    where: str,
+    needs: Mapping[str, tuple[str, ...]],
+    missing: set[str] | frozenset[str],
+    none_found: str = "",
 ) -> str:
     """The one-line message listing every missing table with the stages that need it.
 
@@ -304,32 +356,57 @@ def missing_tables_message(
         :func:`required_tables`.
     missing : set of str
         The tables of ``needs`` the source lacks.
+    none_found : str
+        The advice when the source holds none of the tables (the source's
+        ``none_found_advice``: the path or schema is wrong, leaving stages out would not
+        help); empty: the generic advice.
     """
     listed = ", ".join(
         f"{table} (stage{'s' if len(stages) > 1 else ''} {', '.join(stages)})"
         for table, stages in sorted(needs.items())
         if table in missing
     )
-    found = ", ".join(sorted(t for t in needs if t not in missing)) or "none of them"
+    present = sorted(t for t in needs if t not in missing)
+    if not present and none_found:
+        return (
+            f"{where}: holds none of the MIMIC-III tables the selected stages need "
+            f"({', '.join(sorted(needs))}); {none_found}"
+        )
+    found = ", ".join(present) or "none of them"
     return (
         f"{where}: missing MIMIC-III tables for the selected stages: {listed}; found: {found}. "
         "Add the missing tables, or leave their stages out of config parameter 'stages'"
     )
 
 
-def check_source_tables(config: Mapping[str, Any]) -> None:
-    """Check, before any job runs, that the source holds every table the selected stages need.
+def check_source_tables(config: Mapping[str, Any], tables: bool = True) -> None:
+    """Check, before any job runs, the source tables the selected stages need.
 
-    The synthetic copy is generated with every table, so nothing is checked for it. A CSV
-    table is present when ``NAME.csv`` or ``NAME.csv.gz`` exists (name case ignored, as the
-    reader looks it up); a PostgreSQL table when the configured schema holds a table or view
-    of that name.
+    The synthetic copy is generated with every table, so nothing is checked for it. First
+    every table must be present: a CSV table when ``NAME.csv`` or ``NAME.csv.gz`` exists
+    (name case ignored, as the reader looks it up); a PostgreSQL table when the configured
+    schema holds a table or view of that name. Then every table is checked as its job would
+    read it (the source's ``check_table`` with :func:`required_specs`): a CSV table given more
+    than once (``X.csv`` beside ``X.csv.gz``, or names differing only in case), a column
+    missing from its header, or a value among its first ``source.csv.check_rows`` data rows
+    that is not of the column's type; a PostgreSQL column missing or of a type that does not
+    hold the values read. Only headers and the first rows are read, never a whole table.
+
+    Parameters
+    ----------
+    config : mapping
+        The validated config.
+    tables : bool, default True
+        False: only the presence check (a job's own process, where the workflow's driver
+        has checked the tables already).
 
     Raises
     ------
     InputDataError
         One message naming every missing table and the stages that need it
-        (:func:`missing_tables_message`), or the CSV directory that does not exist.
+        (:func:`missing_tables_message`), or the CSV directory that does not exist; else one
+        line per table that fails its check, each naming the file or table, the column and
+        what was expected.
     SourceConnectionError
         The PostgreSQL server cannot be reached.
     """
@@ -342,4 +419,19 @@ def check_source_tables(config: Mapping[str, Any]) -> None:
     reader = open_configured_source(source)
     missing = set(reader.missing_tables(list(needs)))
     if missing:
-        raise InputDataError(missing_tables_message(reader.describe(), needs, missing))
+        raise InputDataError(
+            missing_tables_message(
+                reader.describe(), needs, missing, reader.none_found_advice(list(needs))
+            )
+        )
+    if not tables:
+        return
+    sample_rows = source["csv"].get("check_rows", 0) if source["kind"] == "csv" else 0
+    problems = []
+    for spec in required_specs(config).values():
+        try:
+            reader.check_table(spec, sample_rows)
+        except InputDataError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise InputDataError("\n".join(problems))

@@ -10,6 +10,7 @@ import pytest
 from mimic_deid.core.atomic import (
     atomic_dir,
     atomic_path,
+    protect_tree,
     read_json,
     read_rows,
     write_json,
@@ -74,6 +75,51 @@ def test_public_files_follow_umask_and_private_files_are_owner_only(tmp_path):
         0o700,
         0o600,
     ]
+
+
+def test_every_folder_below_private_is_owner_only(tmp_path):
+    """Issue 45.5: a writer makes the whole folder chain below ``private`` owner-only, also
+    folders that existed under the umask (Snakemake creates a job's output folders before
+    the job runs); folders above ``private`` keep their modes."""
+    mode = lambda p: stat.S_IMODE(p.lstat().st_mode)  # noqa: E731
+    results = tmp_path / "results"
+    old = os.umask(0o022)
+    try:
+        (results / "private" / "stays" / "dk5").mkdir(parents=True)  # as Snakemake makes them
+        write_text("x", results / "private" / "stays" / "dk5" / "fk2" / "targets.txt")
+        write_text("x", results / "stays" / "release" / "card.json")
+    finally:
+        os.umask(old)
+    private = results / "private"
+    chain = [private / "stays", private / "stays" / "dk5", private / "stays" / "dk5" / "fk2"]
+    assert [mode(p) for p in chain] == [0o700] * 3
+    assert mode(chain[-1] / "targets.txt") == 0o600
+    assert mode(results) == mode(results / "stays" / "release") == 0o755
+
+
+def test_protect_tree_makes_every_entry_owner_only_and_follows_no_link(tmp_path):
+    mode = lambda p: stat.S_IMODE(p.lstat().st_mode)  # noqa: E731
+    root = tmp_path / "results" / "private"
+    (root / "raw" / "events").mkdir(parents=True)
+    (root / "raw" / ".snakemake_timestamp").write_text("")
+    (root / "raw" / "events" / "part-0.parquet").write_text("x")
+    outside = tmp_path / "shared.txt"
+    outside.write_text("x")
+    (root / "link").symlink_to(outside)
+    for path in [root, root / "raw", root / "raw" / "events"]:
+        os.chmod(path, 0o755)
+    for path in [root / "raw" / ".snakemake_timestamp", outside]:
+        os.chmod(path, 0o644)
+    assert protect_tree(root) == []
+    entries = [root, *sorted(root.rglob("*"))]
+    wrong = [
+        str(p.relative_to(tmp_path))
+        for p in entries
+        if not p.is_symlink() and mode(p) != (0o700 if p.is_dir() else 0o600)
+    ]
+    assert wrong == []
+    assert mode(outside) == 0o644  # the link's target is not changed
+    assert protect_tree(tmp_path / "logs") == [] and mode(tmp_path / "logs") == 0o700
 
 
 def test_public_files_follow_a_stricter_umask(tmp_path):

@@ -354,8 +354,12 @@ def test_no_planted_value_reaches_a_log_and_logs_are_owner_only(clean_copy, tmp_
     tables, targets, sentinels = _sentinel_case(case, clean_copy)
     source = copy_with(clean_copy, tmp_path / "m", **tables)
     workdir = tmp_path / "w"
-    # a seed given, so stderr holds only the errors (the drawn-seed line has its own test)
-    config = prepare(workdir, {"seed": 5, "source": {"kind": "csv", "csv": {"path": str(source)}}})
+    # a seed given, so stderr holds only the errors (the drawn-seed line has its own test);
+    # check_rows 0: the start-up check reads headers only, so that the jobs' readers meet the
+    # planted rows, as they meet any row past the start-up sample (that sample's messages:
+    # test_bad_tables_stop_the_dry_run_before_any_job)
+    csv = {"path": str(source), "check_rows": 0}
+    config = prepare(workdir, {"seed": 5, "source": {"kind": "csv", "csv": csv}})
     proc = snakemake(workdir, "--cores", "2", "--keep-going", *targets, config=config, check=False)
     logs = workdir / "logs"
     files = [p for p in logs.rglob("*") if p.is_file()]
@@ -441,16 +445,38 @@ def test_a_key_given_twice_in_a_config_file_stops_before_any_job(tmp_path):
     assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
 
 
-def test_csv_beside_csv_gz_is_refused_naming_both(clean_copy, tmp_path):
+def test_bad_tables_stop_the_dry_run_before_any_job(clean_copy, tmp_path):
+    """Issue 44.6: a table given twice and a value not of its column's type among a table's
+    first rows stop ``snakemake -n`` at start-up, one line per table naming the files, the
+    column and what was expected, never the value; no job runs, nothing is written."""
     source = copy_with(clean_copy, tmp_path / "m")
     shutil.copy(source / "ADMISSIONS.csv.gz", source / "ADMISSIONS.csv")
-    proc = run(tmp_path / "w", source, RAW)
-    assert_failed_cleanly(proc, tmp_path / "w")
-    assert last_error(proc) == (
-        f"mimic-deid error in rule 'extract': {source}: table ADMISSIONS is given twice, as "
-        "ADMISSIONS.csv.gz and ADMISSIONS.csv; keep one of the two files (they may differ, and "
-        "only one would be read)"
-    )
+    stays = read(clean_copy, "ICUSTAYS")
+    stays.loc[3, "INTIME"] = "10/23/64 SENTINELK"  # a spreadsheet's date, without its century
+    write(source, "ICUSTAYS", stays)
+    expected = [
+        f"mimic-deid: source: {source / 'ICUSTAYS.csv.gz'}: column 'INTIME', data row 4: the "
+        "value is not a timestamp 'YYYY-MM-DD HH:MM:SS' (values are never shown in messages)",
+        f"mimic-deid: source: {source}: table ADMISSIONS is given twice, as ADMISSIONS.csv.gz "
+        "and ADMISSIONS.csv; keep one of the two files (they may differ, and only one would be "
+        "read)",
+    ]
+    workdir = tmp_path / "w"
+    config = prepare(workdir, {"source": {"kind": "csv", "csv": {"path": str(source)}}})
+    for args in (["-n"], ["--cores", "1"]):
+        proc = snakemake(workdir, *args, config=config, check=False)
+        assert proc.returncode == 1, proc.stderr[-3000:]
+        assert mimic_messages(proc.stderr) == expected
+        assert "Traceback" not in proc.stderr and "SENTINELK" not in proc.stderr + proc.stdout
+        assert "Job stats" not in proc.stdout + proc.stderr  # no job was planned
+        # nothing written: no results, no logs, not even the drawn master seed
+        assert not (workdir / "results").exists() and not (workdir / "logs").exists()
+    # the advice followed: one copy kept, the date repaired
+    (source / "ADMISSIONS.csv").unlink()
+    write(source, "ICUSTAYS", read(clean_copy, "ICUSTAYS"))
+    proc = snakemake(workdir, "-n", config=config, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "extract" in proc.stdout
 
 
 def _latin1(path: Path, row: int, column: str, text: bytes) -> None:
@@ -476,10 +502,10 @@ def test_a_stray_byte_only_stops_the_run_in_a_column_the_project_reads(clean_cop
     _latin1(source / "ICUSTAYS.csv.gz", 3, "FIRST_CAREUNIT", b"MIC\xdc")  # read: the cohort's
     proc = run(tmp_path / "b", source, RAW)
     assert_failed_cleanly(proc, tmp_path / "b")
+    # among the first rows: refused by the start-up check, before any job
     assert last_error(proc) == (
-        f"mimic-deid error in rule 'extract': {source / 'ICUSTAYS.csv.gz'}: column "
-        "'FIRST_CAREUNIT', data row 4: the value is not UTF-8 text (values are never shown in "
-        "messages)"
+        f"mimic-deid: source: {source / 'ICUSTAYS.csv.gz'}: column 'FIRST_CAREUNIT', data row "
+        "4: the value is not UTF-8 text (values are never shown in messages)"
     )
 
 

@@ -310,6 +310,21 @@ def test_snakemake_html_report_holds_the_figures(finished_run):
         assert f"filename={name}.png;" not in html, name
 
 
+def test_every_entry_below_results_private_is_owner_only(tiny_run):
+    """Issue 45.5: not only results/private itself: every folder (0700) and file (0600) below
+    it, so a copy of a subfolder or a widened parent exposes nothing; logs/ likewise."""
+    workdir, _ = tiny_run
+    wrong = []
+    for root in (workdir / "results" / "private", workdir / "logs"):
+        entries = [root, *sorted(root.rglob("*"))]
+        assert len(entries) > 30, root  # the run wrote there
+        for path in entries:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            if not path.is_symlink() and mode != (0o700 if path.is_dir() else 0o600):
+                wrong.append(f"{path.relative_to(workdir)} ({mode:o})")
+    assert not wrong, "not owner-only: " + ", ".join(wrong)
+
+
 def test_private_report_is_owner_only_and_apart_from_the_public_one(finished_run):
     workdir, _ = finished_run
     assert stat.S_IMODE((workdir / "results" / "private").stat().st_mode) == 0o700
@@ -334,13 +349,11 @@ def test_missing_mimic_table_stops_the_run_naming_the_file(tmp_path):
     output = proc.stdout + proc.stderr
     errors = mimic_messages(output)
     assert errors == [
-        f"mimic-deid: source: CSV source {source}: missing MIMIC-III tables for the selected "
-        "stages: ADMISSIONS (stages series, tabular, codes), CHARTEVENTS (stages series, codes), "
-        "CPTEVENTS (stage sequences), DIAGNOSES_ICD (stage codes), D_ICD_DIAGNOSES (stage "
-        "codes), ICUSTAYS (stages series, codes), LABEVENTS (stages series, codes), PATIENTS "
-        "(stages series, tabular, codes), PROCEDURES_ICD (stage tabular), TRANSFERS (stage "
-        "sequences); found: none of them. Add the missing tables, or leave their stages out of "
-        "config parameter 'stages'"
+        f"mimic-deid: source: CSV source {source}: holds none of the MIMIC-III tables the "
+        "selected stages need (ADMISSIONS, CHARTEVENTS, CPTEVENTS, DIAGNOSES_ICD, "
+        "D_ICD_DIAGNOSES, ICUSTAYS, LABEVENTS, PATIENTS, PROCEDURES_ICD, TRANSFERS); give the "
+        "directory that holds the MIMIC-III v1.4 files (e.g. ICUSTAYS.csv.gz) in config "
+        "parameter 'source/csv/path'"
     ], output
     assert not (tmp_path / "run" / "results").exists()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from paths import LOGS, PATHS, POINT, PRIVATE, migrate_renamed, path
 
-from mimic_deid.core.atomic import make_private_dir, write_text
+from mimic_deid.core.atomic import make_private_dir, protect_tree, write_text
 from mimic_deid.config import check_config_files, validate_config, weak_k_warning
 from mimic_deid.deid import (
     GROUP_BY_SPLIT,
@@ -61,13 +61,17 @@ if WEAK_K_WARNING:
 
 try:
     # Before any job, also on a dry run: every source table the selected stages need, in one
-    # message; then the master seed (a real source never runs under the public one).
-    check_source_tables(config)
+    # message, then each one's header and first rows (a table given twice, a missing column,
+    # a value not of its column's type: one line per table); then the master seed (a real
+    # source never runs under the public one). Each table's own check by the driver only
+    # (not again in every job's process).
+    check_source_tables(config, tables=workflow.is_main_process)
     config["seed"], SEED_NOTE = master_seed(
         config["seed"], config["source"]["kind"], PATHS["master_seed"]
     )
 except MimicDeidError as exc:
-    print(f"mimic-deid: source: {exc}", file=sys.stderr)
+    for line in str(exc).splitlines():
+        print(f"mimic-deid: source: {line}", file=sys.stderr)
     sys.exit(1)
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
@@ -78,6 +82,20 @@ if workflow.is_main_process and migrate_renamed():
         "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)",
         file=sys.stderr,
     )
+
+
+def protect_private():
+    """Make every file and folder below results/private and logs/ owner-only (the writers
+    do so for their own outputs; this pass covers what Snakemake writes there itself); names,
+    in a warning, any entry that is not the user's to change."""
+    failed = [p for root in (PRIVATE, LOGS) for p in protect_tree(root)]
+    if failed:
+        print(
+            "mimic-deid: warning: cannot make these private entries owner-only (not yours): "
+            + ", ".join(str(p) for p in failed[:10])
+            + (f" and {len(failed) - 10} more" if len(failed) > 10 else ""),
+            file=sys.stderr,
+        )
 
 
 def protect_run_metadata():

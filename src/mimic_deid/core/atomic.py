@@ -23,6 +23,7 @@ import json
 import math
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -74,13 +75,36 @@ def apply_mode(path: str | os.PathLike, *, directory: bool = False) -> None:
 
 
 def make_dirs(path: str | os.PathLike) -> None:
-    """Create directory ``path`` and its parents; a new ``private`` directory gets mode 0700."""
+    """Create directory ``path`` and its parents; below ``private`` every directory of the
+    chain is owner-only (0700), also one that existed with wider modes (Snakemake creates a
+    job's output directories under the umask before the job runs), and a new ``private``
+    directory is 0700 too."""
     dest = Path(path)
     missing = [p for p in (dest, *dest.parents) if not p.exists()]
     dest.mkdir(parents=True, exist_ok=True)
     for created in missing:
         if created.name == PRIVATE_DIR:
             os.chmod(created, 0o700)
+    parts = dest.absolute().parts
+    if PRIVATE_DIR in parts:
+        top = len(parts) - parts[::-1].index(PRIVATE_DIR)  # just below the last `private`
+        for end in range(top + 1, len(parts) + 1):
+            _owner_only(Path(*parts[:end]), 0o700)
+
+
+def _owner_only(path: Path, mode: int) -> bool:
+    """Give ``path`` (not followed if a link) ``mode`` unless it has it; False when it is not
+    the user's to change (left as it is)."""
+    try:
+        st = path.lstat()
+        if stat.S_ISLNK(st.st_mode) or stat.S_IMODE(st.st_mode) == mode:
+            return True
+        os.chmod(path, mode)
+    except PermissionError:
+        return False
+    except FileNotFoundError:  # removed meanwhile (a temporary renamed into place)
+        return True
+    return True
 
 
 def make_private_dir(path: str | os.PathLike) -> None:
@@ -88,6 +112,34 @@ def make_private_dir(path: str | os.PathLike) -> None:
     existed with wider modes: the root below which a run keeps patient-level artefacts."""
     make_dirs(path)
     os.chmod(path, 0o700)
+
+
+def protect_tree(path: str | os.PathLike) -> list[Path]:
+    """Make ``path`` and everything below it owner-only: directories 0700, files 0600.
+
+    For the roots of private artefacts (``results/private``, ``logs``), once when a run starts
+    and once when it ends: what Snakemake itself writes there (job output directories under
+    the umask, the ``.snakemake_timestamp`` of a directory output) and what an earlier version
+    or a killed run left behind. Symbolic links are neither followed nor changed. Creates
+    ``path`` when it does not exist.
+
+    Returns
+    -------
+    list of Path
+        The entries that could not be changed (not the user's), for the caller to name.
+    """
+    root = Path(path)
+    make_private_dir(root)
+    failed = []
+    for folder, dirs, files in os.walk(root):
+        base = Path(folder)
+        for name in dirs:
+            if not _owner_only(base / name, 0o700):
+                failed.append(base / name)
+        for name in files:
+            if not _owner_only(base / name, 0o600):
+                failed.append(base / name)
+    return failed
 
 
 def remove_stale(path: str | os.PathLike) -> int:

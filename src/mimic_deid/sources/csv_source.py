@@ -46,35 +46,53 @@ DEFAULT_ROW_BYTES = 150
 def find_table_file(directory: str | os.PathLike, stem: str) -> Path:
     """Return ``STEM.csv.gz`` or ``STEM.csv`` in ``directory`` (name case ignored).
 
-    Raises ``InputDataError`` naming the names looked for and the directory, or naming both
-    files when ``STEM.csv`` lies beside ``STEM.csv.gz`` (which one is meant is not known).
+    Raises ``InputDataError`` naming the names looked for and the directory, or naming every
+    copy when the table is given more than once (``STEM.csv`` beside ``STEM.csv.gz``, or
+    names that differ only in case, e.g. ``ADMISSIONS.csv.gz`` and ``admissions.csv.gz``):
+    which one is meant is not known.
     """
     folder = Path(directory)
-    entries = _entries(folder, stem)
-    wanted = [f"{stem}.csv.gz", f"{stem}.csv"]
-    found = [entries[name.lower()] for name in wanted if name.lower() in entries]
+    found = _copies(_entries(folder, stem), stem)
     if len(found) > 1:
+        count = "twice" if len(found) == 2 else f"{len(found)} times"
+        names = ", ".join(p.name for p in found[:-1]) + f" and {found[-1].name}"
+        which = "the two files" if len(found) == 2 else f"the {len(found)} files"
         raise InputDataError(
-            f"{folder}: table {stem} is given twice, as {found[0].name} and {found[1].name}; "
-            "keep one of the two files (they may differ, and only one would be read)"
+            f"{folder}: table {stem} is given {count}, as {names}; keep one of {which} "
+            "(they may differ, and only one would be read)"
         )
     if found:
         return found[0]
     raise InputDataError(
-        f"{folder}: MIMIC-III table file not found: looked for {' or '.join(wanted)} "
+        f"{folder}: MIMIC-III table file not found: looked for {' or '.join(_names(stem))} "
         "in this directory (file name case ignored)"
     )
 
 
-def _entries(folder: Path, stem: str) -> dict[str, Path]:
-    """The files of ``folder`` by lower-case name; ``InputDataError`` if it is no directory."""
+def _names(stem: str) -> list[str]:
+    """The file names a table may have, in the order they are preferred."""
+    return [f"{stem}.csv.gz", f"{stem}.csv"]
+
+
+def _copies(entries: dict[str, list[Path]], stem: str) -> list[Path]:
+    """Every file of ``entries`` that holds table ``stem`` (name case ignored)."""
+    return [p for name in _names(stem) for p in entries.get(name.lower(), [])]
+
+
+def _entries(folder: Path, stem: str) -> dict[str, list[Path]]:
+    """The files of ``folder`` by lower-case name (names differing only in case share an
+    entry, sorted); ``InputDataError`` if ``folder`` is no directory."""
     if not folder.is_dir():
         raise InputDataError(
             f"CSV source directory {folder} does not exist or is not a directory "
             f"(config parameter 'source/csv/path'; expected the MIMIC-III v1.4 files, e.g. "
             f"{stem}.csv.gz)"
         )
-    return {p.name.lower(): p for p in folder.iterdir() if p.is_file()}
+    entries: dict[str, list[Path]] = {}
+    for p in sorted(folder.iterdir()):
+        if p.is_file():
+            entries.setdefault(p.name.lower(), []).append(p)
+    return entries
 
 
 def missing_table_files(directory: str | os.PathLike, stems: Iterable[str]) -> list[str]:
@@ -86,11 +104,22 @@ def missing_table_files(directory: str | os.PathLike, stems: Iterable[str]) -> l
     """
     stems = list(stems)
     entries = _entries(Path(directory), stems[0] if stems else "ADMISSIONS")
-    return [
-        s
-        for s in stems
-        if f"{s}.csv.gz".lower() not in entries and f"{s}.csv".lower() not in entries
-    ]
+    return [s for s in stems if not _copies(entries, s)]
+
+
+def folders_holding(directory: str | os.PathLike, stems: Iterable[str]) -> list[Path]:
+    """The subfolders of ``directory`` (two levels down at most, sorted) that hold a file of
+    one of the tables ``stems``: where a copy unpacked into a folder of its own lies."""
+    stems = list(stems)
+    found = []
+    for depth in ("*", "*/*"):
+        for sub in sorted(Path(directory).glob(depth)):
+            if sub.is_dir() and not sub.is_symlink():
+                with contextlib.suppress(OSError):
+                    entries = {p.name.lower() for p in sub.iterdir()}
+                    if any(n.lower() in entries for s in stems for n in _names(s)):
+                        found.append(sub)
+    return found
 
 
 def table_files(
@@ -573,6 +602,63 @@ class CsvSource(SourceReader):
         """The table file stems (``"TRANSFERS"``) among ``stems`` without a file here
         (:func:`missing_table_files`)."""
         return missing_table_files(self.path, stems)
+
+    def none_found_advice(self, stems: Iterable[str]) -> str:
+        """What to do when the directory holds none of the tables ``stems``: name the
+        subfolder(s) that hold them (a copy unpacked into a folder of its own), or say which
+        directory config parameter 'source/csv/path' must name."""
+        stems = list(stems)
+        folders = folders_holding(self.path, stems)
+        if folders:
+            return (
+                f"the tables are in {' and '.join(str(f) for f in folders)}: give that "
+                "directory in config parameter 'source/csv/path'"
+            )
+        return (
+            "give the directory that holds the MIMIC-III v1.4 files (e.g. "
+            f"{stems[0] if stems else 'ADMISSIONS'}.csv.gz) in config parameter "
+            "'source/csv/path'"
+        )
+
+    def check_table(self, spec: tables.TableSpec, sample_rows: int = 0) -> None:
+        """Refuse, before any job reads it, a table given twice, without a column ``spec``
+        reads, or whose first data rows do not parse as ``spec``'s types.
+
+        Reads the header and at least ``sample_rows`` data rows (the first read block;
+        nothing when 0), never the whole file.
+
+        Raises
+        ------
+        InputDataError
+            Naming the file(s), the column and what was expected (for a value: its data
+            row, never the value): :func:`find_table_file`, :func:`read_head`,
+            :func:`map_columns`, :func:`parse_csv_stream`.
+        """
+        path = find_table_file(self.path, spec.file_stem)
+        label = str(path)
+        header, _ = read_head(path, label)
+        parser_names, shown = map_columns(header, spec, label)
+        if sample_rows <= 0:
+            return
+        try:
+            stream = open_input(path)
+        except OSError as exc:
+            raise InputDataError(f"{label}: cannot open the file: {exc}") from None
+        rows = 0
+        with stream:
+            for batch in parse_csv_stream(
+                stream,
+                label=label,
+                parser_names=parser_names,
+                shown=shown,
+                spec=spec,
+                block_size=MIN_BLOCK_BYTES,
+                newlines_in_values=True,
+                reopen=lambda: open_input(path),
+            ):
+                rows += batch.num_rows
+                if rows >= sample_rows:
+                    break
 
     def _batches(self, spec: tables.TableSpec, chunk_rows: int | None) -> Iterator[pa.RecordBatch]:
         path = find_table_file(self.path, spec.file_stem)

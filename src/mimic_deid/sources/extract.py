@@ -67,14 +67,18 @@ SORT_ROWS = 1_000_000
 
 class Reader(Protocol):
     """What ``extract_raw`` needs from a source (``CsvSource``, ``PostgresSource``); the
-    start-up table check (``mimic_deid.stages.check_source_tables``) uses ``describe`` and
-    ``missing_tables``."""
+    start-up table check (``mimic_deid.stages.check_source_tables``) uses ``describe``,
+    ``missing_tables``, ``none_found_advice`` and ``check_table``."""
 
     def read_table(self, name: str) -> pd.DataFrame: ...
 
     def describe(self) -> str: ...
 
     def missing_tables(self, stems: Iterable[str]) -> list[str]: ...
+
+    def none_found_advice(self, stems: Iterable[str]) -> str: ...
+
+    def check_table(self, spec: tables.TableSpec, sample_rows: int = 0) -> None: ...
 
     def iter_events(
         self, table: str, itemids: Iterable[int], chunk_rows: int, stats: dict | None = None

@@ -158,6 +158,29 @@ class CopyPump:
         return self.error
 
 
+# --------------------------------------------------------------------------- column types
+
+#: The PostgreSQL types (as ``format_type`` spells them) whose values each Arrow type of
+#: :mod:`mimic_deid.sources.tables` reads without loss, and the words messages use for it.
+COLUMN_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "int64": ("an integer type", ("smallint", "integer", "bigint")),
+    "double": (
+        "a numeric type",
+        ("double precision", "real", "numeric", "smallint", "integer", "bigint"),
+    ),
+    "timestamp[s]": (
+        "a timestamp type",
+        ("timestamp without time zone", "timestamp with time zone", "date"),
+    ),
+    "string": ("a text type", ("character varying", "character", "text")),
+}
+
+
+def column_types(type_: Any) -> tuple[str, tuple[str, ...]]:
+    """(words, accepted PostgreSQL types) of an Arrow type of the table specs."""
+    return COLUMN_TYPES[str(type_)]
+
+
 # --------------------------------------------------------------------------- the source
 
 
@@ -219,6 +242,13 @@ class PostgresSource(SourceReader):
             present = {row[0] for row in cur.fetchall()}
         return [s for s in stems if s.lower() not in present]
 
+    def none_found_advice(self, stems: Iterable[str]) -> str:
+        """What to do when the schema holds none of the tables ``stems``."""
+        return (
+            "give the schema that holds the mimic-code tables (mimic-code builds them in "
+            "'mimiciii') in config parameter 'source/postgres/schema'"
+        )
+
     def check_connection(self) -> None:
         """Connect once (raises ``SourceConnectionError`` when the server is unreachable)."""
         connect(self.dsn).close()
@@ -267,14 +297,26 @@ class PostgresSource(SourceReader):
         self, conn: psycopg2.extensions.connection, spec: tables.TableSpec
     ) -> tuple[str, dict[str, str]]:
         """Return (actual table name, {lower-case column: actual column}); raise if absent."""
+        relname, columns, _ = self._catalogue(conn, spec)
+        return relname, columns
+
+    def _catalogue(
+        self, conn: psycopg2.extensions.connection, spec: tables.TableSpec
+    ) -> tuple[str, dict[str, str], dict[str, str]]:
+        """(actual table name, {lower-case column: actual column}, {lower-case column: its
+        type as ``format_type`` spells it, a domain's base type}); ``InputDataError`` naming
+        the table when it is absent, or the first column of ``spec`` it lacks."""
         with conn.cursor() as cur:
             self._require_schema(cur, self._label(spec))
             cur.execute(
                 """
-                SELECT c.relname, a.attname
+                SELECT c.relname, a.attname,
+                       format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype
+                                        ELSE a.atttypid END, NULL)
                 FROM pg_class c
                 JOIN pg_namespace n ON n.oid = c.relnamespace
                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                JOIN pg_type t ON t.oid = a.atttypid
                 WHERE n.nspname = %s AND lower(c.relname) = %s
                   AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
                 ORDER BY c.relname = %s DESC, c.relname, a.attnum
@@ -288,14 +330,36 @@ class PostgresSource(SourceReader):
                 "(expected a MIMIC-III build made with MIT-LCP/mimic-code)"
             )
         relname = rows[0][0]
-        columns = {att.lower(): att for rel, att in rows if rel == relname}
+        columns = {att.lower(): att for rel, att, _ in rows if rel == relname}
+        types = {att.lower(): type_ for rel, att, type_ in rows if rel == relname}
         for col in spec.columns:
             if col.required and col.name not in columns:
                 raise InputDataError(
                     f"{self._label(spec)}: missing column '{col.name}'; the table has: "
                     f"{', '.join(sorted(columns))}"
                 )
-        return relname, columns
+        return relname, columns, types
+
+    def check_table(self, spec: tables.TableSpec, sample_rows: int = 0) -> None:
+        """Refuse, before any job reads it, a table without a column ``spec`` reads or with
+        a column of a type that does not hold ``spec``'s values (:data:`COLUMN_TYPES`).
+
+        The types come from the catalogue: no row is read (``sample_rows`` is for sources
+        without declared types). Raises ``InputDataError`` naming the table, the column, its
+        type and the types expected; ``SourceConnectionError`` when the server cannot be
+        reached.
+        """
+        with contextlib.closing(connect(self.dsn)) as conn:
+            _, _, types = self._catalogue(conn, spec)
+        for col in spec.columns:
+            if col.name not in types:
+                continue  # an optional column the table lacks: read as nulls
+            words, accepted = column_types(col.type)
+            if types[col.name] not in accepted:
+                raise InputDataError(
+                    f"{self._label(spec)}: column '{col.name}' has type {types[col.name]}; "
+                    f"expected {words} ({', '.join(accepted)})"
+                )
 
     def _select(
         self, relname: str, columns: dict[str, str], spec: tables.TableSpec
