@@ -16,7 +16,8 @@ the parameters that spell its label, and one function with this signature::
 The workflow names a method by its *label*, ``<name>-<key><value>-...`` with the parameters in
 the order the method declares them (``adhoc-it50-ns0.01``,
 ``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layseries_dimension-initmean_shift``), so that a result path
-names every parameter that produced it. ``deid.methods`` in the config lists, per method name,
+names every parameter that produced it; a method without parameters (``mdav``, whose k is the
+point's fk) is labelled by its bare name. ``deid.methods`` in the config lists, per method name,
 a sweep list per parameter; :func:`method_labels` expands them.
 
 Adding a method (docs/architecture.md has a worked example): write its module with a ``run``
