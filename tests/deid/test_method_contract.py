@@ -13,7 +13,6 @@ from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.methods import REGISTRY, method_of
 from mimic_deid.deid.tuning import TUNED_METHODS
 
-
 #: Files that use a method's name for something else: the codes stage's LDA (seed 002) has
 #: its own function ``mdav`` (clustering of code trajectories), unrelated to the release method.
 HOMONYMS = {"mdav": {"src/mimic_deid/codes/__init__.py", "src/mimic_deid/codes/lda.py"}}
