@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
-from common import machine_info, path, timed
+from common import ROOT, machine_info, path, timed
 
 from mimic_deid.config import validate_config
 from mimic_deid.deid import apply_method, read_release_classes
@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--config", type=Path, help="the run's config (default its config/)")
     args = parser.parse_args()
     raw = yaml.safe_load((args.config or args.run_dir / "config" / "config.yaml").read_text())
-    config = validate_config(raw, "config/schema.yaml", variables=False)
+    config = validate_config(raw, str(ROOT / "config" / "schema.yaml"), variables=False)
     deid = config["deid"]
     wild = dict(release=args.release, dk=deid["dk"][0], fk=deid["fk"][0], heuristic="range")
     ell = deid["outcome_l"] if args.release in LABELLED else None
