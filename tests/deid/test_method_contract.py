@@ -13,12 +13,16 @@ from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.methods import REGISTRY, method_of
 from mimic_deid.deid.tuning import TUNED_METHODS
 
+#: Files that use a method's name for something else: the codes stage's LDA (seed 002) has
+#: its own function ``mdav`` (clustering of code trajectories), unrelated to the release method.
+HOMONYMS = {"mdav": {"src/mimic_deid/codes/__init__.py", "src/mimic_deid/codes/lda.py"}}
+
 
 def _own_files(name: str) -> set[str]:
     """Where a method may be named: its module (pc-kapra shares kapra's), the registry and,
     for the constraint optimisers, the seed's tuning tables made for them."""
     module = REGISTRY[name].run.__module__
-    own = {"src/mimic_deid/deid/methods.py"}
+    own = {"src/mimic_deid/deid/methods.py", *HOMONYMS.get(name, ())}
     if module != "mimic_deid.deid.methods":
         own.add("src/" + module.replace(".", "/") + ".py")
     else:  # a thin wrapper in the registry: the module of its name

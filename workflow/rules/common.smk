@@ -136,7 +136,7 @@ wildcard_constraints:
     dk=r"\d+",
     fk=r"\d+",
     heuristic="range|diversity",
-    method=rf"({'|'.join(REGISTRY)})-[A-Za-z0-9._\-]+",
+    method=rf"({'|'.join(REGISTRY)})(-[A-Za-z0-9._\-]+)?",
 
 
 def sweep_points():

@@ -32,7 +32,8 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
     (:func:`mimic_deid.deid.kapra.check_kp_groups`): per variable, every k-group has at least
     ``k`` series, every pattern word within a k-group is shared by at least ``P`` of its
     series, and all series of a k-group publish the same values, the midpoint of the k-group's
-    envelope.
+    envelope; and MDAV's clusters (:func:`mimic_deid.deid.mdav.check_mdav_clusters`): every
+    published series is one of at least ``k`` identical series of its unit.
 
 Claims 12 and 13 are those of a synthetic sequence release (:mod:`mimic_deid.sequences.check`);
 the tabular release's claims are in :mod:`mimic_deid.tabular.check`.

@@ -16,7 +16,8 @@ the parameters that spell its label, and one function with this signature::
 The workflow names a method by its *label*, ``<name>-<key><value>-...`` with the parameters in
 the order the method declares them (``adhoc-it50-ns0.01``,
 ``genetic-NA-pop24-tour5-par2-msd3-mp0.2-isd1-pat100-max600-norm0-layseries_dimension-initmean_shift``), so that a result path
-names every parameter that produced it. ``deid.methods`` in the config lists, per method name,
+names every parameter that produced it; a method without parameters (``mdav``, whose k is the
+point's fk) is labelled by its bare name. ``deid.methods`` in the config lists, per method name,
 a sweep list per parameter; :func:`method_labels` expands them.
 
 Adding a method (docs/architecture.md has a worked example): write its module with a ``run``
@@ -41,7 +42,7 @@ from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.core.threads import map_tasks
-from mimic_deid.deid import adhoc, genetic, kapra
+from mimic_deid.deid import adhoc, genetic, kapra, mdav
 from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes, split_cells
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.optimise import OptimiseResult, evaluate
@@ -227,6 +228,36 @@ REGISTRY: dict[str, ReleaseMethod] = {
             )
             for name, run in (("kapra", kapra.run_kapra), ("pc-kapra", kapra.run_pc_kapra))
         ),
+        ReleaseMethod(
+            "mdav",
+            (),
+            mdav.run_mdav,
+            k_from_fk=True,
+            summarise=mdav.summarise,
+            claims=mdav.claims,
+            groups=mdav.clusters,
+            group_name="cluster",
+            takes_outcomes=True,
+            promises=(
+                "every cell of duration class and published demographics holds at least k "
+                "series (k = fk); inside one cell the whole series are microaggregated (MDAV) "
+                "into clusters of at least k, and every series of a cluster publishes the "
+                "cluster's hourly mean, so every published value of a series, hour by hour and "
+                "variable by variable, is that of at least k - 1 others: any attacker, also "
+                "one who knows a target's whole original series (its shape and values) and "
+                "its published demographics, is left with at least k identical candidates "
+                "(top-1 at most 1/k); in a labelled release every cluster holds at least l "
+                "distinct outcomes; the strong attacker's top-1 rate is at most 1/k, or the "
+                "release is refused"
+            ),
+            not_promised=(
+                "the published series are cluster means, not any patient's values: "
+                "within-series detail (peaks, timing of changes) is averaged away, and a "
+                "cluster's members are alike only as far as MDAV's nearest-neighbour "
+                "grouping makes them; membership of a cluster is visible (its members are "
+                "identical)"
+            ),
+        ),
     )
 }
 
@@ -252,7 +283,8 @@ def _fmt(value: Any) -> str:
 
 
 def method_label(name: str, params: Mapping[str, Any]) -> str:
-    """The label of method ``name`` with ``params`` (module docstring)."""
+    """The label of method ``name`` with ``params`` (module docstring); a method without
+    parameters (``mdav``, whose k is the point's fk) is labelled by its name alone."""
     method = get_method(name)
     return "-".join([name] + [f"{key}{_fmt(params[p])}" for p, key, _ in method.params])
 
