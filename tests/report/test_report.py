@@ -462,14 +462,14 @@ def test_trust_settings_table():
         "orig. / de-id.",
         "de-id. / orig.",
     ]
-    assert t.loc["ROC-AUC, shipped", "orig. / orig., all variables"] == "0.90 [0.88, 0.93]"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig., all variables"] == "0.900 [0.875, 0.925]"
     assert t.loc["ROC-AUC, like-for-like", "orig. / orig., all variables"] == "n/a"
     assert t.loc["ROC-AUC, seed", "orig. / orig., all variables"] == "n/a"
-    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.85 [0.82, 0.88]"
-    assert t.loc["ROC-AUC, like-for-like", "orig. / de-id."] == "0.83 [0.80, 0.85]"
-    assert t.loc["ROC-AUC, seed", "orig. / de-id."] == "0.82"
-    assert t.loc["PR-AUC, shipped", "de-id. / orig."] == "0.22 [0.17, 0.27]"
-    assert t.loc["PR-AUC, seed", "de-id. / orig."] == "0.22"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.850 [0.825, 0.875]"
+    assert t.loc["ROC-AUC, like-for-like", "orig. / de-id."] == "0.830 [0.805, 0.855]"
+    assert t.loc["ROC-AUC, seed", "orig. / de-id."] == "0.820"
+    assert t.loc["PR-AUC, shipped", "de-id. / orig."] == "0.220 [0.170, 0.270]"
+    assert t.loc["PR-AUC, seed", "de-id. / orig."] == "0.220"
     # every seed figure of Tables 6.3/6.4 is printed where it belongs
     for split in ("train", "test"):
         t = tables.trust_settings_table(util, split)
@@ -485,7 +485,7 @@ def test_trust_settings_table():
         "PR-AUC, shipped",
         "PR-AUC, like-for-like",
     ]
-    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.70 [0.82, 0.88]"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.700 [0.825, 0.875]"
     assert tables.trust_settings_table(both, "test").equals(
         tables.trust_settings_table(util, "test")
     )
@@ -494,7 +494,7 @@ def test_trust_settings_table():
     part.loc[part["setting"] == "orig. / orig.", "roc_auc_lo"] = np.nan
     t = tables.trust_settings_table(part, "train")
     assert t.loc["ROC-AUC, shipped", "de-id. / orig."] == "n/a"
-    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.87"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.870"
     with pytest.raises(InputDataError) as info:
         tables.trust_settings_table(pd.concat([util, util]), "test")
     assert str(info.value) == (
