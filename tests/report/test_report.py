@@ -513,7 +513,7 @@ def test_to_markdown_and_write_table(tmp_path):
         "orig. / de-id. | de-id. / orig. |"
     )
     assert lines[1] == "|---|---|---|---|---|---|"
-    assert lines[2].startswith("| ROC-AUC, shipped | 0.92 [0.91, 0.93] | 0.87 [0.86, 0.88] |")
+    assert lines[2].startswith("| ROC-AUC, shipped | 0.920 [0.910, 0.930] | 0.870 [0.860, 0.880] |")
     df = pd.DataFrame({"a": [1, 2], "b": [0.5, np.nan], "c": ["x|y", "z"]})
     md = tables.to_markdown(df)
     assert md.splitlines()[1] == "|---:|---:|---|"
@@ -590,7 +590,7 @@ def test_write_index(tmp_path):
     assert 'src="figures/linkage.png"' in text
     assert "figure not found: figures/missing.png" in text
     assert text.count("<table") == 3
-    assert text.count("0.90 [0.88, 0.93]") == 3  # the owner's baseline, once per table
+    assert text.count("0.900 [0.875, 0.925]") == 3  # the owner's baseline, once per table
     assert "http://" not in text and "https://" not in text and "<script" not in text
     embedded = html.write_index(tmp_path / "embedded.html", "R", sections[:1], embed_images=True)
     assert "data:image/png;base64," in embedded
