@@ -123,6 +123,41 @@ def fake_linkage() -> dict:
     }
 
 
+def fake_card(release: str, point: dict, passed: bool = True, utility: bool = True) -> dict:
+    """A release card as ``evaluate.card.release_card`` writes it: the strong attacker at
+    4.2 % [2.0, 8.1] against 1/10; ``ihm48`` with the test utility of :func:`fake_utility`."""
+    card = {
+        "release": release,
+        "point": dict(point),
+        "passed": passed,
+        "verdict": "certified" if passed else (
+            "refused: linkage bound: strong attacker's top-1 12.0 % > bound 1/10 = 10.0 % "
+            "(95 % interval 10.0 % to 14.0 %, 900 series)"
+        ),
+        "k": 10,
+        "dk": point["dk"],
+        "l": 2 if release == "ihm48" else None,
+        "attackers": {
+            "seed": {"error": 0.0, "top1": 0.012, "top1_ci": [0.004, 0.03], "top5": 0.05,
+                     "top5_ci": [0.03, 0.08], "n": 500},
+            "strong": {"error": 0.0, "top1": 0.042 if passed else 0.12,
+                       "top1_ci": [0.02, 0.081] if passed else [0.10, 0.14], "top5": 0.2,
+                       "top5_ci": [0.16, 0.24], "n": 500},
+        },
+        "bound": {"error": 0.0, "k": 10, "top1": 0.1, "within": passed},
+        "utility": None,
+    }  # fmt: skip
+    if release == "ihm48" and utility:
+        test = fake_utility().query("split == 'test' and cross == 'shipped'")
+        card["utility"] = [
+            {"task": r.task, "setting": r.setting, "variables": r.variables,
+             "roc_auc": r.roc_auc, "roc_auc_lo": r.roc_auc_lo, "roc_auc_hi": r.roc_auc_hi,
+             "pr_auc": r.pr_auc}
+            for r in test.itertuples()
+        ]  # fmt: skip
+    return card
+
+
 def fake_utility() -> pd.DataFrame:
     """A utility table as ``utility_table`` writes it: the seed's figures as the shipped
     rows, like-for-like rows 0.01 higher in the cross settings, the owner's baseline 0.05

@@ -92,7 +92,7 @@ def _tables(html_text: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("front")
-    inputs = {k: v for k, v in _write_inputs(folder).items() if not k.startswith("ga_")}
+    inputs = {k: v for k, v in _write_inputs(folder, POINT).items() if not k.startswith("ga_")}
     data = load_report_data(inputs, POINT, duration_method="greedy", series_distance="euclidean")
     out = {}
     for kind in ("synthetic", "csv"):
@@ -105,7 +105,7 @@ def built(tmp_path_factory) -> dict:
 def test_report_opens_with_what_was_run(built):
     text = (built["synthetic"] / "index.html").read_text()
     headings = re.findall(r"<h2>(.*?)</h2>", text)
-    assert headings[:2] == ["What was run", "Glossary"]
+    assert headings[:3] == ["What to hand out", "What was run", "Glossary"]
     assert f"<h1>mimic-deid report ({SYNTHETIC_LABEL})</h1>" in text
     assert "SYNTHETIC DATA, NOT MIMIC-III" in text
     facts = {row[0]: row[1] for row in _tables(text)[0]["rows"][1:]}
