@@ -156,8 +156,8 @@ def test_the_headline_says_what_to_hand_out_or_that_nothing_is_fit():
     ]
     none = decision_section([fake_card("stays", POINT, passed=False)], FOLDERS)
     assert none["text"] == (
-        "Nothing in this run is fit to publish: all 1 releases were refused, for the reasons "
-        "below. No figure or utility table below draws a refused release."
+        "Nothing in this run is fit to publish: none of its 1 releases is certified, for the "
+        "reasons below. No figure or utility table below draws a refused release."
     )
     assert decision_section([], {})["text"] == (
         "No release card in this run: nothing is certified, nothing to hand out."
@@ -228,7 +228,7 @@ def test_the_report_builds_when_nothing_is_certified_and_utility_is_not_computab
     out, page = _build(
         tmp_path, {"stays": False, "ihm48": False}, utility=None, utility_reason="too few series"
     )
-    assert "Nothing in this run is fit to publish: all 2 releases were refused" in page
+    assert "Nothing in this run is fit to publish: none of its 2 releases is certified" in page
     assert "utility not computable: too few series" in page
     assert len(_notes(page)) == len(STAYS_FIGURES) + len(IHM48_ITEMS) + len(IHM48_TABLES)
     assert not re.search(r'src="figures/(linkage|trust_settings|summary_)', page)

@@ -230,8 +230,9 @@ def decision_section(
         )
     else:
         headline = (
-            f"Nothing in this run is fit to publish: all {len(cards)} releases were refused, "
-            "for the reasons below. No figure or utility table below draws a refused release."
+            f"Nothing in this run is fit to publish: none of its {len(cards)} releases is "
+            "certified, for the reasons below. No figure or utility table below draws a "
+            "refused release."
         )
     lines = [
         {
