@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from mimic_deid.core.atomic import read_json
 from mimic_deid.core.errors import ConfigError, require_choice
+from mimic_deid.core.numbers import measure, percent, percent_ci
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.examples import examples_from_json
 from mimic_deid.deid.tuning import TUNED_METHODS
@@ -211,7 +212,7 @@ def ga_caption(data: ReportData, rank: str) -> str:
     label = data.units.get(ex["variable"], (ex["variable"], ""))[0]
     return (
         f"{rank} of {k['n']:,} series with {label.lower()} targets: unfeasibility "
-        f"{k['unfeasibility']:.3g} and distortion {k['distortion']:.3g} over all its feature "
+        f"{measure(k['unfeasibility'])} and distortion {measure(k['distortion'])} over all its feature "
         f"dimensions, {k['iterations']} generations, {k['class_length']} h class"
     )
 
@@ -851,8 +852,8 @@ def _bound_text(data: ReportData) -> str:
     verdict = "kept: certified" if bound["within"] else "NOT kept: the release is refused"
     low, high = bound.get("strong_top1_ci", (float("nan"), float("nan")))
     return (
-        f"top-1 {100 * bound['strong_top1']:.1f} % (95 % interval {100 * low:.1f} to "
-        f"{100 * high:.1f} %) against the bound 1/k = {100 * bound['top1']:.1f} % stated "
+        f"top-1 {percent_ci(bound['strong_top1'], low, high)} against the bound 1/k = "
+        f"{percent(bound['top1'])} stated "
         f"before the attack: {verdict}"
     )
 

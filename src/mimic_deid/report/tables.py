@@ -323,7 +323,7 @@ def cross_release_table(pairing: pd.DataFrame) -> pd.DataFrame:
                     pairing["rate"], pairing["rate_lo"], pairing["rate_hi"], strict=True
                 )
             ],
-            "chance": [f"{100 * c:.2f} %" for c in pairing["chance"]],
+            "chance": [percent(c) for c in pairing["chance"]],
         }
     )
 
