@@ -108,12 +108,46 @@ def test_a_refused_release_gives_its_reasons_and_no_folder_to_hand_out():
             },
             "utility not computable: its card holds no test ROC-AUC",
         ),  # fmt: skip
+        (
+            {
+                "utility": [
+                    {
+                        "task": "mortality",
+                        "variables": "released",
+                        "cross": "shipped",
+                        "split": "test",
+                        "setting": "de-id. / de-id.",
+                        "roc_auc": float("nan"),
+                        "not_computable": "not computable: no death in the test split",
+                    }
+                ],
+                "utility_not_computable": ["not computable: no death in the test split"],
+            },
+            "utility not computable: no death in the test split",
+        ),  # fmt: skip
     ],
 )
 def test_a_card_without_utility_says_so_and_why(change, clause):
     card = dict(fake_card("ihm48", POINT, passed=False), **change)
     text = release_sentence(card)
     assert f"10.0 %; {clause}." in text, text
+
+
+def test_utility_is_read_from_the_test_split_with_the_original_side_as_recorded():
+    """A card that lists every row of the utility table (both splits, both original sides)
+    gives the test split's, original side as recorded."""
+    card = fake_card("ihm48", POINT)
+    decoys = [
+        dict(e, split=split, cross=cross, roc_auc=0.5, roc_auc_lo=0.4, roc_auc_hi=0.6)
+        for e in card["utility"]
+        for split, cross in (("train", "shipped"), ("test", "gap_filled"))
+    ]
+    test = [dict(e, split="test", cross="shipped") for e in card["utility"]]
+    text = release_sentence(dict(card, utility=decoys + test))
+    assert (
+        "de-id./de-id. 0.830 [0.805, 0.855] and de-id./orig. 0.640 [0.615, 0.665], against "
+        "the data owner's orig./orig. 0.900 [0.875, 0.925]" in text
+    )
 
 
 def test_a_card_without_attack_figures_says_so():

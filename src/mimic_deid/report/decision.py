@@ -116,15 +116,41 @@ def _attack_clause(card: Mapping[str, Any]) -> str:
 
 
 def _utility_entry(card: Mapping[str, Any], variables: str, setting: str) -> Mapping | None:
+    """The card's mortality entry of ``variables`` and ``setting`` on the test split, original
+    side as recorded (a card that lists only those rows has no ``split`` / ``cross`` keys)."""
     for entry in card.get("utility") or []:
         if (
             isinstance(entry, Mapping)
             and entry.get("task", "mortality") == "mortality"
             and entry.get("variables") == variables
             and entry.get("setting") == setting
+            and str(entry.get("split", "test")) == "test"
+            and entry.get("cross", "shipped") == "shipped"
         ):
             return entry
     return None
+
+
+def _utility_reason(card: Mapping[str, Any]) -> str | None:
+    """Why the card's utility is not computable, in its own words: ``utility_reason``, the
+    reasons of ``utility_not_computable``, or the ``not_computable`` of its entries."""
+    if card.get("utility_reason"):
+        return str(card["utility_reason"])
+    utility = card.get("utility")
+    if isinstance(utility, Mapping) and utility.get("reason"):
+        return str(utility["reason"])
+    listed = card.get("utility_not_computable")
+    if isinstance(listed, Sequence) and not isinstance(listed, str) and listed:
+        return "; ".join(str(r) for r in listed)
+    entries = utility if isinstance(utility, Sequence) and not isinstance(utility, str) else []
+    reasons = sorted(
+        {
+            str(e["not_computable"])
+            for e in entries
+            if isinstance(e, Mapping) and e.get("not_computable")
+        }
+    )
+    return "; ".join(reasons) or None
 
 
 def _roc(entry: Mapping | None) -> str | None:
@@ -140,9 +166,7 @@ def utility_clause(card: Mapping[str, Any]) -> str | None:
     if card.get("release") != "ihm48":
         return None
     utility = card.get("utility")
-    reason = card.get("utility_reason")
     if isinstance(utility, Mapping):  # {"computable": false, "reason": ...}
-        reason = reason or utility.get("reason")
         utility = None
     baseline = _roc(_utility_entry(card, "all", BASELINE[1])) if utility else None
     shown = [
@@ -151,8 +175,8 @@ def utility_clause(card: Mapping[str, Any]) -> str | None:
         if (value := _roc(_utility_entry(card, "released", setting))) is not None
     ]
     if not shown:
-        why = reason or "its card holds no test ROC-AUC"
-        return f"utility not computable: {why}"
+        why = _utility_reason(card) or "its card holds no test ROC-AUC"
+        return f"utility not computable: {why.removeprefix('not computable: ')}"
     text = "mortality test ROC-AUC " + " and ".join(shown)
     owner = baseline if baseline is not None else "not measured"
     return f"{text}, against the data owner's orig./orig. {owner}"
