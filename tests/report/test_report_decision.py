@@ -51,7 +51,7 @@ def test_a_certified_release_names_attacker_figure_bound_utility_and_folder():
     assert release_sentence(card, FOLDERS["ihm48_5_3_range_adhoc-it50-ns0.01"]) == (
         "CERTIFIED: release ihm48, method adhoc-it50-ns0.01 at dk=5, fk=3 (range heuristic): "
         "the strong attacker (every published variable's statistics) re-identifies 4.2 % "
-        "(95 % interval 2.0 to 8.1 %) against the bound 1/k = 1/10 = 10.0 %; mortality test "
+        "(95 % interval 2.0 to 8.1 %), within the bound 1/k = 1/10 = 10.0 %; mortality test "
         "ROC-AUC de-id./de-id. 0.830 [0.805, 0.855] and de-id./orig. 0.640 [0.615, 0.665], "
         "against the data owner's orig./orig. 0.900 [0.875, 0.925]; hand out "
         "results/ihm48/dk5/fk3/range/adhoc-it50-ns0.01/release/."
@@ -60,7 +60,7 @@ def test_a_certified_release_names_attacker_figure_bound_utility_and_folder():
     assert release_sentence(fake_card("stays", POINT)) == (
         "CERTIFIED: release stays, method adhoc-it50-ns0.01 at dk=5, fk=3 (range heuristic): "
         "the strong attacker (every published variable's statistics) re-identifies 4.2 % "
-        "(95 % interval 2.0 to 8.1 %) against the bound 1/k = 1/10 = 10.0 %; hand out its "
+        "(95 % interval 2.0 to 8.1 %), within the bound 1/k = 1/10 = 10.0 %; hand out its "
         "release/ folder."
     )
 
@@ -71,7 +71,7 @@ def test_a_refused_release_gives_its_reasons_and_no_folder_to_hand_out():
         "REFUSED: release stays, method adhoc-it50-ns0.01 at dk=5, fk=3 (range heuristic), "
         "not to be published (results/stays/dk5/fk3/range/adhoc-it50-ns0.01/release/ holds "
         f"only refused.txt): {REFUSAL}. Figures: the strong attacker (every published "
-        "variable's statistics) re-identifies 12.0 % (95 % interval 10.0 to 14.0 %) against "
+        "variable's statistics) re-identifies 12.0 % (95 % interval 10.0 to 14.0 %), ABOVE "
         "the bound 1/k = 1/10 = 10.0 %."
     )
     # a card that lists its reasons gives each of them
@@ -79,7 +79,15 @@ def test_a_refused_release_gives_its_reasons_and_no_folder_to_hand_out():
     assert release_sentence(listed).endswith(
         "not to be published: claim 14: linkage bound; claim 16: shape attacker. Figures: the "
         "strong attacker (every published variable's statistics) re-identifies 12.0 % (95 % "
-        "interval 10.0 to 14.0 %) against the bound 1/k = 1/10 = 10.0 %."
+        "interval 10.0 to 14.0 %), ABOVE the bound 1/k = 1/10 = 10.0 %."
+    )
+    # a certified card whose strongest attacker is above 1/k says so plainly
+    above = fake_card("stays", POINT)
+    above["attackers"]["seed"].update(top1=0.38, top1_ci=[0.33, 0.43])
+    assert release_sentence(above).startswith(
+        "CERTIFIED: release stays, method adhoc-it50-ns0.01 at dk=5, fk=3 (range heuristic): "
+        "the seed's attacker (de-identified features) re-identifies 38.0 % (95 % interval "
+        "33.0 to 43.0 %), ABOVE the bound 1/k = 1/10 = 10.0 %;"
     )
 
 
@@ -177,9 +185,8 @@ def test_the_headline_says_what_to_hand_out_or_that_nothing_is_fit():
     section = decision_section(cards, FOLDERS)
     assert section["title"] == "What to hand out" and section["lead"]
     assert section["text"] == (
-        "2 of 4 releases certified; hand out results/stays/dk5/fk3/range/adhoc-it50-ns0.01/"
-        "release/, results/ihm48/dk5/fk3/range/adhoc-it50-ns0.01/release/. Everything below "
-        "is drawn from certified releases only."
+        "2 of 4 releases certified: hand out the folder each CERTIFIED sentence names, and "
+        "nothing else. Everything below is drawn from certified releases only."
     )
     # certified first, each in the sweep's order (the folders'), stays before ihm48
     assert [(d["status"], d["text"].split(" at dk")[0]) for d in section["decisions"]] == [
@@ -230,7 +237,8 @@ def _notes(page: str) -> list[str]:
 def test_the_public_report_draws_certified_releases_only(tmp_path):
     out, page = _build(tmp_path, {"stays": False, "ihm48": True})
     assert page.index("What to hand out") < page.index('<nav class="toc">')  # the first screen
-    assert "1 of 2 releases certified; hand out results/ihm48/dk5" in page
+    assert "1 of 2 releases certified: hand out the folder each CERTIFIED sentence" in page
+    assert "hand out results/ihm48/dk5/fk3/range/adhoc-it50-ns0.01/release/." in page
     stays_note = (
         "not drawn: release stays_5_3_range_adhoc-it50-ns0.01 was refused (see &#x27;What to "
         "hand out&#x27;); the public report draws certified releases only"

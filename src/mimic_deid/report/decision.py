@@ -102,17 +102,19 @@ def _attack_clause(card: Mapping[str, Any]) -> str:
     bound_rate = bound.get("top1")
     if finite(bound_rate) is None and finite(k):
         bound_rate = 1.0 / float(k)
-    against = (
-        f"the bound 1/k = 1/{int(k)} = {percent(bound_rate)}"
-        if finite(k) and finite(bound_rate) is not None
-        else "no bound stated"
-    )
+    known = finite(k) is not None and finite(bound_rate) is not None
+    bound_text = f"the bound 1/k = 1/{int(k)} = {percent(bound_rate)}" if known else ""
     if strongest is None:
-        return f"no attack figures on its card ({against})"
+        return f"no attack figures on its card ({bound_text or 'no bound stated'})"
     name, figures = strongest
     low, high = figures.get("top1_ci") or (None, None)
     who = _ATTACKER_NAMES.get(name, f"attacker '{name}'")
-    return f"{who} re-identifies {percent_ci(figures['top1'], low, high)} against {against}"
+    rate = percent_ci(figures["top1"], low, high)
+    if not known:
+        return f"{who} re-identifies {rate}, against no bound stated"
+    # said plainly either way: a certified card whose strongest attacker is above 1/k shows it
+    where = "within" if float(figures["top1"]) <= float(bound_rate) else "ABOVE"
+    return f"{who} re-identifies {rate}, {where} {bound_text}"
 
 
 def _utility_entry(card: Mapping[str, Any], variables: str, setting: str) -> Mapping | None:
@@ -247,10 +249,10 @@ def decision_section(
     if not cards:
         headline = "No release card in this run: nothing is certified, nothing to hand out."
     elif certified:
-        names = ", ".join(folders.get(card_name(c), card_name(c)) + "/" for c in certified)
         headline = (
-            f"{len(certified)} of {len(cards)} releases certified; hand out {names}. "
-            "Everything below is drawn from certified releases only."
+            f"{len(certified)} of {len(cards)} releases certified: hand out the folder each "
+            "CERTIFIED sentence names, and nothing else. Everything below is drawn from "
+            "certified releases only."
         )
     else:
         headline = (
