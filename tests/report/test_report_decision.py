@@ -243,7 +243,9 @@ def test_the_public_report_draws_certified_releases_only(tmp_path):
         "not drawn: release stays_5_3_range_adhoc-it50-ns0.01 was refused (see &#x27;What to "
         "hand out&#x27;); the public report draws certified releases only"
     )
-    assert _notes(page) == [stays_note] * len(STAYS_FIGURES)
+    # said once per section (Disagreement, Linkage attack), then pointed back to
+    again = "not drawn, for the reason above"
+    assert _notes(page) == [stays_note] + [again] * 5 + [stays_note, again]
     for name in STAYS_FIGURES:  # the rule's outputs exist, and say why they are empty
         assert (out / "figures" / f"{name}.png").stat().st_size > 0
         assert f'src="figures/{name}.png"' not in page

@@ -440,15 +440,19 @@ def _cross_release(data: ReportData) -> pd.DataFrame:
     return cross_release_table(pairing)
 
 
+#: The page's note on a further item of a section not drawn for the reason already given.
+NOT_DRAWN_AGAIN = "not drawn, for the reason above"
+
+
 def _not_drawn(item: ReportItem, path: str, note: str) -> None:
     """Write the file of an item the public report does not draw: a figure or a table that
     says why, so that the rule's outputs exist and a reader of the file sees the reason."""
     if item.kind == "table":
         write_table(pd.DataFrame({"note": [note]}), path, Path(path).with_suffix(".md"))
         return
-    figure = new_figure(8, 1.6)
+    figure = new_figure(8, 2)
     ax = figure.add_subplot()
-    no_data(ax, textwrap.fill(note, 90))
+    no_data(ax, textwrap.fill(note, 70))
     ax.set_axis_off()
     save(figure, path)
 
@@ -925,7 +929,12 @@ def build_report(
             ga_median=ga_caption(data, "median"),
         )
         entry = {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
-        sections.setdefault(item.section, []).append(entry | ({"note": note} if note else {}))
+        shown = sections.setdefault(item.section, [])
+        if note and note in (e.get("note_text") for e in shown):
+            entry |= {"note": NOT_DRAWN_AGAIN, "note_text": note}  # said once per section
+        elif note:
+            entry |= {"note": note, "note_text": note}
+        shown.append(entry)
     p = data.point
     label = f"dk={p['dk']}, fk={p['fk']}, {p['heuristic']} heuristic, method {p['method']}"
     page = [
