@@ -1,8 +1,9 @@
-"""Test families that need a service (PostgreSQL, SLURM): skipped or failed when it is missing.
+"""Test families that need a service or program (PostgreSQL, SLURM, a headless Chromium):
+skipped or failed when it is missing.
 
-On a developer machine without the service the family skips, with the reason. Where the
-family must run (CI sets ``MIMIC_DEID_REQUIRE=postgres,slurm``), a missing service fails the
-test instead, so a run that silently skipped a whole family cannot pass.
+On a developer machine without it the family skips, with the reason. Where the family must
+run (CI sets ``MIMIC_DEID_REQUIRE=postgres,slurm,chromium``), a missing one fails the test
+instead, so a run that silently skipped a whole family cannot pass.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import NoReturn
 import pytest
 
 REQUIRE_ENV = "MIMIC_DEID_REQUIRE"
-FAMILIES = ("postgres", "slurm")
+FAMILIES = ("postgres", "slurm", "chromium")
 
 
 def required() -> frozenset[str]:

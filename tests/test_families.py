@@ -35,5 +35,5 @@ def test_unknown_family_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
         required()
     assert str(info.value) == (
         "MIMIC_DEID_REQUIRE: unknown test family mysql; "
-        "expected a comma-separated subset of postgres, slurm"
+        "expected a comma-separated subset of postgres, slurm, chromium"
     )

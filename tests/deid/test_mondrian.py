@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -208,15 +206,14 @@ def test_class_targets_all_null_class() -> None:
     np.testing.assert_allclose(T, [[NAN, 2.0], [NAN, 2.0], [2.0, NAN]])
 
 
-def test_performance_range() -> None:
+def test_range_on_a_large_class_keeps_k_and_is_deterministic() -> None:
+    # its speed is measured in benchmarks/bench_deid.py, not here: a test does not depend on
+    # how busy the machine is
     rng = np.random.default_rng(0)
     F = rng.normal(size=(5000, 22))
     F[rng.random(F.shape) < 0.1] = NAN
-    start = time.perf_counter()
     labels = mondrian_partition(F, 5, "range")
-    elapsed = time.perf_counter() - start
     assert np.bincount(labels).min() >= 5
-    assert elapsed < 2.0, f"Mondrian range n=5000 m=22 took {elapsed:.2f}s"
     assert np.array_equal(labels, mondrian_partition(F, 5, "range"))
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -221,14 +219,14 @@ def test_weighted_auc_ap_matches_sklearn() -> None:
     assert np.isnan(_weighted_auc_ap(y, s, counts0)).all()
 
 
-def test_bootstrap_speed() -> None:
+def test_bootstrap_at_mimic_scale_holds_the_auc() -> None:
+    # its speed against scipy.stats.bootstrap is measured in benchmarks/bench_bootstrap.py,
+    # not here: a test does not depend on how busy the machine is
     rng = np.random.default_rng(1)
     n = 3000
     y = (rng.random(n) < 0.13).astype(int)
     s = rng.random(n) + 0.5 * y
-    t0 = time.perf_counter()
     boot = _bootstrap(y, s, 1000, np.random.default_rng(2))
-    assert time.perf_counter() - t0 < 2.0
     assert boot.shape == (2, 1000)
     auc = roc_auc_score(y, s)
     lo, hi = np.percentile(boot[0], [2.5, 97.5])

@@ -123,6 +123,41 @@ def fake_linkage() -> dict:
     }
 
 
+def fake_card(release: str, point: dict, passed: bool = True, utility: bool = True) -> dict:
+    """A release card as ``evaluate.card.release_card`` writes it: the strong attacker at
+    4.2 % [2.0, 8.1] against 1/10; ``ihm48`` with the test utility of :func:`fake_utility`."""
+    card = {
+        "release": release,
+        "point": dict(point),
+        "passed": passed,
+        "verdict": "certified" if passed else (
+            "refused: linkage bound: strong attacker's top-1 12.0 % > bound 1/10 = 10.0 % "
+            "(95 % interval 10.0 % to 14.0 %, 900 series)"
+        ),
+        "k": 10,
+        "dk": point["dk"],
+        "l": 2 if release == "ihm48" else None,
+        "attackers": {
+            "seed": {"error": 0.0, "top1": 0.012, "top1_ci": [0.004, 0.03], "top5": 0.05,
+                     "top5_ci": [0.03, 0.08], "n": 500},
+            "strong": {"error": 0.0, "top1": 0.042 if passed else 0.12,
+                       "top1_ci": [0.02, 0.081] if passed else [0.10, 0.14], "top5": 0.2,
+                       "top5_ci": [0.16, 0.24], "n": 500},
+        },
+        "bound": {"error": 0.0, "k": 10, "top1": 0.1, "within": passed},
+        "utility": None,
+    }  # fmt: skip
+    if release == "ihm48" and utility:
+        test = fake_utility().query("split == 'test' and cross == 'shipped'")
+        card["utility"] = [
+            {"task": r.task, "setting": r.setting, "variables": r.variables,
+             "roc_auc": r.roc_auc, "roc_auc_lo": r.roc_auc_lo, "roc_auc_hi": r.roc_auc_hi,
+             "pr_auc": r.pr_auc}
+            for r in test.itertuples()
+        ]  # fmt: skip
+    return card
+
+
 def fake_utility() -> pd.DataFrame:
     """A utility table as ``utility_table`` writes it: the seed's figures as the shipped
     rows, like-for-like rows 0.01 higher in the cross settings, the owner's baseline 0.05
@@ -462,14 +497,14 @@ def test_trust_settings_table():
         "orig. / de-id.",
         "de-id. / orig.",
     ]
-    assert t.loc["ROC-AUC, shipped", "orig. / orig., all variables"] == "0.90 [0.88, 0.93]"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig., all variables"] == "0.900 [0.875, 0.925]"
     assert t.loc["ROC-AUC, like-for-like", "orig. / orig., all variables"] == "n/a"
     assert t.loc["ROC-AUC, seed", "orig. / orig., all variables"] == "n/a"
-    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.85 [0.82, 0.88]"
-    assert t.loc["ROC-AUC, like-for-like", "orig. / de-id."] == "0.83 [0.80, 0.85]"
-    assert t.loc["ROC-AUC, seed", "orig. / de-id."] == "0.82"
-    assert t.loc["PR-AUC, shipped", "de-id. / orig."] == "0.22 [0.17, 0.27]"
-    assert t.loc["PR-AUC, seed", "de-id. / orig."] == "0.22"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.850 [0.825, 0.875]"
+    assert t.loc["ROC-AUC, like-for-like", "orig. / de-id."] == "0.830 [0.805, 0.855]"
+    assert t.loc["ROC-AUC, seed", "orig. / de-id."] == "0.820"
+    assert t.loc["PR-AUC, shipped", "de-id. / orig."] == "0.220 [0.170, 0.270]"
+    assert t.loc["PR-AUC, seed", "de-id. / orig."] == "0.220"
     # every seed figure of Tables 6.3/6.4 is printed where it belongs
     for split in ("train", "test"):
         t = tables.trust_settings_table(util, split)
@@ -485,7 +520,7 @@ def test_trust_settings_table():
         "PR-AUC, shipped",
         "PR-AUC, like-for-like",
     ]
-    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.70 [0.82, 0.88]"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.700 [0.825, 0.875]"
     assert tables.trust_settings_table(both, "test").equals(
         tables.trust_settings_table(util, "test")
     )
@@ -494,7 +529,7 @@ def test_trust_settings_table():
     part.loc[part["setting"] == "orig. / orig.", "roc_auc_lo"] = np.nan
     t = tables.trust_settings_table(part, "train")
     assert t.loc["ROC-AUC, shipped", "de-id. / orig."] == "n/a"
-    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.87"
+    assert t.loc["ROC-AUC, shipped", "orig. / orig."] == "0.870"
     with pytest.raises(InputDataError) as info:
         tables.trust_settings_table(pd.concat([util, util]), "test")
     assert str(info.value) == (
@@ -513,7 +548,7 @@ def test_to_markdown_and_write_table(tmp_path):
         "orig. / de-id. | de-id. / orig. |"
     )
     assert lines[1] == "|---|---|---|---|---|---|"
-    assert lines[2].startswith("| ROC-AUC, shipped | 0.92 [0.91, 0.93] | 0.87 [0.86, 0.88] |")
+    assert lines[2].startswith("| ROC-AUC, shipped | 0.920 [0.910, 0.930] | 0.870 [0.860, 0.880] |")
     df = pd.DataFrame({"a": [1, 2], "b": [0.5, np.nan], "c": ["x|y", "z"]})
     md = tables.to_markdown(df)
     assert md.splitlines()[1] == "|---:|---:|---|"
@@ -590,7 +625,7 @@ def test_write_index(tmp_path):
     assert 'src="figures/linkage.png"' in text
     assert "figure not found: figures/missing.png" in text
     assert text.count("<table") == 3
-    assert text.count("0.90 [0.88, 0.93]") == 3  # the owner's baseline, once per table
+    assert text.count("0.900 [0.875, 0.925]") == 3  # the owner's baseline, once per table
     assert "http://" not in text and "https://" not in text and "<script" not in text
     embedded = html.write_index(tmp_path / "embedded.html", "R", sections[:1], embed_images=True)
     assert "data:image/png;base64," in embedded

@@ -19,7 +19,7 @@ import matplotlib.figure
 import numpy as np
 import pandas as pd
 import pytest
-from test_report import fake_disagreement, fake_linkage, fake_utility
+from test_report import fake_card, fake_disagreement, fake_linkage, fake_utility
 from workflow_helpers import ROOT
 
 from mimic_deid.core.atomic import write_json, write_parquet, write_table
@@ -49,8 +49,13 @@ SENTINELS = np.r_[900.123456 + np.arange(N), LONG_STAY, LONG_STAY - LENGTH]
 FEATURES = {"heart_rate": ["mean", "var", "min", "max"], "glucose": ["mean", "var"]}
 
 
-def _write_inputs(folder: Path) -> dict[str, str]:
-    """Every input of rule private_report for one class of N series of LENGTH hours."""
+#: The sweep point the report is built for.
+POINT = {"dk": 5, "fk": 3, "heuristic": "range", "method": "genetic-x"}
+
+
+def _write_inputs(folder: Path, point: dict = POINT) -> dict[str, str]:
+    """Every input of rule private_report for one class of N series of LENGTH hours, with
+    certified cards of both releases at ``point``."""
     rng = np.random.default_rng(8)
     keys = np.arange(700, 700 + N)
     lengths = np.r_[LONG_STAY, np.full(N - 1, LENGTH)]
@@ -121,6 +126,9 @@ def _write_inputs(folder: Path) -> dict[str, str]:
     inputs["utility"] = str(folder / "utility.csv")
     fake_utility().to_csv(inputs["utility"], index=False)
     inputs["variables"] = str(ROOT / "config" / "variables.yaml")
+    for release in ("stays", "ihm48"):
+        inputs[f"card_{release}"] = str(folder / f"card_{release}.json")
+        write_json(fake_card(release, point), inputs[f"card_{release}"])
     return inputs
 
 
@@ -190,8 +198,7 @@ def reports(tmp_path_factory) -> dict:
                 if who == "public"
                 else inputs
             )
-            point = {"dk": 5, "fk": 3, "heuristic": "range", "method": "genetic-x"}
-            data = load_report_data(given, point, duration_method="greedy",
+            data = load_report_data(given, POINT, duration_method="greedy",
                                     series_distance="euclidean", audience=who)  # fmt: skip
             base = folder / who
             build_report(data, base / "figures", base / "tables", base / "index.html",

@@ -13,7 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from families import unavailable
 from test_report_audience import _write_inputs
+from test_report_decision import _build
 from workflow_helpers import ROOT
 
 from mimic_deid.report import build_report, load_report_data
@@ -92,7 +94,7 @@ def _tables(html_text: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("front")
-    inputs = {k: v for k, v in _write_inputs(folder).items() if not k.startswith("ga_")}
+    inputs = {k: v for k, v in _write_inputs(folder, POINT).items() if not k.startswith("ga_")}
     data = load_report_data(inputs, POINT, duration_method="greedy", series_distance="euclidean")
     out = {}
     for kind in ("synthetic", "csv"):
@@ -105,7 +107,7 @@ def built(tmp_path_factory) -> dict:
 def test_report_opens_with_what_was_run(built):
     text = (built["synthetic"] / "index.html").read_text()
     headings = re.findall(r"<h2>(.*?)</h2>", text)
-    assert headings[:2] == ["What was run", "Glossary"]
+    assert headings[:3] == ["What to hand out", "What was run", "Glossary"]
     assert f"<h1>mimic-deid report ({SYNTHETIC_LABEL})</h1>" in text
     assert "SYNTHETIC DATA, NOT MIMIC-III" in text
     facts = {row[0]: row[1] for row in _tables(text)[0]["rows"][1:]}
@@ -245,21 +247,30 @@ def test_every_table_scrolls_inside_the_page(built):
     assert tables and all(t["scroll"] for t in tables)
 
 
-def _chromium() -> str | None:
+def _chromium() -> str:
+    """The headless browser; its family is skipped without one, or failed where CI requires
+    it (``MIMIC_DEID_REQUIRE`` names ``chromium``; Debian: ``apt-get install chromium``)."""
     for name in ("chromium", "chromium-headless-shell", "chromium-browser", "google-chrome"):
         if shutil.which(name):
             return shutil.which(name)
     found = sorted(Path("/usr/lib/chromium").glob("chrome*")) if Path("/usr/lib").exists() else []
-    return str(found[0]) if found else None
+    if not found:
+        unavailable("chromium", "no headless Chromium installed (apt-get install chromium)")
+    return str(found[0])
+
+
+def _browser(*args: str) -> subprocess.CompletedProcess:
+    # generous: a browser's first start on a loaded 2-core machine takes tens of seconds
+    return subprocess.run(
+        [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("page_kind", ["report", "wide_table"])
 def test_page_is_no_wider_than_the_window_in_a_browser(built, tmp_path, page_kind):
     """Rendered by headless Chromium at 1024 px, the page does not scroll sideways: the
     report as built, and a page with a table of 30 wide columns (it scrolls in its own box)."""
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("no headless Chromium installed (apt-get install chromium-headless-shell)")
     if page_kind == "wide_table":
         wide = pd.DataFrame([[f"value {i} of a long column" for i in range(30)]] * 3)
         wide.columns = [f"a long column heading number {i}" for i in range(30)]
@@ -281,12 +292,58 @@ def test_page_is_no_wider_than_the_window_in_a_browser(built, tmp_path, page_kin
     page.write_text(text.replace("</body>", probe))
     for sub in ("figures", "tables"):
         shutil.copytree(source / sub, tmp_path / sub)
-    proc = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1024,800",
-         "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = _browser("--window-size=1024,800", "--dump-dom", page.as_uri())
     match = re.search(r'<pre id="width">(\d+) (\d+)</pre>', proc.stdout)
     assert match, proc.stderr[-2000:]
     scroll, window = map(int, match.groups())
     assert scroll <= window, (scroll, window)
+
+
+#: The first screen's marks (report.html CSS): a certified and a refused release's border.
+CERTIFIED_RGB, REFUSED_RGB = (0x1A, 0x7F, 0x37), (0xCF, 0x22, 0x2E)
+
+
+def _marked_rows(png: Path, rgb: tuple[int, int, int]) -> np.ndarray:
+    """The pixel rows of a screenshot that hold the colour ``rgb``."""
+    import matplotlib.image
+
+    pixels = np.rint(matplotlib.image.imread(png)[..., :3] * 255).astype(int)
+    hit = (np.abs(pixels - np.array(rgb)) <= 8).all(axis=-1)
+    return np.flatnonzero(hit.any(axis=1))
+
+
+@pytest.mark.parametrize("verdicts", ["certified", "refused"])
+def test_the_first_screen_shows_the_decision_in_a_browser(tmp_path, verdicts):
+    """A screenshot at 1024 x 800 px, as a person opening the report sees it: the sentence of
+    every release is on the first screen, above the contents, marked green when certified
+    and red when refused; the page does not scroll sideways."""
+    passed = verdicts == "certified"
+    out, _ = _build(tmp_path, {"stays": passed, "ihm48": passed})
+    shot = tmp_path / "first_screen.png"
+    proc = _browser("--window-size=1024,800", f"--screenshot={shot}", (out / "index.html").as_uri())
+    assert shot.is_file(), proc.stderr[-2000:]
+    import matplotlib.image
+
+    assert matplotlib.image.imread(shot).shape[:2] == (800, 1024)
+    mine, other = (CERTIFIED_RGB, REFUSED_RGB) if passed else (REFUSED_RGB, CERTIFIED_RGB)
+    rows = _marked_rows(shot, mine)
+    # two sentences, each a block of marked rows, both on the first screen
+    blocks = np.count_nonzero(np.diff(rows) > 1) + 1 if rows.size else 0
+    assert blocks == 2 and rows.max() < 800, rows
+    assert _marked_rows(shot, other).size == 0
+    probe = (
+        "<script>document.addEventListener('DOMContentLoaded', () => {"
+        "const d = document.querySelector('ul.decisions').getBoundingClientRect();"
+        "const t = document.querySelector('nav.toc').getBoundingClientRect();"
+        "const p = document.createElement('pre'); p.id = 'layout';"
+        "p.textContent = [d.bottom, t.top, window.innerHeight,"
+        " document.documentElement.scrollWidth, window.innerWidth].map(Math.round).join(' ');"
+        "document.body.appendChild(p);});</script></body>"
+    )
+    page = out / "probe.html"
+    page.write_text((out / "index.html").read_text().replace("</body>", probe))
+    proc = _browser("--window-size=1024,800", "--dump-dom", page.as_uri())
+    match = re.search(r'<pre id="layout">([\d ]+)</pre>', proc.stdout)
+    assert match, proc.stderr[-2000:]
+    bottom, toc, height, scroll, width = map(int, match.group(1).split())
+    assert bottom <= toc and bottom <= height and scroll <= width

@@ -93,15 +93,15 @@ def test_a_memorising_release_has_the_full_advantage_and_fails_the_claim():
     with pytest.raises(ReleaseCheckError) as err:
         check_verbatim_copies(attack, "t", max_verbatim_unique=1.0, max_advantage=0.05)
     assert str(err.value) == (
-        "sequence release t: membership advantage of the verbatim-copy attacker 1.0000 "
-        "(standard error 0.0000, lower bound 1.0000) is above "
-        "sequences.attack.max_advantage = 0.05"
+        "sequence release t: membership advantage of the verbatim-copy attacker 100.0 % "
+        "(standard error 0.0 %, lower bound 100.0 %) is above "
+        "sequences.attack.max_advantage = 0.05 (5.0 %)"
     )
     with pytest.raises(ReleaseCheckError) as err:
         check_verbatim_copies(attack, "t", max_verbatim_unique=0.05, max_advantage=1.0)
     assert str(err.value) == (
-        "sequence release t: 1.0000 of the released sequences copy a sequence unique in the "
-        "source, above sequences.attack.max_verbatim_unique = 0.05"
+        "sequence release t: 100.0 % of the released sequences copy a sequence unique in the "
+        "source, above sequences.attack.max_verbatim_unique = 0.05 (5.0 %)"
     )
 
 

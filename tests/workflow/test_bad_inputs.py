@@ -268,8 +268,9 @@ def test_a_run_killed_during_extraction_leaves_only_declared_outputs(clean_copy,
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     private = workdir / "results" / "private"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
+    # wait for the event, however long a busy machine takes to reach it (no deadline: the
+    # run ends by itself, and pytest's per-test timeout bounds a hang)
+    while proc.poll() is None:
         if private.exists() and any(private.glob(".raw.partial-*/.spool/*")):
             break  # extraction is spooling events
         time.sleep(0.02)

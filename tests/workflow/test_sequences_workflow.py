@@ -16,6 +16,8 @@ from workflow_helpers import (
     snakemake,
 )
 
+from mimic_deid.core.numbers import percent
+
 pytestmark = pytest.mark.workflow
 
 SEQ = {
@@ -147,8 +149,8 @@ def test_a_refused_release_is_withheld_and_the_run_goes_on(runs, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     verdict = (
         "refused: sequence release sequences/transfers/release: "
-        f"{share:.4f} of the released sequences copy a sequence unique in the source, above "
-        "sequences.attack.max_verbatim_unique = 0.0"
+        f"{percent(share)} of the released sequences copy a sequence unique in the source, "
+        "above sequences.attack.max_verbatim_unique = 0.0 (0.0 %)"
     )
     check = json.loads((work / "results/sequences/transfers/check.json").read_text())
     assert (check["passed"], check["verdict"]) == (False, verdict)
@@ -170,7 +172,8 @@ def test_a_refused_release_stops_a_strict_run(runs, tmp_path):
     ]
     assert errors == [
         "mimic-deid error in rule 'sequences_check': sequence release "
-        f"sequences/transfers/release: {share:.4f} of the released sequences copy a "
-        "sequence unique in the source, above sequences.attack.max_verbatim_unique = 0.0"
+        f"sequences/transfers/release: {percent(share)} of the released sequences copy a "
+        "sequence unique in the source, above sequences.attack.max_verbatim_unique = 0.0 "
+        "(0.0 %)"
     ]
     assert not (work / target).exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import stat
 import subprocess
@@ -91,6 +92,26 @@ def test_run_produces_report_and_checked_releases(finished_run):
         assert published == ["index.parquet", "series.parquet"], path
     for release in ("stays", "ihm48"):
         assert set(sweep[f"verdict_{release}"]) == {"certified"}
+
+
+def test_the_report_opens_on_what_to_hand_out(finished_run):
+    """The first screen: one sentence per release card, above the contents, each certified
+    one naming the folder to hand out (issue 44.5)."""
+    workdir, _ = finished_run
+    text = (workdir / "results" / "report" / "index.html").read_text()
+    first = text[text.index("<h1>") : text.index('<nav class="toc">')]
+    assert "<h2>What to hand out</h2>" in first
+    sentences = re.findall(r'<li class="(certified|refused)">(.*?)</li>', first)
+    cards = [json.loads(p.read_text()) for p in workdir.glob("results/*/dk*/fk*/*/card.json")]
+    assert len(sentences) == len(cards) == 4
+    for card in cards:
+        p = card["point"]
+        folder = f"results/{card['release']}/dk{p['dk']}/fk{p['fk']}-{p['heuristic']}/{p['method']}"
+        status = "certified" if card["passed"] else "refused"
+        mine = [t for s, t in sentences if s == status and f"{folder}/release/" in t]
+        assert len(mine) == 1, (folder, sentences)
+        if card["passed"]:
+            assert mine[0].startswith("CERTIFIED: ") and f"hand out {folder}/release/." in mine[0]
 
 
 def test_release_protects_every_published_value(finished_run):

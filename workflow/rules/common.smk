@@ -388,6 +388,16 @@ def report_run():
     }
 
 
+def report_folders():
+    """Every release's published folder by release name, for the report's first screen
+    (report.decision: the folder to hand out)."""
+    return {
+        release_name(release, point): path("published", release=release, **point)
+        for point in sweep_points()
+        for release in RELEASES
+    }
+
+
 def done_line(workflow):
     """The run's last line (Snakefile onsuccess, which Snakemake calls only after jobs ran).
 

@@ -67,6 +67,7 @@ rule report:
         duration_method=config["duration"]["method"],
         series_distance=config["evaluate"]["series_distance"],
         run=report_run(),
+        folders=report_folders(),
     script:
         "../scripts/report.py"
 

@@ -29,4 +29,6 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         sweep_csv=snakemake.input.get("sweep"),
         audience=audience,
         run=run,
+        # the published release/ folder of every release, named on the first screen
+        folders=snakemake.params.get("folders"),
     )

@@ -4,6 +4,7 @@ import pandas as pd
 
 from mimic_deid.core.atomic import write_json
 from mimic_deid.core.logs import run_stage
+from mimic_deid.core.numbers import percent
 from mimic_deid.sequences import EventLog, Settings, fit_release, membership_attack
 
 with run_stage(snakemake.rule, snakemake.log[0]) as log:
@@ -19,8 +20,8 @@ with run_stage(snakemake.rule, snakemake.log[0]) as log:
     )
     write_json({"table": table, **attack}, snakemake.output.attack)
     log.info(
-        "%s: verbatim-unique share %.4f, membership advantage %.4f",
+        "%s: verbatim-unique share %s, membership advantage %s",
         table,
-        attack["release"]["verbatim_unique"],
-        attack["advantage"],
+        percent(attack["release"]["verbatim_unique"]),
+        percent(attack["advantage"]),
     )

@@ -88,6 +88,7 @@ from mimic_deid.core.claims import (
 )
 from mimic_deid.core.errors import ReleaseCheckError, require_columns
 from mimic_deid.core.logs import get_logger
+from mimic_deid.core.numbers import percent
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
@@ -612,10 +613,6 @@ def check_release(
     return result
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
 def check_linkage_bound(linkage: Mapping) -> dict:
     """Claim 14: the strong attacker's top-1 rate is within the bound stated before the attack.
 
@@ -643,9 +640,9 @@ def check_linkage_bound(linkage: Mapping) -> dict:
     if not bound["within"]:
         low, high = bound["strong_top1_ci"]
         raise ReleaseCheckError(
-            f"linkage bound: strong attacker's top-1 {_pct(bound['strong_top1'])} > bound "
-            f"1/{bound['k']} = {_pct(bound['top1'])} (95 % interval {_pct(low)} to "
-            f"{_pct(high)}, {bound['n']} series)"
+            f"linkage bound: strong attacker's top-1 {percent(bound['strong_top1'])} > bound "
+            f"1/{bound['k']} = {percent(bound['top1'])} (95 % interval {percent(low)} to "
+            f"{percent(high)}, {bound['n']} series)"
         )
     return dict(bound)
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
+from mimic_deid.core.numbers import auc as fmt_auc
 from mimic_deid.deid.duration import LABELS
 
 if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted or scored: importing
@@ -258,7 +259,7 @@ def fit_mortality_model(
     for C in Cs:
         pipe = _fit(_pipeline(C, seed, max_iter), X_tr, y_tr)
         auc = float(roc_auc_score(y_va, pipe.predict_proba(X_va)[:, 1]))
-        log.info("C=%g: validation ROC-AUC %.4f", C, auc)
+        log.info("C=%g: validation ROC-AUC %s", C, fmt_auc(auc))
         if best is None or auc > best[0]:
             best = (auc, C, pipe)
     assert best is not None
@@ -398,7 +399,7 @@ def _fit_side(splits: Mapping[str, Dataset], Cs: Sequence[float], seed: int, sid
         if len(np.unique(y_va)) == 2
         else float("nan")
     )
-    log.info("%s training data: chose C=%g (validation ROC-AUC %.4f)", side, C, val_auc)
+    log.info("%s training data: chose C=%g (validation ROC-AUC %s)", side, C, fmt_auc(val_auc))
     return model, C, val_auc
 
 
@@ -564,8 +565,8 @@ def utility_table(
             frames.append(_frame([{**keys, **row} for row in rows]))
     table = pd.concat(frames, ignore_index=True)
     for row in table.itertuples():
-        log.info("%s, %s variables, %s: %s on %s: ROC-AUC %.3f", row.task, row.variables,
-                 row.cross, row.setting, row.split, row.roc_auc)  # fmt: skip
+        log.info("%s, %s variables, %s: %s on %s: ROC-AUC %s", row.task, row.variables,
+                 row.cross, row.setting, row.split, fmt_auc(row.roc_auc))  # fmt: skip
     return table
 
 

@@ -26,6 +26,7 @@ caption ``workflow/report/<name>.rst`` for Snakemake's HTML report.
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ import pyarrow.parquet as pq
 
 from mimic_deid.core.atomic import read_json
 from mimic_deid.core.errors import ConfigError, require_choice
+from mimic_deid.core.numbers import measure, percent, percent_ci
 from mimic_deid.deid.classes import KEY
 from mimic_deid.deid.examples import examples_from_json
 from mimic_deid.deid.tuning import TUNED_METHODS
@@ -46,12 +48,15 @@ from mimic_deid.evaluate.curves import (
     closest_class,
     curves_from_table,
 )
+from mimic_deid.evaluate.pairing import release_name
 from mimic_deid.pipeline.variables import load_variables
 from mimic_deid.report import codes as codes_report
 from mimic_deid.report import figures as fig
 from mimic_deid.report import tabular as tab
+from mimic_deid.report.decision import card_name, certified_names, decision_section
 from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
 from mimic_deid.report.html import write_index
+from mimic_deid.report.plotting import new_figure, no_data, save
 from mimic_deid.report.sequences import attack_table, plot_sequences, sequences_table
 from mimic_deid.report.sweep import sweep_overview
 from mimic_deid.report.tables import (
@@ -137,6 +142,9 @@ class ReportData:
         Every release's card (``card.json``, inputs ``card_*``), in input-name order.
     cross_release : DataFrame
         The cross-release pairing of the sweep (``cross_release.csv``; empty without it).
+    audience : {"public", "private"}
+        Who the data was loaded for: the public report draws certified releases only
+        (:meth:`drawable`).
     """
 
     point: dict
@@ -164,11 +172,35 @@ class ReportData:
     tabular: dict[str, Any] = field(default_factory=dict)
     cards: list[dict] = field(default_factory=list)
     cross_release: pd.DataFrame = field(default_factory=pd.DataFrame)
+    audience: str = "public"
 
     def __post_init__(self) -> None:
         # the seed shows the classes of 30 h and 9 h
         self.main_class = closest_class(self.summary, MAIN_CLASS_HOURS)
         self.small_class = closest_class(self.summary, 9)
+
+    def release_card(self, release: str) -> dict | None:
+        """The card of ``release`` (``stays``, ``ihm48``) at the point shown, or None."""
+        name = release_name(release, self.point)
+        return next((c for c in self.cards if card_name(c) == name), None)
+
+    def drawable(self, release: str) -> str | None:
+        """None when the report may draw ``release`` at the point shown, else why not.
+
+        The private report draws every release (the owner judges the refused ones); the
+        public report draws a release only when its card says certified."""
+        if self.audience == "private":
+            return None
+        card = self.release_card(release)
+        name = release_name(release, self.point)
+        if card is None:
+            return f"not drawn: release {name} has no release card in this run"
+        if card.get("passed") is True:
+            return None
+        return (
+            f"not drawn: release {name} was refused (see 'What to hand out'); the public "
+            "report draws certified releases only"
+        )
 
 
 def ga_caption(data: ReportData, rank: str) -> str:
@@ -180,7 +212,7 @@ def ga_caption(data: ReportData, rank: str) -> str:
     label = data.units.get(ex["variable"], (ex["variable"], ""))[0]
     return (
         f"{rank} of {k['n']:,} series with {label.lower()} targets: unfeasibility "
-        f"{k['unfeasibility']:.3g} and distortion {k['distortion']:.3g} over all its feature "
+        f"{measure(k['unfeasibility'])} and distortion {measure(k['distortion'])} over all its feature "
         f"dimensions, {k['iterations']} generations, {k['class_length']} h class"
     )
 
@@ -260,6 +292,7 @@ def load_report_data(
         cross_release=(
             pd.read_csv(inputs["cross_release"]) if "cross_release" in inputs else pd.DataFrame()
         ),
+        audience=audience,
     )
 
 
@@ -395,6 +428,35 @@ def _trust_table(split: str, task: str = "mortality") -> Callable[[ReportData, s
     return draw
 
 
+def _cross_release(data: ReportData) -> pd.DataFrame:
+    """The cross-release table; the public report keeps the pairs of certified releases."""
+    pairing = data.cross_release
+    if data.audience == "public" and not pairing.empty:
+        certified = certified_names(data.cards)
+        both = pairing["release_a"].isin(certified) & pairing["release_b"].isin(certified)
+        pairing = pairing[both]
+        if pairing.empty:
+            return pd.DataFrame({"note": ["no two certified releases of one population"]})
+    return cross_release_table(pairing)
+
+
+#: The page's note on a further item of a section not drawn for the reason already given.
+NOT_DRAWN_AGAIN = "not drawn, for the reason above"
+
+
+def _not_drawn(item: ReportItem, path: str, note: str) -> None:
+    """Write the file of an item the public report does not draw: a figure or a table that
+    says why, so that the rule's outputs exist and a reader of the file sees the reason."""
+    if item.kind == "table":
+        write_table(pd.DataFrame({"note": [note]}), path, Path(path).with_suffix(".md"))
+        return
+    figure = new_figure(8, 2)
+    ax = figure.add_subplot()
+    no_data(ax, textwrap.fill(note, 70))
+    ax.set_axis_off()
+    save(figure, path)
+
+
 @dataclass(frozen=True)
 class ReportItem:
     """One figure or table of the report.
@@ -414,6 +476,10 @@ class ReportItem:
         ``public``: drawn from released values, aggregates and attack measures, written to
         ``results/report`` and bundled by ``snakemake --report``; ``private``: shows original
         values of individual patients, written under ``results/private/report`` only.
+    release : {"stays", "ihm48"} or None
+        The release of the point shown that the item draws; the public report draws it only
+        when that release is certified (:meth:`ReportData.drawable`), and otherwise writes a
+        note in its place. None: the item draws no single release.
     """
 
     name: str
@@ -422,6 +488,7 @@ class ReportItem:
     caption: str
     draw: Callable[[ReportData, str], None]
     audience: str = "public"
+    release: str | None = None
 
 
 #: The report's figures and tables in page order.
@@ -475,6 +542,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Disagreement",
         "Mean disagreement curve, class of {main_class} h, before and after (seed Fig. 6.4).",
         _summary_curves("main_class", ("mean",)),
+        release="stays",
     ),
     ReportItem(
         "summary_disagreement_min",
@@ -482,6 +550,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Disagreement",
         "Minimum disagreement curve, class of {small_class} h (seed Fig. 6.5).",
         _summary_curves("small_class", ("min",)),
+        release="stays",
     ),
     ReportItem(
         "summary_disagreement_normalised",
@@ -489,6 +558,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Disagreement",
         "Summary disagreement plot, normalised, class of {main_class} h (seed Fig. 5.4).",
         _summary_curves("main_class", ("min", "mean", "max"), normalised=True),
+        release="stays",
     ),
     ReportItem(
         "disagreement_curves",
@@ -497,6 +567,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Summary disagreement plot of the release with 100 of the curves behind it, class of "
         "{main_class} h (seed Fig. 5.4, both panels).",
         _draw_curves,
+        release="stays",
     ),
     ReportItem(
         "disagreement_example",
@@ -506,6 +577,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "released features and its disagreement step curve with the area Δ-AUC (seed Fig. 3.1 "
         "from released values; the original target is in the private report).",
         _draw_example(original=False),
+        release="stays",
     ),
     ReportItem(
         "disagreement_example_original",
@@ -525,6 +597,7 @@ ITEMS: tuple[ReportItem, ...] = (
         lambda d, out: fig.plot_first_disagreement_cdf(
             d.baseline_series, d.per_series, d.main_class, out, d.series_distance
         ),
+        release="stays",
     ),
     ReportItem(
         "release_cards",
@@ -540,10 +613,9 @@ ITEMS: tuple[ReportItem, ...] = (
         "table",
         "Linkage attack",
         "Releases of one population held together: the share of release A's series that a "
-        "nearest-neighbour join on released values pairs with their own series of release B.",
-        lambda d, out: write_table(
-            cross_release_table(d.cross_release), out, Path(out).with_suffix(".md")
-        ),
+        "nearest-neighbour join on released values pairs with their own series of release B "
+        "(pairs of certified releases only).",
+        lambda d, out: write_table(_cross_release(d), out, Path(out).with_suffix(".md")),
     ),
     ReportItem(
         "linkage",
@@ -551,6 +623,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Linkage attack",
         "Re-identification rate and reconstruction error against the attacker's estimation error.",
         lambda d, out: fig.plot_linkage(d.linkage, out),
+        release="stays",
     ),
     ReportItem(
         "linkage_strong",
@@ -563,6 +636,7 @@ ITEMS: tuple[ReportItem, ...] = (
             out,
             title="Strong attacker: every released variable's features and hour counts",
         ),
+        release="stays",
     ),
     ReportItem(
         "trust_settings",
@@ -573,6 +647,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "variables, with the original side as recorded (shipped) and gap-filled like the "
         "release (like-for-like), beside the seed's figures.",
         lambda d, out: fig.plot_trust_settings(d.utility, out),
+        release="ihm48",
     ),
     ReportItem(
         "trust_settings_train",
@@ -580,6 +655,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: in-hospital mortality",
         "Training set (seed Table 6.3): shipped, like-for-like and the seed's figures.",
         _trust_table("train"),
+        release="ihm48",
     ),
     ReportItem(
         "trust_settings_test",
@@ -587,6 +663,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: in-hospital mortality",
         "Test set (seed Table 6.4): shipped, like-for-like and the seed's figures.",
         _trust_table("test"),
+        release="ihm48",
     ),
     ReportItem(
         "trust_settings_long_stay",
@@ -596,6 +673,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "ROC-AUC and PR-AUC with 95 % bootstrap intervals, the data owner's baseline and "
         "the four trust settings, shipped and like-for-like (the seed has no such task).",
         lambda d, out: fig.plot_trust_settings(d.utility, out, task="long_stay"),
+        release="ihm48",
     ),
     ReportItem(
         "trust_settings_long_stay_test",
@@ -603,6 +681,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "Utility: length of stay > 7 days",
         "Test set: shipped and like-for-like, with the data owner's baseline.",
         _trust_table("test", task="long_stay"),
+        release="ihm48",
     ),
     ReportItem(
         "duration_methods",
@@ -777,8 +856,8 @@ def _bound_text(data: ReportData) -> str:
     verdict = "kept: certified" if bound["within"] else "NOT kept: the release is refused"
     low, high = bound.get("strong_top1_ci", (float("nan"), float("nan")))
     return (
-        f"top-1 {100 * bound['strong_top1']:.1f} % (95 % interval {100 * low:.1f} to "
-        f"{100 * high:.1f} %) against the bound 1/k = {100 * bound['top1']:.1f} % stated "
+        f"top-1 {percent_ci(bound['strong_top1'], low, high)} against the bound 1/k = "
+        f"{percent(bound['top1'])} stated "
         f"before the attack: {verdict}"
     )
 
@@ -801,8 +880,15 @@ def build_report(
     sweep_csv: str | os.PathLike | None = None,
     audience: str = "public",
     run: Mapping[str, Any] | None = None,
+    folders: Mapping[str, str] | None = None,
 ) -> None:
     """Draw the :data:`ITEMS` entries of ``audience`` and write the HTML index that shows them.
+
+    The page opens on the decision (:func:`mimic_deid.report.decision.decision_section`):
+    one sentence per release card, certified or refused, and the folder to hand out. The
+    public report draws certified releases only: an item of a refused release (its
+    ``release`` at the point shown) is written as a note saying so, and the sweep overview
+    leaves a refused release's utility and perturbation figures empty.
 
     Parameters
     ----------
@@ -820,13 +906,20 @@ def build_report(
         commit and date, parameters); given, the page opens with it and a glossary
         (:func:`~mimic_deid.report.front.front_sections`), and a synthetic run's title says
         so. The series count and the shown point are filled in from ``data``.
+    folders : mapping, optional
+        Release name (:func:`mimic_deid.evaluate.pairing.release_name`) -> its published
+        ``release/`` folder, named in the first screen's sentences.
     """
     base = os.path.dirname(os.fspath(index_out))
     sections: dict[str, list[dict]] = {}
     for item in report_items(audience):
         directory, suffix = (figures_dir, ".png") if item.kind == "figure" else (tables_dir, ".csv")
         path = os.path.join(os.fspath(directory), item.name + suffix)
-        item.draw(data, path)
+        note = data.drawable(item.release) if item.release else None
+        if note is None:
+            item.draw(data, path)
+        else:
+            _not_drawn(item, path, note)
         caption = item.caption.format(
             main_class=data.main_class,
             small_class=data.small_class,
@@ -835,9 +928,13 @@ def build_report(
             ga_worst=ga_caption(data, "worst"),
             ga_median=ga_caption(data, "median"),
         )
-        sections.setdefault(item.section, []).append(
-            {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
-        )
+        entry = {"kind": item.kind, "path": os.path.relpath(path, base), "caption": caption}
+        shown = sections.setdefault(item.section, [])
+        if note and note in (e.get("note_text") for e in shown):
+            entry |= {"note": NOT_DRAWN_AGAIN, "note_text": note}  # said once per section
+        elif note:
+            entry |= {"note": note, "note_text": note}
+        shown.append(entry)
     p = data.point
     label = f"dk={p['dk']}, fk={p['fk']}, {p['heuristic']} heuristic, method {p['method']}"
     page = [
@@ -853,6 +950,8 @@ def build_report(
         page = front_sections({**run, "series": int(data.lengths.size), "point": label}) + page
         if run.get("source_kind") == "synthetic":
             title += f" ({SYNTHETIC_LABEL})"
+    if audience == "public":
+        page = [decision_section(data.cards, folders)] + page
     if sweep_csv is None:
         write_index(index_out, title, page)
         return
@@ -867,10 +966,11 @@ def build_report(
                     "attacker re-identifies a series with exact feature knowledge, and the test "
                     "ROC-AUC of mortality prediction: the data owner's baseline on every "
                     "variable, then each trust setting on the released variables (original side "
-                    "as evaluate.utility.cross says), and of the long-stay task. Every column, "
-                    "attacker error and disagreement statistic is in the linked CSV "
-                    "(docs/outputs.md).",
-                    "data": sweep_overview(pd.read_csv(sweep_csv)),
+                    "as evaluate.utility.cross says), and of the long-stay task. A refused "
+                    "release's utility and perturbation cells are left empty (the public report "
+                    "draws certified releases only). Every column, attacker error and "
+                    "disagreement statistic is in the linked CSV (docs/outputs.md).",
+                    "data": sweep_overview(pd.read_csv(sweep_csv), certified_only=True),
                 }
             ],
         }

@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import InputDataError, require_columns
+from mimic_deid.core.numbers import auc as fmt_auc
+from mimic_deid.core.numbers import measure, percent
 from mimic_deid.deid.examples import GA_STATS, series_features
 from mimic_deid.evaluate.privacy import check_series_distance
 from mimic_deid.report import shaping
@@ -208,8 +210,8 @@ def plot_records_lost(
     suppressed = class_lengths == 0
     moved = int(((lost > 0) & ~suppressed).sum())
     fig.suptitle(
-        f"Records lost per series: mean {lost.mean():.2f} h (sd {lost.std():.2f}), "
-        f"{pct.mean():.2f} % of the series (sd {pct.std():.2f} %)\n"
+        f"Records lost per series: mean {measure(lost.mean())} h (sd {measure(lost.std())}), "
+        f"{percent(pct.mean() / 100)} of the series (sd {percent(pct.std() / 100)})\n"
         f"{lengths.size} series, {moved} shortened, {int(suppressed.sum())} suppressed "
         "(all their hours lost)"
     )
@@ -680,7 +682,7 @@ def _trust_panel(
         )
         for xv, yv, below in zip(xs, ys, lo, strict=True):  # under the lower bar
             ax.annotate(
-                f"{yv:.2f}",
+                fmt_auc(yv),
                 (xv, yv - below),
                 textcoords="offset points",
                 xytext=(0, -10),
@@ -701,7 +703,7 @@ def _trust_panel(
             )
         if math.isfinite(prevalence):
             ax.axhline(prevalence, color="0.5", linestyle=":", linewidth=1,
-                       label=f"share of positives ({prevalence:.2f})")  # fmt: skip
+                       label=f"share of positives ({percent(prevalence)})")  # fmt: skip
 
 
 def plot_disagreement_curves(

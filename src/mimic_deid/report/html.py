@@ -42,6 +42,13 @@ table.data th, table.data td { border: 1px solid #d0d7de; padding: .3em .7em; te
 table.data th { background: #f3f5f7; }
 table.data td:first-child, table.data th:first-child { text-align: left; }
 .missing { color: #b00; font-style: italic; }
+p.note { color: #555; font-style: italic; border-left: 3px solid #bbb; padding-left: .6em; }
+section.decision p { font-size: 1.08em; }
+ul.decisions { list-style: none; padding: 0; margin: .8em 0; }
+ul.decisions li { border-left: 5px solid #999; padding: .4em .8em; margin: .5em 0;
+                  background: #f6f8fa; overflow-wrap: anywhere; }
+ul.decisions li.certified { border-color: #1a7f37; }
+ul.decisions li.refused { border-color: #cf222e; }
 a.download { font-size: .85em; }
 """
 
@@ -116,9 +123,25 @@ def _read_csv_table(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
+def _decisions_html(lines: Sequence[Mapping[str, Any]]) -> str:
+    """The first screen's sentences, one list item each, marked certified or refused."""
+    if not lines:
+        return ""
+    items = "".join(
+        f'<li class="{_e(line.get("status", ""))}">{_e(line.get("text", ""))}</li>'
+        for line in lines
+    )
+    return f'<ul class="decisions">{items}</ul>'
+
+
 def _figure_html(item: Mapping[str, Any], base: Path, embed: bool) -> str:
     rel = str(item["path"])
     caption = item.get("caption", "")
+    if item.get("note"):  # not drawn (a refused release): say why instead of the image
+        return (
+            f'<figure><p class="note">{_e(item["note"])}</p>'
+            f"<figcaption>{_e(caption)}</figcaption></figure>"
+        )
     target = base / rel
     if embed:
         if not target.is_file():
@@ -146,7 +169,9 @@ def _table_item_html(item: Mapping[str, Any], base: Path) -> str:
     parts = []
     if item.get("caption"):
         parts.append(f'<p class="caption">{_e(item["caption"])}</p>')
-    if frame is not None:
+    if item.get("note"):  # not drawn (a refused release): say why instead of the table
+        parts.append(f'<p class="note">{_e(item["note"])}</p>')
+    elif frame is not None:
         parts.append(_table_html(frame))
     elif item.get("markdown"):
         parts.append(f"<pre>{_e(item['markdown'])}</pre>")
@@ -169,15 +194,17 @@ def render_index(
 ) -> str:
     """The HTML text of the index page; see :func:`write_index`."""
     base = Path(base_dir)
-    toc, body = [], []
+    toc, body, lead = [], [], []
     for i, section in enumerate(sections, start=1):
         if "title" not in section:
             raise InputDataError(f"report index: section {i} has no 'title'")
         sid = f"section-{i}"
         items = section.get("items") or []
         sub = []
-        parts = [f'<section id="{sid}"><h2>{_e(section["title"])}</h2>']
+        css = f' class="{_e(section["class"])}"' if section.get("class") else ""
+        parts = [f'<section id="{sid}"{css}><h2>{_e(section["title"])}</h2>']
         parts.append(_paragraphs(section.get("text")))
+        parts.append(_decisions_html(section.get("decisions") or []))
         for j, item in enumerate(items, start=1):
             kind = item.get("kind")
             if kind not in KINDS:
@@ -201,7 +228,8 @@ def render_index(
                 parts.append(_table_item_html(item, base))
             parts.append("</div>")
         parts.append("</section>")
-        body.append("\n".join(p for p in parts if p))
+        # a lead section (the first screen's decision) comes before the contents
+        (lead if section.get("lead") else body).append("\n".join(p for p in parts if p))
         nested = f"<ol>{''.join(sub)}</ol>" if sub else ""
         toc.append(f'<li><a href="#{sid}">{_e(section["title"])}</a>{nested}</li>')
     out = io.StringIO()
@@ -210,6 +238,8 @@ def render_index(
     out.write('<meta name="viewport" content="width=device-width, initial-scale=1">\n')
     out.write(f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n")
     out.write(f"<h1>{_e(title)}</h1>\n")
+    if lead:
+        out.write("\n".join(lead) + "\n")
     out.write(f'<nav class="toc"><strong>Contents</strong><ol>{"".join(toc)}</ol></nav>\n')
     out.write("\n".join(body))
     out.write("\n</main>\n</body>\n</html>\n")
@@ -232,9 +262,13 @@ def write_index(
         Page title and heading.
     sections : list of dict
         ``{"title": str, "text": str (optional, blank lines separate paragraphs),
+        "class": str (optional, the section's CSS class), "lead": bool (optional: shown
+        above the table of contents, the first screen), "decisions": [{"status":
+        "certified" | "refused", "text": str}] (optional, the first screen's sentences),
         "items": [{"kind": "figure" | "table", "path": str (relative to the page),
         "caption": str, "title": str (optional, listed in the contents),
-        "markdown": str (tables, optional), "data": DataFrame (tables, optional)}]}``.
+        "markdown": str (tables, optional), "data": DataFrame (tables, optional), "note": str
+        (optional: the item was not drawn, and why; shown instead of the figure or table)}]}``.
         A table is rendered from ``data``, else the CSV at ``path``, else ``markdown``.
     embed_images : bool
         Inline the PNGs as ``data:`` URIs (a single portable file) instead of linking them.

@@ -290,7 +290,20 @@ OVERVIEW_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def sweep_overview(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+#: Overview columns drawn from the ``stays`` release's values (its perturbation), and from
+#: the ``ihm48`` release's (its utility): left empty for a refused release when the overview
+#: shows certified releases only (:func:`sweep_overview`).
+_STAYS_VALUES = ("unfeasibility_mean", "distortion_mean")
+_IHM48_PREFIXES = ("test_roc_auc_", "test_pr_auc_", "delta_roc_auc")
+
+
+def _certified(verdicts: pd.Series) -> np.ndarray:
+    return verdicts.astype(str).str.strip().eq("certified").to_numpy()
+
+
+def sweep_overview(
+    summary: pd.DataFrame, digits: int = 3, certified_only: bool = False
+) -> pd.DataFrame:
     """The few columns of the sweep summary a reader compares, rounded for the HTML page.
 
     Parameters
@@ -299,6 +312,11 @@ def sweep_overview(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         :func:`sweep_table`'s output (or the CSV it was written to).
     digits : int, default 3
         Significant digits of the numbers shown.
+    certified_only : bool, default False
+        Leave empty (NaN) the cells drawn from a refused release's values: the perturbation
+        measures of a point whose ``stays`` release is refused (``verdict_stays``), the
+        utility of a point whose ``ihm48`` release is refused (``verdict_ihm48``). The
+        attack figures and verdicts stay: they are the release card's (the public report).
 
     Returns
     -------
@@ -315,6 +333,16 @@ def sweep_overview(summary: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         train_orig = f"test_roc_auc_orig_orig_{baseline}"
         if {train_deid, train_orig} <= set(frame.columns):
             frame[delta] = frame[train_deid] - frame[train_orig]
+    if certified_only:
+        method_columns = {c for m in REGISTRY.values() for c in (m.sweep_columns or {})}
+        for verdict, columns in (
+            ("verdict_stays", [*_STAYS_VALUES, *method_columns]),
+            ("verdict_ihm48", [c for c in frame.columns if c.startswith(_IHM48_PREFIXES)]),
+        ):
+            if verdict in frame.columns:
+                refused = ~_certified(frame[verdict])
+                for column in (c for c in columns if c in frame.columns):
+                    frame[column] = frame[column].where(~refused)
     present = [(c, h) for c, h in OVERVIEW_COLUMNS if c in frame.columns]
     out = frame[[c for c, _ in present]].rename(columns=dict(present))
     numeric = out.select_dtypes("number").columns.difference(["dk", "fk"])

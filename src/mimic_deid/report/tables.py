@@ -2,7 +2,9 @@
 
 Every function takes already-loaded objects and returns a ``DataFrame`` ready to print;
 ``to_markdown`` renders one as a GitHub-style pipe table without extra dependencies and
-``write_table`` writes the CSV and Markdown copies atomically.
+``write_table`` writes the CSV and Markdown copies atomically. Numbers are printed as
+:mod:`mimic_deid.core.numbers` says (rates in percent with one decimal, AUCs with three), the
+one place that decides a quantity's format; :func:`round_table` applies it by column kind.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pandas as pd
 
 from mimic_deid.core.atomic import write_text
 from mimic_deid.core.errors import require_columns
+from mimic_deid.core.numbers import DECIMALS, NOT_AVAILABLE, auc_ci, percent, percent_cell
+from mimic_deid.core.numbers import finite as _finite
 from mimic_deid.deid.duration import (
     DURATION_METHODS,
     assign_duration_classes,
@@ -40,7 +44,6 @@ ALL_VARIABLES = "orig. / orig., all variables"
 #: Rows of a trust-settings table per metric: the original side as recorded, gap-filled like
 #: the release (``evaluate.utility.cross``), and the seed's figure.
 TRUST_ROWS: dict[str, str] = {"shipped": "shipped", "gap_filled": "like-for-like", "seed": "seed"}
-NOT_AVAILABLE = "n/a"
 
 OPTIMISER_LABELS: dict[str, str] = {
     "duration": "Duration",
@@ -52,30 +55,8 @@ OPTIMISER_LABELS: dict[str, str] = {
 ALL_CLASSES = "All classes"
 
 
-def _finite(value: Any) -> float | None:
-    """``value`` as a float, or None when missing / not finite / not a number."""
-    if value is None:
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
-def format_ci(value: Any, lo: Any = None, hi: Any = None, digits: int = 2) -> str:
-    """``"0.85 [0.83, 0.87]"``; ``"0.85"`` without an interval; ``"n/a"`` without a value."""
-    v = _finite(value)
-    if v is None:
-        return NOT_AVAILABLE
-    low, high = _finite(lo), _finite(hi)
-    if low is None or high is None:
-        return f"{v:.{digits}f}"
-    return f"{v:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
 def trust_settings_table(
-    utility: pd.DataFrame, split: str, digits: int = 2, task: str = "mortality"
+    utility: pd.DataFrame, split: str, task: str = "mortality"
 ) -> pd.DataFrame:
     """Seed Table 6.3 (``split="train"``) or 6.4 (``split="test"``), shipped and like-for-like
     beside the seed's figures, with the data owner's baseline in front.
@@ -89,8 +70,6 @@ def trust_settings_table(
         :func:`mimic_deid.report.shaping.utility_keys`). ``split`` is the evaluated split.
     split : str
         The evaluated split to tabulate.
-    digits : int
-        Decimals printed.
     task : str
         The prediction task (:data:`mimic_deid.evaluate.utility.TASKS`).
 
@@ -101,7 +80,8 @@ def trust_settings_table(
         :data:`TRUST_ROWS` (shipped, like-for-like, seed), named ``"Training / test"``;
         columns :data:`ALL_VARIABLES` (orig. / orig. on every series variable) and the four
         settings labelled as in the seed (``"orig. / orig."`` ...); cells
-        ``"0.85 [0.83, 0.87]"``, the seed's ``"0.85"``, or ``"n/a"``. The seed rows are left
+        ``"0.851 [0.830, 0.872]"`` (:func:`mimic_deid.core.numbers.auc_ci`), the seed's
+        ``"0.850"``, or ``"n/a"``. The seed rows are left
         out for a task the seed does not have (every task but mortality).
 
     Raises
@@ -127,16 +107,14 @@ def trust_settings_table(
                 if row_key == "seed":
                     known = seed is not None and variables == "released"
                     value = seed[SETTINGS.index(setting)] if known else None
-                    cells[label].append(format_ci(value, digits=digits))
+                    cells[label].append(auc_ci(value))
                     continue
                 row = by_key.get((variables, row_key, setting))
                 if row is None or metric not in row.index:
                     cells[label].append(NOT_AVAILABLE)
                 else:
                     cells[label].append(
-                        format_ci(
-                            row[metric], row.get(f"{metric}_lo"), row.get(f"{metric}_hi"), digits
-                        )
+                        auc_ci(row[metric], row.get(f"{metric}_lo"), row.get(f"{metric}_hi"))
                     )
     table = pd.DataFrame(cells, index=pd.Index(index, name="Training / test"))
     table.columns.name = None
@@ -248,9 +226,9 @@ def to_csv_text(df: pd.DataFrame, index: bool | None = None) -> str:
     return df.to_csv(index=_use_index(df, index), lineterminator="\n")
 
 
-#: Decimals a report table shows, by column kind (:func:`round_table`); a column of values
-#: all below 0.001 in magnitude and p-values keep 2 significant digits instead.
-DECIMALS: dict[str, int] = {"percent": 1, "measure": 3}
+#: Decimals a report table shows by column kind (:func:`round_table`) are
+#: :data:`mimic_deid.core.numbers.DECIMALS`; a column of values all below 0.001 in magnitude
+#: and p-values keep 2 significant digits instead.
 PERCENT_MARKERS = ("%", "pct", "percent")
 P_VALUE_NAMES = ("p", "p_value", "pvalue", "p-value")
 
@@ -294,15 +272,11 @@ def _significant(values: np.ndarray, digits: int = 2) -> np.ndarray:
 
 
 def _pct_ci(figures: Mapping | None, rate: str) -> str:
-    """``"12.3 % [10.1, 14.6]"`` of an attacker's rate (fractions) and its interval."""
+    """``"12.3 [10.1, 14.6] %"`` of an attacker's rate (fractions) and its interval."""
     if not figures or figures.get(rate) is None:
         return NOT_AVAILABLE
     low, high = figures.get(f"{rate}_ci") or (None, None)
-
-    def pct(x: Any) -> float | None:
-        return None if x is None else 100.0 * x
-
-    return format_ci(pct(figures[rate]), pct(low), pct(high), digits=1) + " %"
+    return percent_cell(figures[rate], low, high)
 
 
 def card_table(cards: Sequence[Mapping]) -> pd.DataFrame:
@@ -325,9 +299,7 @@ def card_table(cards: Sequence[Mapping]) -> pd.DataFrame:
                 "seed top-1": _pct_ci(attackers.get("seed"), "top1"),
                 "strong top-1": _pct_ci(attackers.get("strong"), "top1"),
                 "strong top-5": _pct_ci(attackers.get("strong"), "top5"),
-                "bound 1/k": (
-                    f"{100.0 * bound['top1']:.1f} %" if bound.get("top1") else NOT_AVAILABLE
-                ),
+                "bound 1/k": percent(bound.get("top1")),
                 "verdict": card["verdict"],
             }
         )
@@ -346,12 +318,12 @@ def cross_release_table(pairing: pd.DataFrame) -> pd.DataFrame:
             "targets": pairing["targets"],
             "candidates": pairing["candidates"],
             "paired": [
-                format_ci(100 * r, 100 * lo, 100 * hi, digits=1) + " %"
+                percent_cell(r, lo, hi)
                 for r, lo, hi in zip(
                     pairing["rate"], pairing["rate_lo"], pairing["rate_hi"], strict=True
                 )
             ],
-            "chance": [f"{100 * c:.2f} %" for c in pairing["chance"]],
+            "chance": [percent(c) for c in pairing["chance"]],
         }
     )
 

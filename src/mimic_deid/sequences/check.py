@@ -27,6 +27,7 @@ from mimic_deid.core.claims import (
 )
 from mimic_deid.core.errors import ReleaseCheckError
 from mimic_deid.core.logs import get_logger
+from mimic_deid.core.numbers import percent
 
 __all__ = [
     "SEQUENCE_COLUMNS",
@@ -81,16 +82,17 @@ def check_verbatim_copies(
         )
     if not share <= max_verbatim_unique:
         raise ReleaseCheckError(
-            f"sequence release {table}: {share:.4f} of the released sequences copy a sequence "
-            f"unique in the source, above sequences.attack.max_verbatim_unique = "
-            f"{max_verbatim_unique}"
+            f"sequence release {table}: {percent(share)} of the released sequences copy a "
+            f"sequence unique in the source, above sequences.attack.max_verbatim_unique = "
+            f"{max_verbatim_unique} ({percent(max_verbatim_unique)})"
         )
     lower = advantage - Z_ONE_SIDED * se
     if not lower <= max_advantage:
         raise ReleaseCheckError(
             f"sequence release {table}: membership advantage of the verbatim-copy attacker "
-            f"{advantage:.4f} (standard error {se:.4f}, lower bound {lower:.4f}) is above "
-            f"sequences.attack.max_advantage = {max_advantage}"
+            f"{percent(advantage)} (standard error {percent(se)}, lower bound {percent(lower)}) "
+            f"is above sequences.attack.max_advantage = {max_advantage} "
+            f"({percent(max_advantage)})"
         )
     return {
         "verbatim_unique": float(share),

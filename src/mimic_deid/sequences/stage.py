@@ -24,6 +24,7 @@ import pandas as pd
 
 from mimic_deid.core.errors import ConfigError, ReleaseCheckError, require_choice
 from mimic_deid.core.logs import Progress, get_logger
+from mimic_deid.core.numbers import percent
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.sequences.events import EventLog, check_log, cpt_events, transfer_events
 from mimic_deid.sequences.generate import generate
@@ -317,9 +318,9 @@ def fit_release(
         "generated_records": len(gen),
     }
     log.info(
-        "%s %s eps=%s |H|=%d w=%d rep=%d: similarity %.3f, suppression %.3f in %.2f s",
+        "%s %s eps=%s |H|=%d w=%d rep=%d: similarity %.3f, suppression %s in %.2f s",
         log_.table, s.mechanism, s.epsilon, s.hashes, s.shingles, rep, sim,
-        summary["suppression_rate"], _time.monotonic() - started,
+        percent(summary["suppression_rate"]), _time.monotonic() - started,
     )  # fmt: skip
     for k in ("budget", "components"):
         if k in anon:
