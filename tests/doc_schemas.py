@@ -4,7 +4,7 @@ types a real document has: tests compare them so that the docs cannot drift (iss
 A schema table has the columns ``key | type | unit | meaning``. A key is a dotted path: ``a.b``
 is key ``b`` of object ``a``; ``a[]`` every entry of list ``a``; ``<name>`` any key of an
 object whose keys the run chooses. A type is ``string``, ``integer``, ``number``, ``boolean``,
-``object`` or ``list``, or several joined by ``or`` (``integer or null``). An object or list
+``object`` or ``list``, or several joined by ``,`` and ``or`` (``integer or null``). An object or list
 whose keys the table does not list is documented as a whole (e.g. "as ``summary.json``").
 """
 
@@ -38,7 +38,7 @@ def documented_schema(heading: str, doc: Path = OUTPUTS) -> dict[str, tuple[str,
     for line in section.splitlines():
         match = _ROW.match(line)
         if match:
-            types = tuple(t.strip() for t in match.group(2).split(" or "))
+            types = tuple(t.strip() for t in re.split(r", | or ", match.group(2)))
             unknown = [t for t in types if t not in _TYPES]
             assert not unknown, f"{doc.name}, {heading}: key {match.group(1)}: type {unknown}"
             schema[match.group(1)] = types

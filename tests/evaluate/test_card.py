@@ -134,6 +134,11 @@ def test_docs_give_the_cards_whole_schema(tmp_path):
     assert schema_paths(card, schema) == set(schema)
     stays = json.loads(json.dumps(release_card("stays", POINT, CHECK, LINKAGE, None)))
     assert schema_problems(stays, schema) == []  # the nulls of a stays card are documented
+    genetic = {**POINT, "method": "genetic-NA-pop8-tour3-par2-msd3-mp0.2-isd1-pat10-max30-norm0"
+               "-layseries_dimension-initmean_shift"}  # fmt: skip
+    card = json.loads(json.dumps(release_card("stays", genetic, CHECK, LINKAGE, None)))
+    assert card["method"]["params"]["normalise_features"] is False
+    assert schema_problems(card, schema) == []  # a boolean parameter
 
 
 def test_the_card_table_prints_rates_with_intervals_and_the_verdict():

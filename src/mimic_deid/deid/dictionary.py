@@ -190,9 +190,9 @@ def _demographic(column: str, values: pd.Series, steps: Sequence[Mapping]) -> di
             f"level of its hierarchy names (values are never shown); expected labels of levels "
             f">= {floor}"
         )
-    recorded = {"level": 0, "step": "as recorded", "published": floor == 0,
-                "labels": {v: c["meaning"] for v, c in categories.items() if c["level"] == 0}}  # fmt: skip
-    levels = [recorded, *levels]
+    level0 = {"level": 0, "step": "as recorded", "published": floor == 0,
+              "labels": {v: c["meaning"] for v, c in categories.items() if c["level"] == 0}}  # fmt: skip
+    levels = [level0, *levels]
     return _column(
         column,
         values.dtype,
