@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from doc_schemas import documented_schema, schema_problems
 from workflow_helpers import copy_run, prepare, published_files, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
@@ -63,6 +64,11 @@ def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, labe
         bound = json.loads((point / "privacy/linkage.json").read_text())["bound"]
         assert bound["k"] == 3 and bound["top1"] == pytest.approx(1 / 3)
         published = published_files(point / "release")
+        card = json.loads((point / "release" / "card.json").read_text())
+        # the card as docs/outputs.md documents it, with the (k,P) pairs' group intersections
+        assert schema_problems(card, documented_schema("The release card")) == [], point
+        kp_pairs = [p for p in card["pairing"] if "kapra" in p["other"]]
+        assert any(p["groups_below_k_pct_max"] is not None for p in kp_pairs), point
         verdict = check["verdict"]
         if verdict.startswith("refused: outcome disclosed: "):
             # (k,P) groups are formed without the outcome: on ihm48 a k-group of one outcome
