@@ -26,6 +26,7 @@ for rule_file in STAGE_RULE_FILES:
 localrules:
     publish_release,
     sequences_publish,
+    sequences_card,
     release_card,
     sweep_summary,
     codes_check,

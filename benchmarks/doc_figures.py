@@ -79,7 +79,9 @@ def _release_row(card: dict) -> dict[str, Any]:
         "smallest_cell": card["demographics"]["smallest"] if card.get("demographics") else None,
     }
     for entry in card.get("utility") or []:
-        if entry["task"] != "mortality" or entry["variables"] != "released":
+        if (entry["task"], entry["variables"]) != ("mortality", "released"):
+            continue
+        if (entry["split"], entry["cross"]) != ("test", "shipped"):  # seed Table 6.4
             continue
         if entry["setting"] in SETTINGS:
             name = SETTINGS[entry["setting"]]

@@ -58,6 +58,11 @@ def test_shipped_config_is_valid_and_equals_the_schema_defaults(config):
             "config parameter 'codes/lda/k/0': 1 is less than the minimum of 2",
         ),
         (
+            ("codes", "gccens", "k_caps"),
+            1,
+            "config parameter 'codes/gccens/k_caps': 1 is less than the minimum of 2",
+        ),
+        (
             ("deid", "heuristic"),
             ["widest"],
             "config parameter 'deid/heuristic/0': 'widest' is not one of ['range', 'diversity']",

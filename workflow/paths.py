@@ -41,7 +41,8 @@ PATHS = {
     "release_series": f"{PRIVATE}/{{release}}/{POINT}/staged/series.parquet",
     "release_index": f"{PRIVATE}/{{release}}/{POINT}/staged/index.parquet",
     "check": f"results/{{release}}/{POINT}/check.json",
-    # the public release: series.parquet and index.parquet when certified, else refused.txt
+    # the public release: series.parquet, index.parquet, card.json and the data dictionary
+    # when certified, else refused.txt and card.json (rule publish_release, after release_card)
     "published": f"results/{{release}}/{POINT}/release",
     # the release card: promises, attacks against the bound, verdict, utility (evaluate.card)
     "card": f"results/{{release}}/{POINT}/card.json",
@@ -64,11 +65,14 @@ PATHS = {
     "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
     "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",
     "seq_release": f"{PRIVATE}/sequences/{{table}}/staged/release.parquet",
-    # the public sequence release: release.parquet when certified, else refused.txt
+    # the public sequence release: release.parquet, card.json and the data dictionary when
+    # certified, else refused.txt and card.json
     "seq_published": "results/sequences/{table}/release",
     "seq_summary": "results/sequences/{table}/summary.json",
     "seq_attack": "results/sequences/{table}/attack.json",
     "seq_check": "results/sequences/{table}/check.json",
+    # the card of a sequence release (sequences.card), copied into its release/ folder
+    "seq_card": "results/sequences/{table}/card.json",
     "seq_sweep": "results/sequences/{table}/sweep.csv",
     "seq_friedman": "results/sequences/{table}/friedman.csv",
     # tabular stage (seed 003): raw tables and demographics private, grids public

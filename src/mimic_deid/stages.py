@@ -148,7 +148,8 @@ def sweep_points(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _series_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
-    # every release's public directory (its tables, or refused.txt), then the report
+    # every release's public directory (its tables, card and dictionary, or refused.txt and
+    # its card), then the report
     published = tuple(
         (key, dict(point, release=release))
         for release in GROUP_BY_SPLIT

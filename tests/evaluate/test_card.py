@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pandas as pd
+import json
 
+import pandas as pd
+from doc_schemas import documented_schema, schema_paths, schema_problems
+
+from mimic_deid.core.atomic import write_json
 from mimic_deid.evaluate.card import NOT_PROTECTED, release_card
 from mimic_deid.report.tables import card_table
 
@@ -23,14 +27,17 @@ CHECK = {"passed": False, "verdict": "refused: linkage bound: strong attacker's 
 
 
 def _utility() -> pd.DataFrame:
+    """A trust_settings.csv of one task: ROC-AUC by setting, +0.01 gap-filled, -0.05 on test."""
     rows = []
     for setting, auc in (("orig. / orig.", 0.88), ("de-id. / de-id.", 0.83),
                          ("orig. / de-id.", 0.55), ("de-id. / orig.", 0.8)):  # fmt: skip
-        for cross in ("shipped", "gap_filled"):
-            for split in ("train", "test"):
+        for cross, shift in (("shipped", 0.0), ("gap_filled", 0.01)):
+            for split, drop in (("train", 0.0), ("test", 0.05)):
+                value = round(auc + shift - drop, 2)
                 rows.append(dict(task="mortality", variables="released", cross=cross,
-                                 setting=setting, split=split, roc_auc=auc, roc_auc_lo=auc - 0.02,
-                                 roc_auc_hi=auc + 0.02, pr_auc=0.4))  # fmt: skip
+                                 setting=setting, split=split, roc_auc=value,
+                                 roc_auc_lo=value - 0.02, roc_auc_hi=value + 0.02, pr_auc=0.4,
+                                 pr_auc_lo=0.35, pr_auc_hi=0.45, n=300, positives=40))  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -57,15 +64,85 @@ def test_a_card_holds_promises_attacks_against_the_bound_and_the_verdict():
     assert release_card("stays", POINT, checked, LINKAGE, None)["plausible_values"] == plausible
 
 
-def test_an_ihm48_card_shows_the_test_utility_beside_the_seeds_figures():
+def test_an_ihm48_card_holds_seed_tables_6_3_and_6_4_and_the_like_for_like_rows():
     card = release_card("ihm48", POINT, CHECK, LINKAGE, 2, _utility())
     assert card["l"] == 2
-    assert [(u["setting"], u["roc_auc"], u["seed_roc_auc"]) for u in card["utility"]] == [
-        ("orig. / orig.", 0.88, 0.85),
-        ("de-id. / de-id.", 0.83, 0.83),
-        ("orig. / de-id.", 0.55, 0.82),
-        ("de-id. / orig.", 0.8, 0.64),
-    ]  # test split, original side as recorded, seed Table 6.4
+    assert len(card["utility"]) == 16  # every row of the table: 4 settings x 2 sides x 2 splits
+
+    def rows(**where):
+        return [(u["setting"], u["roc_auc"], u["seed_roc_auc"], u["seed_pr_auc"])
+                for u in card["utility"] if all(u[k] == v for k, v in where.items())]  # fmt: skip
+
+    # Table 6.3: the training split, the original side as recorded, beside the seed's figures
+    assert (
+        rows(seed_table="6.3")
+        == rows(split="train", cross="shipped")
+        == [
+            ("orig. / orig.", 0.88, 0.87, 0.54),
+            ("de-id. / de-id.", 0.83, 0.87, 0.54),
+            ("orig. / de-id.", 0.55, 0.86, 0.51),
+            ("de-id. / orig.", 0.8, 0.64, 0.22),
+        ]
+    )
+    # Table 6.4: the test split
+    assert (
+        rows(seed_table="6.4")
+        == rows(split="test", cross="shipped")
+        == [
+            ("orig. / orig.", 0.83, 0.85, 0.49),
+            ("de-id. / de-id.", 0.78, 0.83, 0.45),
+            ("orig. / de-id.", 0.5, 0.82, 0.40),
+            ("de-id. / orig.", 0.75, 0.64, 0.22),
+        ]
+    )
+    # like-for-like: the original side gap-filled, both splits; the seed has no such figure
+    assert rows(cross="gap_filled", split="test") == [
+        ("orig. / orig.", 0.84, None, None),
+        ("de-id. / de-id.", 0.79, None, None),
+        ("orig. / de-id.", 0.51, None, None),
+        ("de-id. / orig.", 0.76, None, None),
+    ]
+    assert {u["seed_table"] for u in card["utility"] if u["cross"] == "gap_filled"} == {None}
+    first = card["utility"][0]
+    assert (first["pr_auc_lo"], first["pr_auc_hi"], first["n"], first["positives"]) == (
+        0.35, 0.45, 300, 40)  # fmt: skip
+
+
+def _pairing() -> pd.DataFrame:
+    """A cross_release.csv: this release against a (k,P) one, and two other releases."""
+    this = "ihm48_50_10_range_adhoc-it50-ns0.01"
+    row = dict(targets=200, candidates=900, paired=12.5, rate=0.0625, rate_lo=0.04,
+               rate_hi=0.1, chance=1 / 900, features=20)  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(release_a=this, release_b="stays_50_10_range_adhoc-it50-ns0.01", **row),
+            dict(release_a="ihm48_50_10_range_kapra-k10-P2", release_b=this, **row,
+                 groups_below_k_pct_max=4.5, groups_below_k_column="k_group_glucose"),
+            dict(release_a="stays_50_10_range_kapra-k10-P2", release_b="stays_x", **row),
+        ]
+    )  # fmt: skip
+
+
+def test_docs_give_the_cards_whole_schema(tmp_path):
+    """docs/outputs.md, "The release card": every key and type of a card as written, and no
+    key a card does not have (the workflow tests check the tiny run's cards too)."""
+    check = {**CHECK, "checks": {"demographics": {"columns": ["age", "gender"], "classes": 12,
+                                                  "smallest": 10}}}  # fmt: skip
+    linkage = {**LINKAGE, "alternative": LINKAGE["strong"]}
+    path = tmp_path / "card.json"
+    write_json(release_card("ihm48", POINT, check, linkage, 2, _utility(), _pairing()), path)
+    card = json.loads(path.read_text())
+    assert len(card["pairing"]) == 2 and card["pairing"][0]["groups_below_k_pct_max"] is None
+    schema = documented_schema("The release card")
+    assert schema_problems(card, schema) == []
+    assert schema_paths(card, schema) == set(schema)
+    stays = json.loads(json.dumps(release_card("stays", POINT, CHECK, LINKAGE, None)))
+    assert schema_problems(stays, schema) == []  # the nulls of a stays card are documented
+    genetic = {**POINT, "method": "genetic-NA-pop8-tour3-par2-msd3-mp0.2-isd1-pat10-max30-norm0"
+               "-layseries_dimension-initmean_shift"}  # fmt: skip
+    card = json.loads(json.dumps(release_card("stays", genetic, CHECK, LINKAGE, None)))
+    assert card["method"]["params"]["normalise_features"] is False
+    assert schema_problems(card, schema) == []  # a boolean parameter
 
 
 def test_the_card_table_prints_rates_with_intervals_and_the_verdict():

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from doc_schemas import documented_schema, schema_problems
 from workflow_helpers import copy_run, prepare, published_files, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
@@ -52,7 +53,7 @@ def kp_run(tiny_run, tmp_path_factory) -> Path:
 def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, label):
     """Claim 11 holds for both (k,P) methods; claims 10 (outcomes per k-group, ihm48) and 14
     (the strong attacker within 1/k) decide the verdict, and the public folder follows it:
-    the tables, or refused.txt."""
+    the tables with the card and the data dictionary, or refused.txt and the card."""
     for release in ("stays", "ihm48"):
         point = kp_run / f"results/{release}/{POINT}/{label}"
         check = json.loads((point / "check.json").read_text())
@@ -64,17 +65,24 @@ def test_kp_release_gets_the_verdict_of_its_claims_and_is_evaluated(kp_run, labe
         bound = json.loads((point / "privacy/linkage.json").read_text())["bound"]
         assert bound["k"] == 3 and bound["top1"] == pytest.approx(1 / 3)
         published = published_files(point / "release")
+        card = json.loads((point / "release" / "card.json").read_text())
+        # the card as docs/outputs.md documents it, with the (k,P) pairs' group intersections
+        assert schema_problems(card, documented_schema("The release card")) == [], point
+        kp_pairs = [p for p in card["pairing"] if "kapra" in p["other"]]
+        assert any(p["groups_below_k_pct_max"] is not None for p in kp_pairs), point
         verdict = check["verdict"]
         if verdict.startswith("refused: outcome disclosed: "):
             # (k,P) groups are formed without the outcome: on ihm48 a k-group of one outcome
             # discloses it, and claim 10 refuses the release before the linkage bound
             assert release == "ihm48" and "k-group(s) (k_group_" in verdict, verdict
-            assert not check["passed"] and published == ["refused.txt"]
+            assert not check["passed"] and published == ["card.json", "refused.txt"]
         elif bound["strong_top1"] <= bound["top1"]:
             assert check["passed"] and verdict == "certified"
-            assert published == ["index.parquet", "series.parquet"]
+            assert published == [
+                "DICTIONARY.md", "card.json", "dictionary.json", "index.parquet", "series.parquet"
+            ]  # fmt: skip
         else:
-            assert not check["passed"] and published == ["refused.txt"]
+            assert not check["passed"] and published == ["card.json", "refused.txt"]
             assert verdict.startswith("refused: linkage bound: strong attacker's top-1"), verdict
     trust = pd.read_csv(kp_run / f"results/ihm48/{POINT}/{label}/utility/trust_settings.csv")
     assert set(trust["setting"]) == {

@@ -58,7 +58,12 @@ def test_stage_writes_its_artefacts_and_publishes_no_times(runs):
     a, _ = runs
     for table in ("transfers", "cptevents"):
         public = a / "results" / "sequences" / table
-        assert published_files(public / "release") == ["release.parquet"]
+        assert published_files(public / "release") == [
+            "DICTIONARY.md", "card.json", "dictionary.json", "release.parquet"
+        ]  # fmt: skip
+        card = json.loads((public / "release" / "card.json").read_text())
+        assert (card["release"], card["verdict"]) == (f"sequences/{table}", "certified")
+        assert (public / "card.json").read_bytes() == (public / "release/card.json").read_bytes()
         release = pd.read_parquet(public / "release" / "release.parquet")
         assert list(release.columns) == ["object", "section", "position", "state"]
         private = pd.read_parquet(a / "results/private/sequences" / table / "generated.parquet")
@@ -87,8 +92,8 @@ def test_stage_is_byte_identical_across_runs(runs):
     a, b = runs
     out_a, out_b = _outputs(a), _outputs(b)
     # per table: events, generated, the staged and the published release, summary, attack,
-    # check, sweep, friedman
-    assert out_a.keys() == out_b.keys() and len(out_a) == 2 * 9
+    # check, card, sweep, friedman, and the release folder's card and dictionary (2 files)
+    assert out_a.keys() == out_b.keys() and len(out_a) == 2 * 13
     for name in out_a:
         assert out_a[name] == out_b[name], name
 
@@ -143,7 +148,8 @@ def _copy_bound_zero(runs, tmp_path, **extra):
 
 def test_a_refused_release_is_withheld_and_the_run_goes_on(runs, tmp_path):
     """Claim 13 fails: the verdict names the figures, the public directory holds only
-    refused.txt, and the stage's other artefacts are built (issue 28: a refusal is a result)."""
+    refused.txt and the card (no data, no dictionary), and the stage's other artefacts are
+    built (issue 28: a refusal is a result)."""
     work, config, share = _copy_bound_zero(runs, tmp_path)
     proc = snakemake(work, "--cores", "1", "sequences", config=config, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -155,8 +161,11 @@ def test_a_refused_release_is_withheld_and_the_run_goes_on(runs, tmp_path):
     check = json.loads((work / "results/sequences/transfers/check.json").read_text())
     assert (check["passed"], check["verdict"]) == (False, verdict)
     public = work / "results/sequences/transfers/release"
-    assert published_files(public) == ["refused.txt"]
+    assert published_files(public) == ["card.json", "refused.txt"]
     assert (public / "refused.txt").read_text() == verdict + "\n"
+    card = json.loads((public / "card.json").read_text())
+    assert (card["passed"], card["verdict"]) == (False, verdict)
+    assert card["attack"]["release"]["verbatim_unique"] == share  # the figure refused
 
 
 def test_a_refused_release_stops_a_strict_run(runs, tmp_path):

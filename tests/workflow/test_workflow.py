@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from doc_schemas import documented_schema, schema_paths, schema_problems
 from workflow_helpers import (
     ROOT,
     SNAKEMAKE,
@@ -89,7 +90,9 @@ def test_run_produces_report_and_checked_releases(finished_run):
         assert plausible["variables"] == 16 and plausible["values"] > 0, path
         assert plausible["static"] == ["height"] and "gcs_total" in plausible["discrete"], path
         published = published_files(path.parent / "release")
-        assert published == ["index.parquet", "series.parquet"], path
+        assert published == [
+            "DICTIONARY.md", "card.json", "dictionary.json", "index.parquet", "series.parquet"
+        ], path  # fmt: skip
     for release in ("stays", "ihm48"):
         assert set(sweep[f"verdict_{release}"]) == {"certified"}
 
@@ -157,13 +160,33 @@ def test_release_protects_every_published_value(finished_run):
 
 
 def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
-    """A card per release gathers its check and attacks (the same figures), and the
-    cross-release table pairs every two releases of the sweep."""
+    """A card per release gathers its check and attacks (the same figures), holds the keys
+    docs/outputs.md documents, and sits in its release folder beside a data dictionary of the
+    published tables; the cross-release table pairs every two releases of the sweep."""
     workdir, _ = finished_run
     cards = sorted(workdir.glob("results/*/dk*/fk*/*/card.json"))
     assert len(cards) == 4
+    schema = documented_schema("The release card")
+    held = set()
     for path in cards:
         card = json.loads(path.read_text())
+        assert schema_problems(card, schema) == [], path
+        held |= schema_paths(card, schema)
+        public = path.parent / "release"
+        assert (public / "card.json").read_bytes() == path.read_bytes()
+        dictionary = json.loads((public / "dictionary.json").read_text())
+        assert schema_problems(dictionary, documented_schema("The data dictionary")) == []
+        index = pd.read_parquet(public / "index.parquet")
+        (described,) = [f for f in dictionary["files"] if f["file"] == "index.parquet"]
+        assert [c["name"] for c in described["columns"]] == list(index.columns), path
+        (gender,) = [c for c in described["columns"] if c["name"] == "gender"]
+        counts = {c["value"]: c["count"] for c in gender["categories"]}
+        assert counts == {"F": (index["gender"] == "F").sum(), "M": (index["gender"] == "M").sum(),
+                          "Gender": (index["gender"] == "Gender").sum()}, path  # fmt: skip
+        if card["utility"] is not None:  # seed Tables 6.3, 6.4 and the like-for-like rows
+            tables = [u["seed_table"] for u in card["utility"]]
+            assert tables.count("6.3") == tables.count("6.4") == 4, path
+            assert sum(u["cross"] == "gap_filled" for u in card["utility"]) == 16, path
         check = json.loads((path.parent / "check.json").read_text())
         linkage = json.loads((path.parent / "privacy/linkage.json").read_text())
         assert (card["passed"], card["verdict"]) == (check["passed"], check["verdict"])
@@ -174,6 +197,9 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
         assert low <= strong["top1"] <= high
         assert (card["utility"] is None) == (card["release"] == "stays")
         assert len(card["pairing"]) == 3  # every other release of the sweep
+    # every documented key is in some card, but the (k,P) pairs' (no such method here)
+    kp_only = {"pairing[].groups_below_k_pct_max", "pairing[].groups_below_k_column"}
+    assert held == set(schema) - kp_only
     pairs = pd.read_csv(workdir / "results/cross_release.csv")
     assert len(pairs) == 6 and (pairs["rate_lo"] <= pairs["rate"]).all()
     assert (pairs["rate"] <= pairs["rate_hi"]).all() and (pairs["chance"] < 0.01).all()

@@ -179,11 +179,16 @@ rule check_release:
 
 
 rule publish_release:
-    """The public release: the staged tables if certified, else refused.txt (the verdict)."""
+    """The public release: the staged tables, the card and the data dictionary if certified,
+    else refused.txt (the verdict) and the card. After release_card (docs/architecture.md,
+    "The release folder")."""
     input:
         series=PATHS["release_series"],
         index=PATHS["release_index"],
         check=PATHS["check"],
+        card=PATHS["card"],
+        variables=config["variables"],
+        hierarchies=config["release"]["hierarchies"],
     output:
         public=directory(PATHS["published"]),
     log:
@@ -194,7 +199,9 @@ rule publish_release:
         "../envs/mimic-deid.yaml"
     threads: 1
     resources:
-        mem_mb=500,
+        mem_mb=2000,
+    params:
+        staged=["series", "index"],
     script:
         "../scripts/publish_release.py"
 

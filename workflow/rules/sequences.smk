@@ -135,11 +135,34 @@ rule sequences_check:
         "../scripts/sequences_check.py"
 
 
+rule sequences_card:
+    """The card of the sequence release: mechanism, guarantee, attack and verdict."""
+    input:
+        check=PATHS["seq_check"],
+        summary=PATHS["seq_summary"],
+        attack=PATHS["seq_attack"],
+    output:
+        card=PATHS["seq_card"],
+    log:
+        "logs/sequences/{table}/card.log",
+    benchmark:
+        "logs/benchmarks/sequences/{table}/card.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+    script:
+        "../scripts/sequences_card.py"
+
+
 rule sequences_publish:
-    """The public sequence release: the staged table if certified, else refused.txt."""
+    """The public sequence release: the table, card and data dictionary if certified, else
+    refused.txt and the card (after sequences_card, as publish_release)."""
     input:
         release=PATHS["seq_release"],
         check=PATHS["seq_check"],
+        card=PATHS["seq_card"],
     output:
         public=directory(PATHS["seq_published"]),
     log:
@@ -151,6 +174,8 @@ rule sequences_publish:
     threads: 1
     resources:
         mem_mb=500,
+    params:
+        staged=["release"],
     script:
         "../scripts/publish_release.py"
 

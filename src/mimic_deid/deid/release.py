@@ -12,7 +12,9 @@ Public tables (docs/architecture.md, "Artefacts"):
 
 The privacy claims of a release are verified by :mod:`mimic_deid.deid.check`; the tables are
 staged privately and reach their public directory only through :func:`publish_release`, once
-the check certifies them (a refused release's directory holds :data:`REFUSED_FILE` instead).
+the check certifies them, with the release card and the data dictionary
+(:mod:`mimic_deid.deid.dictionary`); a refused release's directory holds :data:`REFUSED_FILE`
+and the card instead.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ log = get_logger(__name__)
 
 #: What a refused release's public directory holds: its verdict, one line.
 REFUSED_FILE = "refused.txt"
+#: The release card's name in the public directory, certified or refused.
+CARD_FILE = "card.json"
 
 PSEUDONYM_PREFIX = "P"
 PSEUDONYM_HEX_DIGITS = 12
@@ -291,7 +295,11 @@ def pseudonymous_release(
 
 
 def publish_release(
-    check: Mapping, staged: Mapping[str, str | PathLike], public_dir: str | PathLike
+    check: Mapping,
+    staged: Mapping[str, str | PathLike],
+    public_dir: str | PathLike,
+    card: str | PathLike | None = None,
+    documents: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Publish a checked release, or withhold it: the public directory, written atomically.
 
@@ -304,20 +312,34 @@ def publish_release(
         Public file name -> the staged (private) file it is a copy of.
     public_dir : path
         The release's public directory; replaced as a whole.
+    card : path, optional
+        The release card (:func:`mimic_deid.evaluate.card.release_card`), copied in as
+        :data:`CARD_FILE` whatever the verdict: a refused release's folder says why.
+    documents : mapping of str to str, optional
+        File name -> text written beside a certified release (its data dictionary,
+        :mod:`mimic_deid.deid.dictionary`); never beside a refused one, since it describes
+        the values withheld.
 
     Returns
     -------
     list of str
-        The file names the directory holds: those of ``staged`` when the check passed, else
-        only :data:`REFUSED_FILE` (the verdict: ``refused: <claim>: <figures>``).
+        The file names the directory holds, sorted: those of ``staged`` and ``documents``
+        when the check passed, else only :data:`REFUSED_FILE` (the verdict:
+        ``refused: <claim>: <figures>``); and :data:`CARD_FILE` when ``card`` is given.
     """
+    documents = dict(documents or {})
     with atomic_dir(public_dir) as tmp:
         if check["passed"]:
             for name, source in staged.items():
                 shutil.copyfile(source, tmp / name)
-            names = sorted(staged)
+            for name, text in documents.items():
+                (tmp / name).write_text(text, encoding="utf-8")
+            names = [*staged, *documents]
         else:
             (tmp / REFUSED_FILE).write_text(f"{check['verdict']}\n", encoding="utf-8")
             names = [REFUSED_FILE]
+        if card is not None:
+            shutil.copyfile(card, tmp / CARD_FILE)
+            names.append(CARD_FILE)
     log.info("%s: %s", Path(public_dir), "published" if check["passed"] else "withheld")
-    return names
+    return sorted(names)

@@ -24,10 +24,12 @@ Schema (``card.json``, docs/outputs.md):
   most precise knowledge (the smallest error measured): ``error``, ``top1``, ``top1_ci``,
   ``top5``, ``top5_ci``, ``n`` (fractions; intervals 95 % Wilson);
 - ``bound``: as ``privacy/linkage.json``;
-- ``utility``: null for ``stays``; for ``ihm48`` one entry per task, trust setting and
-  variables on the test split (original side as recorded), ``roc_auc`` with ``roc_auc_lo`` /
-  ``roc_auc_hi``, ``pr_auc``, and ``seed_roc_auc`` / ``seed_pr_auc`` (seed Table 6.4, mortality
-  on the released variables) where the seed has the figure;
+- ``utility``: null for ``stays``; for ``ihm48`` one entry per row of the utility table
+  (task x variables x original side x trust setting x split, :func:`_utility`): the seed's
+  Table 6.3 (split ``train``) and Table 6.4 (split ``test``) are the mortality rows on the
+  released variables with the original side as recorded (``seed_table`` ``"6.3"``/``"6.4"``,
+  beside ``seed_roc_auc`` / ``seed_pr_auc``); the like-for-like rows are those with ``cross``
+  ``gap_filled``;
 - ``pairing``: the cross-release pairing of this release with every other release of the
   population the sweep measured (:func:`mimic_deid.evaluate.pairing.pairs_of`: ``other``,
   ``as``, ``rate``, ``rate_lo``, ``rate_hi``, ``targets``, ``candidates``, ``chance``);
@@ -46,7 +48,7 @@ from mimic_deid.evaluate.pairing import pairs_of, release_name
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
-__all__ = ["NOT_PROTECTED", "release_card"]
+__all__ = ["NOT_PROTECTED", "SEED_TABLES", "release_card"]
 
 #: What no release of this project protects, whatever the method (every card lists it).
 NOT_PROTECTED: tuple[str, ...] = (
@@ -74,24 +76,36 @@ def _attack(linkage: Mapping, key: str | None) -> dict[str, Any] | None:
     }
 
 
+#: The key of the seed's trust-setting table of each split: Table 6.3 (train), 6.4 (test).
+SEED_TABLES: dict[str, str] = {"train": "6.3", "test": "6.4"}
+
+#: The figures of a utility entry, as in ``trust_settings.csv`` (fractions 0-1; ``n`` stays,
+#: ``positives`` stays with label 1).
+_UTILITY_FIGURES = ("roc_auc", "roc_auc_lo", "roc_auc_hi", "pr_auc", "pr_auc_lo", "pr_auc_hi")
+
+
 def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
-    test = table[(table["split"].astype(str) == "test") & (table["cross"] == "shipped")]
+    """Every row of ``trust_settings.csv``, in its order, with the seed's figure where the seed
+    has one: in-hospital mortality on the released variables, original side as recorded
+    (Tables 6.3 and 6.4, :data:`SEED_TABLES`); ``seed_*`` null elsewhere."""
     order = [label for label, _, _ in UTILITY_SETTINGS]
-    seed = {m: SEED_TRUST_SETTINGS[("test", m)] for m in ("roc_auc", "pr_auc")}
     out = []
-    for row in test.itertuples(index=False):
-        entry = {
-            "task": row.task,
-            "setting": row.setting,
-            "variables": row.variables,
-            "roc_auc": float(row.roc_auc),
-            "roc_auc_lo": float(row.roc_auc_lo),
-            "roc_auc_hi": float(row.roc_auc_hi),
-            "pr_auc": float(row.pr_auc),
-        }
-        if row.task == "mortality" and row.variables == "released":
-            entry["seed_roc_auc"] = seed["roc_auc"][order.index(row.setting)]
-            entry["seed_pr_auc"] = seed["pr_auc"][order.index(row.setting)]
+    for row in table.to_dict("records"):
+        split = str(row["split"])
+        seeded = (
+            row["task"] == "mortality"
+            and row["variables"] == "released"
+            and row["cross"] == "shipped"
+            and split in SEED_TABLES
+        )
+        at = order.index(row["setting"])
+        entry = {key: str(row[key]) for key in ("task", "variables", "cross", "setting")}
+        entry["split"] = split
+        entry.update({key: float(row[key]) for key in _UTILITY_FIGURES})
+        entry.update(n=int(row["n"]), positives=int(row["positives"]))
+        entry["seed_table"] = SEED_TABLES[split] if seeded else None
+        for metric in ("roc_auc", "pr_auc"):
+            entry[f"seed_{metric}"] = SEED_TRUST_SETTINGS[(split, metric)][at] if seeded else None
         out.append(entry)
     return out
 

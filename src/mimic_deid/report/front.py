@@ -183,7 +183,7 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
      "attack: at most 1/k (k = fk, or the (k,P) methods' k-group size); a release above it is "
      "refused.", "mimic-deid, docs/releases.md \"What a release publishes\""),
     ("certified, refused", "The verdict of a release's own privacy check (check.json): a "
-     "refused release is withheld (its release/ folder holds refused.txt).",
+     "refused release is withheld (its release/ folder holds refused.txt and its card).",
      "mimic-deid, docs/releases.md \"Refused releases\""),
     ("trust settings, orig. / de-id.", "Which data a mortality model is trained on / tested "
      "on: orig. = original series, de-id. = the de-identified release.", "seed 000 §5.7, "

@@ -15,14 +15,10 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.report.plotting import FigureInfo, new_figure, no_data, save
+from mimic_deid.sequences.card import GUARANTEE
 
 __all__ = ["ATTACK_COLUMNS", "GUARANTEE", "attack_table", "plot_sequences", "sequences_table"]
 
-#: What each mechanism promises, as the report and docs/methods.md state it.
-GUARANTEE = {
-    "seed_ratio": "NOT eps-DP: the seed's deterministic ratio test, survivors released exactly",
-    "laplace": "eps-DP counts (discrete Laplace, record level, given sections and clusters)",
-}
 MEASURES = (
     ("similarity", "Definition 4 similarity"),
     ("top20_intersection", "top-20 2-gram intersection (%)"),
