@@ -127,7 +127,10 @@ def test_docs_give_the_cards_whole_schema(tmp_path):
     """docs/outputs.md, "The release card": every key and type of a card as written, and no
     key a card does not have (the workflow tests check the tiny run's cards too)."""
     check = {**CHECK, "checks": {"demographics": {"columns": ["age", "gender"], "classes": 12,
-                                                  "smallest": 10}}}  # fmt: skip
+                                                  "smallest": 10},
+                                 "plausible_values": {"variables": ["glucose", "height"],
+                                                      "values": 4200, "discrete": [],
+                                                      "static": ["height"]}}}  # fmt: skip
     linkage = {**LINKAGE, "alternative": LINKAGE["strong"]}
     path = tmp_path / "card.json"
     write_json(release_card("ihm48", POINT, check, linkage, 2, _utility(), _pairing()), path)

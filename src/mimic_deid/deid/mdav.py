@@ -444,9 +444,12 @@ def claims(
     pseudonyms: pd.DataFrame,
     params: Mapping[str, Any],
     k: int,
+    plausible: Any = None,
 ) -> dict:
     """The method's claim (claim 11 of :mod:`mimic_deid.deid.check`): ``{"mdav_clusters":
-    ...}`` (:func:`check_mdav_clusters` with the point's k)."""
+    ...}`` (:func:`check_mdav_clusters` with the point's k). ``plausible`` is not needed: the
+    projection onto plausible values (:mod:`mimic_deid.deid.plausible`) maps equal series to
+    equal series, so the clusters stay identical after it."""
     return {"mdav_clusters": check_mdav_clusters(per_series, series_public, pseudonyms, k)}
 
 
