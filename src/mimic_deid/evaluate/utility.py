@@ -32,6 +32,7 @@ import pandas as pd
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
+from mimic_deid.core.seeding import derive_rng, library_seed
 from mimic_deid.deid.duration import LABELS
 
 if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted or scored: importing
@@ -177,7 +178,11 @@ def _pipeline(C: float, seed: int, max_iter: int) -> Pipeline:
             (
                 "logreg",
                 LogisticRegression(
-                    C=C, l1_ratio=0.0, solver="lbfgs", max_iter=max_iter, random_state=seed
+                    C=C,
+                    l1_ratio=0.0,
+                    solver="lbfgs",
+                    max_iter=max_iter,
+                    random_state=library_seed(seed, "scikit-learn", "utility", "logreg"),
                 ),
             ),
         ]
@@ -218,7 +223,9 @@ def fit_mortality_model(
         ``train`` only; the C with the highest validation ROC-AUC wins, ties going to the
         smaller C (stronger regularisation).
     seed : int
-        ``random_state`` of the estimator (lbfgs itself is deterministic).
+        The master seed; the estimator's ``random_state`` is derived from it in
+        scikit-learn's range by :func:`mimic_deid.core.seeding.library_seed` (lbfgs itself is
+        deterministic).
     max_iter : int
         lbfgs iteration cap.
 
@@ -332,7 +339,8 @@ def evaluate_model(
         Resamples of the n series with replacement (0: no interval, bounds NaN). Resamples
         lacking one class are dropped from the percentiles.
     seed : int
-        Seed of the resampling generator (same seed, same data -> same intervals).
+        Master seed of the resampling generator (:func:`mimic_deid.core.seeding.derive_rng`;
+        same seed, same data -> same intervals).
 
     Returns
     -------
@@ -354,7 +362,7 @@ def evaluate_model(
     out["roc_auc"] = float(roc_auc_score(y, scores))
     out["pr_auc"] = float(average_precision_score(y, scores))
     if n_bootstrap > 0:
-        boot = _bootstrap(y, scores, n_bootstrap, np.random.default_rng(seed))
+        boot = _bootstrap(y, scores, n_bootstrap, derive_rng(seed))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=RuntimeWarning)  # all-NaN row
             lo, hi = np.nanpercentile(boot, [2.5, 97.5], axis=1)
