@@ -28,7 +28,16 @@ Schema (``card.json``, docs/outputs.md):
 - ``pairing``: the cross-release pairing of this release with every other release of the
   population the sweep measured (:func:`mimic_deid.evaluate.pairing.pairs_of`: ``other``,
   ``as``, ``rate``, ``rate_lo``, ``rate_hi``, ``targets``, ``candidates``, ``chance``);
-- ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`).
+- ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`);
+- ``unpublished``: the groups (splits of ``ihm48``, the whole of ``stays``) the release could
+  not form at the configured sizes, from ``check.json``
+  (:func:`mimic_deid.deid.duration.unpublished_groups`: ``group``, ``series``, ``parameter``,
+  ``value``, ``largest`` (the largest value that would fit), ``reason``); empty when every
+  group is published. A release with one is refused, its verdict naming them;
+- ``utility_not_computable``: the distinct reasons (``not computable: ...``) of the utility
+  rows whose metrics could not be computed (e.g. a split the release does not publish); their
+  ``utility`` entries carry ``not_computable`` and null metrics. Empty for ``stays`` and when
+  every row was computed.
 """
 
 from __future__ import annotations
@@ -71,6 +80,18 @@ def _attack(linkage: Mapping, key: str | None) -> dict[str, Any] | None:
     }
 
 
+def _reason(row: Any) -> str:
+    value = getattr(row, "not_computable", "")
+    return value if isinstance(value, str) else ""
+
+
+def _not_computable(table: pd.DataFrame | None) -> list[str]:
+    if table is None or "not_computable" not in table.columns:
+        return []
+    reasons = table["not_computable"].dropna().astype(str)
+    return sorted(set(reasons[reasons != ""]))
+
+
 def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
     test = table[(table["split"].astype(str) == "test") & (table["cross"] == "shipped")]
     order = [label for label, _, _ in UTILITY_SETTINGS]
@@ -86,6 +107,8 @@ def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
             "roc_auc_hi": float(row.roc_auc_hi),
             "pr_auc": float(row.pr_auc),
         }
+        if reason := _reason(row):
+            entry["not_computable"] = reason
         if row.task == "mortality" and row.variables == "released":
             entry["seed_roc_auc"] = seed["roc_auc"][order.index(row.setting)]
             entry["seed_pr_auc"] = seed["pr_auc"][order.index(row.setting)]
@@ -154,4 +177,6 @@ def release_card(
         "utility": None if utility is None else _utility(utility),
         "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),
+        "unpublished": list(check.get("unpublished", [])),
+        "utility_not_computable": _not_computable(utility),
     }
