@@ -244,7 +244,7 @@ def test_unpublished_groups_name_the_split_the_parameter_and_what_would_fit() ->
             "largest": 1,
             "reason": "split 'validation': 60 series, no duration class with deid.outcome_l = 2 "
             "distinct outcomes of every label (the group holds 1); the largest outcome_l that "
-            "fits: 1, or a smaller dk for fewer, larger classes",
+            "fits: 1, in one class (a larger dk, up to 60, makes fewer, larger classes)",
         },
     ]
     whole, _ = duration_classes(meta.iloc[:30], dk=50, group_by_split=False)
@@ -253,3 +253,35 @@ def test_unpublished_groups_name_the_split_the_parameter_and_what_would_fit() ->
         "series of one group); the largest dk that fits: 30"
     ]
     assert unpublished_groups(classes[classes["group"] == "train"], 50, meta, 2) == []
+
+
+def test_a_release_with_nothing_to_publish_stops_naming_sizes_and_the_preset() -> None:
+    from mimic_deid.deid.duration import duration_classes, require_publishable
+
+    meta = pd.DataFrame(
+        {
+            "icustay_id": np.arange(44),
+            "length": 48,
+            "split": np.repeat(["train", "validation", "test"], [27, 12, 5]),
+        }
+    )
+    classes, _ = duration_classes(meta, dk=50, group_by_split=True)
+    with pytest.raises(ConfigError) as err:
+        require_publishable(classes, 50, "ihm48")
+    assert str(err.value) == (
+        "config parameter 'deid/dk': release 'ihm48' would publish no series: split 'test': 5 "
+        "series, fewer than deid.dk = 50 (a duration class needs dk series of one group); the "
+        "largest dk that fits: 5; split 'train': 27 series, fewer than deid.dk = 50 (a duration "
+        "class needs dk series of one group); the largest dk that fits: 27; split 'validation': "
+        "12 series, fewer than deid.dk = 50 (a duration class needs dk series of one group); the "
+        "largest dk that fits: 12. The largest dk with which every group forms a class: 5. A "
+        "cohort this small needs smaller sizes in every stage: run with --configfile "
+        "config/presets/demo.yaml (sized for about 100 subjects; docs/cohort-sizes.md)"
+    )
+    # the fix it names for this parameter: dk 5 publishes every split
+    fixed, _ = duration_classes(meta, dk=5, group_by_split=True)
+    require_publishable(fixed, 5, "ihm48")
+    assert (fixed["class_length"] > 0).groupby(fixed["split"]).all().all()
+    # a release missing one group only is not stopped here (it is refused by its check)
+    some, _ = duration_classes(meta, dk=10, group_by_split=True)
+    require_publishable(some, 10, "ihm48")

@@ -510,8 +510,8 @@ def unpublished_groups(
                     "largest": distinct,
                     "reason": f"{what}: {n} series, no duration class with deid.outcome_l "
                     f"= {outcome_l} distinct outcomes of every label (the group holds "
-                    f"{distinct}); the largest outcome_l that fits: {distinct}, or a smaller "
-                    "dk for fewer, larger classes",
+                    f"{distinct}); the largest outcome_l that fits: {distinct}, in one class "
+                    f"(a larger dk, up to {n}, makes fewer, larger classes)",
                 }
             )
         else:
