@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from cohort_sizes import SECRET_SEED, assert_refusals_explained, run_shipped, synthetic
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+# a whole run of the shipped config: room for a loaded 2-core machine (the suite default is 900 s)
+pytestmark = [pytest.mark.workflow, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 
 def test_100_subjects_stop_naming_parameters_counts_and_the_preset(tmp_path):

@@ -144,14 +144,6 @@ def mondrian_targets(
         frames.append(pd.DataFrame(columns))
         sizes.append(np.bincount(labels))
         offset += int(labels.max()) + 1
-    if not frames:  # no published class (a release too small for its dk): no targets
-        empty = {KEY: np.int64, "group": str, "class_length": np.int32, "eq_class": np.int64}
-        empty["cell"] = np.int64
-        if demographics is not None:
-            empty.update(dict.fromkeys(demographics.columns, str))
-        for name in spec.names:
-            empty[f"orig_{name}"] = empty[f"target_{name}"] = np.float64
-        frames = [pd.DataFrame({c: pd.Series([], dtype=t) for c, t in empty.items()})]
     targets = pd.concat(frames, ignore_index=True)
     all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
     all_cells = np.concatenate(cell_sizes) if cell_sizes else np.zeros(0, dtype=np.int64)
@@ -160,7 +152,7 @@ def mondrian_targets(
         "heuristic": heuristic,
         "outcome_l": int(ell) if outcomes is not None else None,
         "features": list(spec.names),
-        "duration_classes": len(classes),
+        "duration_classes": len(frames),
         "equivalence_classes": int(all_sizes.size),
         "smallest_equivalence_class": int(all_sizes.min()) if all_sizes.size else 0,
         "mean_equivalence_class": float(all_sizes.mean()) if all_sizes.size else 0.0,
