@@ -41,6 +41,7 @@ from mimic_deid.codes import (
     risk_audit,
 )
 from mimic_deid.core.atomic import write_json
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic import diagnoses
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.population import IdState, make_population
@@ -57,7 +58,7 @@ def population(subjects: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, pd
     adm, pat, diag = [], [], []
     for b in range(-(-subjects // BLOCK_SUBJECTS)):
         n = min(BLOCK_SUBJECTS, subjects - b * BLOCK_SUBJECTS)
-        pop = make_population(np.random.default_rng([seed, b]), b * BLOCK_SUBJECTS, n, ids)
+        pop = make_population(derive_rng(seed, b), b * BLOCK_SUBJECTS, n, ids)
         adm.append(
             pd.DataFrame(
                 {

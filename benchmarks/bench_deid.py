@@ -219,11 +219,11 @@ def bench_large(release: Release, cls: ClassArray, ref_series: int, seed: int) -
     print(f"  genetic: {t_ga.cpu_s:.1f} s CPU ({t_ga.wall_s:.1f} s wall)", flush=True)
 
     k = min(ref_series, n)
-    rows = np.sort(np.random.default_rng(seed).choice(n, k, replace=False))
-    t_ref = timed(reference_genetic, X[rows], T[rows], spec, params, np.random.default_rng(seed))
+    rows = np.sort(derive_rng(seed).choice(n, k, replace=False))
+    t_ref = timed(reference_genetic, X[rows], T[rows], spec, params, derive_rng(seed))
     X_ref, it_ref = t_ref.value
     print(f"  reference on {k} series: {t_ref.cpu_s:.1f} s CPU", flush=True)
-    t_vs = timed(optimise_genetic, X[rows], T[rows], spec, params, np.random.default_rng(seed))
+    t_vs = timed(optimise_genetic, X[rows], T[rows], spec, params, derive_rng(seed))
     rate_ga, rate_ref = n / t_ga.cpu_s, k / t_ref.cpu_s
     return {
         "group": cls.group,

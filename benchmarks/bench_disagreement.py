@@ -75,7 +75,7 @@ def released_X(release: Release, released: Released, cls: ClassArray, seed: int)
         return rel.X
     if release.real:
         return cls.X
-    rng = np.random.default_rng([seed, cls.length])
+    rng = derive_rng(seed, cls.length)
     X_rel = cls.X.copy()
     fd = release.spec.feature_dims
     X_rel[:, :, fd] += rng.normal(0.0, 3.0, size=X_rel[:, :, fd].shape)

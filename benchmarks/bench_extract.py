@@ -37,6 +37,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from mimic_deid.core.seeding import derive_rng
+
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work" / "extract"
 RESULTS = ROOT / "benchmarks" / "results" / "extract.json"
@@ -178,7 +180,7 @@ def write_chartevents(path: Path, rows: int, seed: int, chunk: int = 1_000_000) 
 
     Generation of chunk k+1 overlaps the compression of chunk k (zlib releases the GIL).
     """
-    rng = np.random.default_rng(seed)
+    rng = derive_rng(seed)
     items = _item_table(rng)
     n_subj = max(1, rows // ROWS_PER_SUBJECT)
     tmp = path.with_suffix(".tmp")

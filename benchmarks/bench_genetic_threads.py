@@ -63,7 +63,7 @@ def build_release(n_series: int, share: float, seed: int) -> tuple[list[ClassArr
     for L, n in sizes:
         if n == 0:
             continue
-        X = synth_class(np.random.default_rng([seed, L]), n, L, dims)
+        X = synth_class(derive_rng(seed, L), n, L, dims)
         classes.append(ClassArray("all", L, np.arange(key, key + n, dtype=np.int64), X))
         key += n
     return classes, dims

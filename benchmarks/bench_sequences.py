@@ -26,11 +26,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from common import git_commit
 
 from mimic_deid.core.errors import ReleaseCheckError
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.sequences import Settings, cpt_events, fit_release, transfer_events
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.population import IdState, make_population
@@ -47,7 +47,7 @@ def tables(subjects: int, seed: int) -> dict[str, pd.DataFrame]:
     for b in range(-(-subjects // BLOCK_SUBJECTS)):
         first = b * BLOCK_SUBJECTS
         pop = make_population(
-            np.random.default_rng([seed, b]), first, min(BLOCK_SUBJECTS, subjects - first), ids
+            derive_rng(seed, b), first, min(BLOCK_SUBJECTS, subjects - first), ids
         )
         for name, cols in sequence_tables(pop, seed, b).items():
             parts[name].append(pd.DataFrame({k.lower(): v.to_pandas() for k, v in cols.items()}))

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, ClassArray, class_arrays, iter_class_arrays
 from mimic_deid.deid.duration import assign_duration_classes
 from mimic_deid.deid.features import FeatureSpec, feature_spec
@@ -457,11 +458,11 @@ def generated_release(
     """A modelled ``stays`` release; each class is generated on demand from its own seed."""
     dims = series_dims()
     config = workflow_config(None)
-    sizes = [("all", L, n) for L, n in model_class_sizes(np.random.default_rng(seed), n_series, dk)]
+    sizes = [("all", L, n) for L, n in model_class_sizes(derive_rng(seed), n_series, dk)]
 
     def get(i: int) -> ClassArray:
         g, L, n = sizes[i]
-        X = synth_class(np.random.default_rng([seed, L]), n, L, dims)
+        X = synth_class(derive_rng(seed, L), n, L, dims)
         return ClassArray(group=g, length=L, keys=np.arange(n, dtype=np.int64), X=X)
 
     text = (

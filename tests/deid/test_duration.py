@@ -206,3 +206,82 @@ def test_vectorised_scale() -> None:
     _, sizes = np.unique(cls[cls > 0], return_counts=True)
     assert sizes.min() >= 50
     assert duration_summary(lengths, cls)["series_in"] == 40_000
+
+
+def test_unpublished_groups_name_the_split_the_parameter_and_what_would_fit() -> None:
+    """Issue 48: a split too small for dk, or whose classes lack outcome_l outcomes, is named
+    with its series count and the largest value of the parameter that would fit."""
+    from mimic_deid.deid.duration import duration_classes, unpublished_groups
+
+    n = {"train": 120, "validation": 60, "test": 36}
+    split = np.repeat(list(n), list(n.values()))
+    meta = pd.DataFrame(
+        {
+            "icustay_id": np.arange(len(split)),
+            "length": 48,
+            "split": split,
+            "mortality": np.r_[np.arange(120) % 5 == 0, np.zeros(60, bool), np.ones(36, bool)],
+            "long_stay": np.arange(len(split)) % 2,
+        }
+    ).astype({"mortality": "int8"})
+    classes, _ = duration_classes(meta, dk=50, group_by_split=True, outcome_l=2)
+    got = unpublished_groups(classes, 50, meta, 2)
+    assert got == [
+        {
+            "group": "test",
+            "series": 36,
+            "parameter": "deid.dk",
+            "value": 50,
+            "largest": 36,
+            "reason": "split 'test': 36 series, fewer than deid.dk = 50 (a duration class "
+            "needs dk series of one group); the largest dk that fits: 36",
+        },
+        {
+            "group": "validation",
+            "series": 60,
+            "parameter": "deid.outcome_l",
+            "value": 2,
+            "largest": 1,
+            "reason": "split 'validation': 60 series, no duration class with deid.outcome_l = 2 "
+            "distinct outcomes of every label (the group holds 1); the largest outcome_l that "
+            "fits: 1, in one class (a larger dk, up to 60, makes fewer, larger classes)",
+        },
+    ]
+    whole, _ = duration_classes(meta.iloc[:30], dk=50, group_by_split=False)
+    assert [u["reason"] for u in unpublished_groups(whole, 50)] == [
+        "the whole release: 30 series, fewer than deid.dk = 50 (a duration class needs dk "
+        "series of one group); the largest dk that fits: 30"
+    ]
+    assert unpublished_groups(classes[classes["group"] == "train"], 50, meta, 2) == []
+
+
+def test_a_release_with_nothing_to_publish_stops_naming_sizes_and_the_preset() -> None:
+    from mimic_deid.deid.duration import duration_classes, require_publishable
+
+    meta = pd.DataFrame(
+        {
+            "icustay_id": np.arange(44),
+            "length": 48,
+            "split": np.repeat(["train", "validation", "test"], [27, 12, 5]),
+        }
+    )
+    classes, _ = duration_classes(meta, dk=50, group_by_split=True)
+    with pytest.raises(ConfigError) as err:
+        require_publishable(classes, 50, "ihm48")
+    assert str(err.value) == (
+        "config parameter 'deid/dk': release 'ihm48' would publish no series: split 'test': 5 "
+        "series, fewer than deid.dk = 50 (a duration class needs dk series of one group); the "
+        "largest dk that fits: 5; split 'train': 27 series, fewer than deid.dk = 50 (a duration "
+        "class needs dk series of one group); the largest dk that fits: 27; split 'validation': "
+        "12 series, fewer than deid.dk = 50 (a duration class needs dk series of one group); the "
+        "largest dk that fits: 12. The largest dk with which every group forms a class: 5. A "
+        "cohort this small needs smaller sizes in every stage: run with --configfile "
+        "config/presets/demo.yaml (sized for about 100 subjects; docs/cohort-sizes.md)"
+    )
+    # the fix it names for this parameter: dk 5 publishes every split
+    fixed, _ = duration_classes(meta, dk=5, group_by_split=True)
+    require_publishable(fixed, 5, "ihm48")
+    assert (fixed["class_length"] > 0).groupby(fixed["split"]).all().all()
+    # a release missing one group only is not stopped here (it is refused by its check)
+    some, _ = duration_classes(meta, dk=10, group_by_split=True)
+    require_publishable(some, 10, "ihm48")

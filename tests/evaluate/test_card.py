@@ -163,3 +163,37 @@ def test_the_card_table_prints_rates_with_intervals_and_the_verdict():
         "verdict": CHECK["verdict"],
     }
     assert card_table([]).to_dict("list") == {"note": ["no release card in this run"]}
+
+
+def test_a_card_of_a_release_refused_for_its_size_names_split_counts_and_what_fits():
+    """Issue 48: the card carries the groups the release could not form (from check.json) and
+    the utility rows that could not be computed, with their reasons and null metrics."""
+    reason = (
+        "split 'test': 36 series, fewer than deid.dk = 50 (a duration class needs dk series of "
+        "one group); the largest dk that fits: 36"
+    )
+    unpublished = [{"group": "test", "series": 36, "parameter": "deid.dk", "value": 50,
+                    "largest": 36, "reason": reason}]  # fmt: skip
+    check = {
+        "passed": False,
+        "verdict": f"refused: not formed at the configured sizes: {reason}",
+        "unpublished": unpublished,
+    }
+    why = "not computable: the de-identified data hold no series of split 'test'"
+    utility = _utility().assign(not_computable="")
+    lost = utility["setting"].isin(["de-id. / de-id.", "orig. / de-id."]) & (
+        utility["split"] == "test"
+    )
+    utility.loc[lost, ["roc_auc", "roc_auc_lo", "roc_auc_hi", "pr_auc"]] = float("nan")
+    utility.loc[lost, "not_computable"] = why
+    card = release_card("ihm48", POINT, check, LINKAGE, 2, utility)
+    assert (card["passed"], card["verdict"]) == (False, check["verdict"])
+    assert card["unpublished"] == unpublished
+    assert card["utility_not_computable"] == [why]
+    by_setting = {u["setting"]: u for u in card["utility"]}
+    assert by_setting["de-id. / de-id."]["not_computable"] == why
+    assert "not_computable" not in by_setting["de-id. / orig."]
+    assert by_setting["de-id. / orig."]["roc_auc"] == 0.8
+    # a card from an older check.json (no unpublished) and a stays card: nothing refused
+    assert release_card("stays", POINT, CHECK, LINKAGE, None)["unpublished"] == []
+    assert release_card("stays", POINT, CHECK, LINKAGE, None)["utility_not_computable"] == []

@@ -401,3 +401,41 @@ def test_sweep_overview_shows_the_compared_columns_rounded():
         "refused: linkage bound: ...", 0.881, 0.841, 0.801,
         "gap_filled", -0.04, -0.0801,
     ]  # fmt: skip
+
+
+def test_a_release_missing_a_whole_group_is_refused_first_with_the_sizes(point):
+    """Issue 48: a group (here a split of 7 series) of which nothing is published refuses the
+    release before any other claim, naming the split, its series, the parameter and what fits;
+    check.json carries the groups for the card."""
+    p = point
+    classes = p["durations"].assign(group="train")
+    extra = pd.DataFrame(
+        {
+            "icustay_id": np.arange(10**8, 10**8 + 7),
+            "group": "test",
+            "split": "test",
+            "length": 30,
+            "class_length": 0,
+        }
+    ).astype(classes.dtypes.to_dict())
+    classes = pd.concat([classes, extra], ignore_index=True)
+    result = check_sweep_point(
+        p["public"], p["index"], classes, p["targets"], p["pseudonyms"],
+        dk=10, fk=5, group_by_split=False, strict=False,
+    )  # fmt: skip
+    reason = (
+        "split 'test': 7 series, fewer than deid.dk = 10 (a duration class needs dk series of "
+        "one group); the largest dk that fits: 7"
+    )
+    assert result["passed"] is False
+    assert result["verdict"] == f"refused: not formed at the configured sizes: {reason}"
+    assert result["unpublished"] == [
+        {"group": "test", "series": 7, "parameter": "deid.dk", "value": 10, "largest": 7,
+         "reason": reason}
+    ]  # fmt: skip
+    with pytest.raises(ReleaseCheckError) as err:  # config strict: the run stops, same words
+        check_sweep_point(
+            p["public"], p["index"], classes, p["targets"], p["pseudonyms"],
+            dk=10, fk=5, group_by_split=False,
+        )  # fmt: skip
+    assert str(err.value) == f"not formed at the configured sizes: {reason}"

@@ -425,7 +425,14 @@ def test_utility_table_rows_and_the_owners_baseline_on_withheld_variables() -> N
     from mimic_deid.evaluate.utility import KEY_COLUMNS, SETTINGS
 
     table = _utility(missing=0.3)
-    assert list(table.columns) == [*KEY_COLUMNS, "C", "validation_roc_auc", *METRIC_COLUMNS]
+    assert list(table.columns) == [
+        *KEY_COLUMNS,
+        "C",
+        "validation_roc_auc",
+        *METRIC_COLUMNS,
+        "not_computable",
+    ]
+    assert (table["not_computable"] == "").all()
     labels = [label for label, _, _ in SETTINGS]
     expected = [("all", "shipped", "orig. / orig.")] + [
         ("released", cross, label) for cross in ("shipped", "gap_filled") for label in labels
@@ -485,3 +492,42 @@ def test_utility_table_names_a_released_variable_the_original_lacks() -> None:
         "utility: released variable(s) ['spo2'] are not columns of the original series; "
         "expected a subset of ['hr', 'temp']"
     )
+
+
+def test_a_release_without_its_test_split_gives_not_computable_rows() -> None:
+    """A release that could not form its test split (issue 48): the rows that need it are
+    NaN with the reason, every other row is computed, nothing raises."""
+    from mimic_deid.evaluate.utility import utility_table
+
+    series, meta, release_series, release_index = _ihm48_tables(400, 0.2, seed=5)
+    test_keys = release_index.loc[release_index["split"] == "test", "pseudonym"]
+    release_index = release_index[release_index["split"] != "test"]
+    release_series = release_series[~release_series["pseudonym"].isin(test_keys)]
+    table = utility_table(
+        series, meta, release_series, release_index, Cs=[0.1], n_bootstrap=0, seed=2**63 - 1
+    )
+    missing = table[(table["test_data"] == "deid") & (table["split"] == "test")]
+    assert len(missing) == 2 * 2 * 2  # 2 tasks x 2 cross x (de-id./de-id., orig./de-id.)
+    assert set(missing["not_computable"]) == {
+        "not computable: the de-identified data hold no series of split 'test'"
+    }
+    assert missing["roc_auc"].isna().all() and (missing["n"] == 0).all()
+    computed = table[table["not_computable"] == ""]
+    assert len(computed) == len(table) - len(missing)
+    assert computed["roc_auc"].notna().all()  # de-id./orig. is trained on the release
+
+
+def test_a_release_without_its_training_split_fits_no_deid_model() -> None:
+    from mimic_deid.evaluate.utility import utility_table
+
+    series, meta, release_series, release_index = _ihm48_tables(400, 0.2, seed=5)
+    table = utility_table(
+        series, meta, release_series.iloc[:0], release_index.iloc[:0], Cs=[0.1], n_bootstrap=0
+    )
+    deid = table[(table["train_data"] == "deid") | (table["test_data"] == "deid")]
+    assert deid["roc_auc"].isna().all()
+    assert set(deid.loc[deid["train_data"] == "deid", "not_computable"]) == {
+        "not computable: the de-identified data hold no series of split 'train'"
+    }
+    owner = table[(table["train_data"] == "orig") & (table["test_data"] == "orig")]
+    assert owner["roc_auc"].notna().all() and (owner["not_computable"] == "").all()

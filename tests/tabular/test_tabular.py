@@ -429,7 +429,9 @@ def test_epsilon_safe_la_penalties_and_release():
         (lambda e: selection_probabilities(node_scores(e, 2, 5), 0.1, "other", 1.0),
          "parameter 'mode' must be one of ['suppression', 'kanonymity'], got 'other'"),
         (lambda e: check_k_values([5, 31], 30, "tabular/ola/k"),
-         "config parameter 'tabular/ola/k': k = 31 must lie in [1, 30] (the rows of the demographics table)"),
+         "config parameter 'tabular/ola/k': k = 31 must lie in [1, 30] (the rows of the demographics table); "
+         "lower it, or for a cohort of about 100 subjects run with --configfile config/presets/demo.yaml "
+         "(docs/cohort-sizes.md)"),
     ],
 )  # fmt: skip
 def test_bad_parameters_are_named(call, message):

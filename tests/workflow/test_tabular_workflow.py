@@ -109,7 +109,9 @@ def test_tabular_rerun_is_a_no_op_and_k_above_rows_is_one_line(tabular_run):
     rows = len(pd.read_parquet(workdir / "results/private/tabular/demographics_p1.parquet"))
     assert (
         "mimic-deid error in rule 'tabular_ola': config parameter 'tabular/ola/k': k = 100000 "
-        f"must lie in [1, {rows}] (the rows of the demographics table)"
+        f"must lie in [1, {rows}] (the rows of the demographics table); lower it, or for a "
+        "cohort of about 100 subjects run with --configfile config/presets/demo.yaml "
+        "(docs/cohort-sizes.md)"
     ) in bad.stderr
     assert "Traceback" not in bad.stderr
 

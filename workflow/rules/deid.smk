@@ -152,6 +152,7 @@ rule check_release:
         targets=PATHS["targets"],
         pseudonyms=PATHS["pseudonyms"],
         per_series=PATHS["method_series"],
+        meta=PATHS["meta"],
         linkage=PATHS["linkage"],
         demographics=PATHS["cohort_demographics"],
         hierarchies=config["release"]["hierarchies"],

@@ -26,6 +26,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         per_series=read["per_series"],
         linkage=read_json(snakemake.input.linkage),
         strict=bool(snakemake.params.strict),
+        labels=pd.read_parquet(snakemake.input.meta) if snakemake.params.labelled else None,
         demographics=(
             encode_demographics(
                 pd.read_parquet(snakemake.input.demographics),

@@ -9,6 +9,14 @@ run with one or many workers is byte-identical. A unit split into parts that may
 different workers (the chunks of series of one duration class) gives each part its own
 generator with :func:`spawn_rngs`.
 
+A library that takes an integer seed of its own (scikit-learn's ``random_state``, NumPy's legacy
+``RandomState``, a Numba-compiled ``np.random.seed``, datasketch's MinHash permutations) gets it
+from :func:`library_seed`, derived from the master seed and the work unit like
+:func:`derive_rng`, and always inside that library's range (:data:`LIBRARY_SEED_BOUNDS`): a
+secret master seed is 63 bits, more than most libraries accept. These two functions are the
+only paths from a seed to a random stream (``tests/core/test_seeding.py`` greps the code for any
+other).
+
 The master seed itself comes from :func:`master_seed`: the configured one, the public
 :data:`PUBLIC_SEED` for the synthetic source, or, for a real source (CSV, PostgreSQL) without a
 configured seed, a secret one drawn once and kept owner-only next to the private artefacts.
@@ -26,12 +34,31 @@ import numpy as np
 from mimic_deid.core.atomic import apply_mode, make_private_dir, write_text
 from mimic_deid.core.errors import InputDataError
 
-__all__ = ["PUBLIC_SEED", "derive_rng", "master_seed", "spawn_rngs"]
+__all__ = [
+    "LIBRARY_SEED_BOUNDS",
+    "PUBLIC_SEED",
+    "derive_rng",
+    "library_seed",
+    "master_seed",
+    "spawn_rngs",
+]
 
 #: The documented public master seed: the synthetic source's when config ``seed`` is null.
 PUBLIC_SEED = 2020
 #: Upper bound (exclusive) of a drawn secret seed: 63 bits, a non-negative int64.
 SECRET_SEED_BOUND = 2**63
+
+#: Upper bound (exclusive) of the integer seed each library accepts, by the name
+#: :func:`library_seed` takes: scikit-learn's ``random_state`` and NumPy's legacy
+#: ``RandomState`` / ``np.random.seed`` (also what Numba's compiled ``np.random.seed`` takes,
+#: an unsigned 32-bit integer) are [0, 2**32); datasketch's ``MinHash(seed=)`` seeds a
+#: ``RandomState``.
+LIBRARY_SEED_BOUNDS: dict[str, int] = {
+    "scikit-learn": 2**32,
+    "numpy-legacy": 2**32,
+    "numba": 2**32,
+    "datasketch": 2**32,
+}
 
 
 def master_seed(
@@ -116,8 +143,50 @@ def derive_rng(seed: int, *parts: str | int) -> np.random.Generator:
         ``numpy.random.default_rng([seed, *parts])`` with strings hashed; the same arguments
         always give the same stream.
     """
-    words = [int(seed)] + [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
-    return np.random.default_rng(words)
+    return np.random.default_rng(_words(seed, parts))
+
+
+def _words(seed: int, parts: tuple[str | int, ...]) -> list[int]:
+    return [int(seed)] + [zlib.crc32(p.encode()) if isinstance(p, str) else int(p) for p in parts]
+
+
+def library_seed(seed: int, library: str, *parts: str | int) -> int:
+    """The integer seed handed to ``library`` for one work unit, inside the library's range.
+
+    Parameters
+    ----------
+    seed : int
+        The master seed (config ``seed``, or the secret one :func:`master_seed` drew), >= 0;
+        any size (a drawn seed has 63 bits).
+    library : str
+        A key of :data:`LIBRARY_SEED_BOUNDS` (``scikit-learn``, ``numpy-legacy``, ``numba``,
+        ``datasketch``).
+    *parts : str or int
+        The work unit, as for :func:`derive_rng` (e.g. ``"utility", task, side``).
+
+    Returns
+    -------
+    int
+        In ``[0, LIBRARY_SEED_BOUNDS[library])``: the first 64-bit word of the
+        ``numpy.random.SeedSequence`` of (``seed``, ``"library-seed"``, ``library``,
+        ``*parts``), reduced modulo the bound. The same arguments always give the same seed;
+        the seed never leaves the run's private side unless the master seed is public.
+
+    Raises
+    ------
+    ValueError
+        ``library`` is not a key of :data:`LIBRARY_SEED_BOUNDS`, or ``seed`` is negative.
+    """
+    if library not in LIBRARY_SEED_BOUNDS:
+        raise ValueError(
+            f"library_seed: unknown library {library!r}; expected one of "
+            f"{sorted(LIBRARY_SEED_BOUNDS)}"
+        )
+    if int(seed) < 0:
+        raise ValueError(f"library_seed: the master seed must be >= 0, got {seed}")
+    words = _words(seed, ("library-seed", library, *parts))
+    word = np.random.SeedSequence(words).generate_state(1, dtype=np.uint64)[0]
+    return int(word) % LIBRARY_SEED_BOUNDS[library]
 
 
 def spawn_rngs(rng: np.random.Generator, n: int) -> list[np.random.Generator]:

@@ -26,6 +26,7 @@ from mimic_deid.deid.duration import (
     deid_groups,
     duration_classes,
     duration_uniqueness,
+    unpublished_groups,
 )
 from mimic_deid.deid.features import (
     RELEASE_VARIABLES,
@@ -93,6 +94,7 @@ __all__ = [
     "dims_of",
     "duration_classes",
     "duration_uniqueness",
+    "unpublished_groups",
     "encode_demographics",
     "feature_spec",
     "fitness_comparison",

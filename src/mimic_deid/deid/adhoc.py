@@ -28,6 +28,7 @@ import numpy as np
 
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import get_logger
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.features import FeatureSpec
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
 
@@ -149,7 +150,7 @@ def optimise_adhoc(
     if rng is None:
         if noise_sd > 0:
             raise ConfigError("ad-hoc optimiser needs a numpy Generator 'rng' when noise_sd > 0")
-        rng = np.random.default_rng(0)
+        rng = derive_rng(0)  # never drawn from: noise_sd is 0
     X, targets = check_inputs(X, targets, spec)
     out = X.copy()
     for d in spec.feature_dims.tolist():

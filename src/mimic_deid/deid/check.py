@@ -90,7 +90,7 @@ from mimic_deid.core.errors import ReleaseCheckError, require_columns
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.numbers import percent
 from mimic_deid.deid.classes import KEY
-from mimic_deid.deid.duration import LABELS
+from mimic_deid.deid.duration import LABELS, unpublished_groups
 from mimic_deid.deid.methods import REGISTRY, parse_method_label
 from mimic_deid.deid.plausible import PlausibleValues
 from mimic_deid.pipeline.cohort import STAY_DEMOGRAPHICS
@@ -666,6 +666,7 @@ def check_sweep_point(
     strict: bool = True,
     demographics: Mapping[str, Iterable[str]] | None = None,
     plausible: PlausibleValues | None = None,
+    labels: pd.DataFrame | None = None,
 ) -> dict:
     """:func:`check_release` of one sweep point's release, from its private artefacts.
 
@@ -697,12 +698,18 @@ def check_sweep_point(
         As :func:`check_release` (claim 15).
     plausible : PlausibleValues, optional
         As :func:`check_release` (claim 16); also given to the method's ``claims`` hook.
+    labels : DataFrame, optional
+        The release's ``meta.parquet`` (icustay_id and its labels), for a labelled release: the
+        reason a group is not published names the outcomes it lacks.
 
     Returns
     -------
     dict
         ``check.json``: ``passed``, ``verdict`` (``"certified"`` or ``"refused: <the failed
-        claim and its figures>"``), ``dk``, ``fk`` and ``checks`` (the figures of every claim
+        claim and its figures>"``), ``dk``, ``fk``, ``unpublished`` (the groups of which no
+        series is published, :func:`mimic_deid.deid.duration.unpublished_groups`; the release
+        is refused first on them: ``refused: not formed at the configured sizes: split
+        'test': 36 series, fewer than deid.dk = 50 ...``) and ``checks`` (the figures of every claim
         checked: all of them, or when refused those checked before the failed one; claims 1-10
         are checked as one step).
 
@@ -711,16 +718,25 @@ def check_sweep_point(
     ReleaseCheckError
         With ``strict``, the first failed claim.
     """
-    return verdict(
-        lambda checks: _point_claims(
+    unpublished = (
+        unpublished_groups(classes, dk, labels, outcome_l if labelled else None)
+        if "group" in classes.columns
+        else []
+    )
+
+    def claims(checks: dict) -> None:
+        if unpublished:  # the release cannot serve as one of its kind: refused first
+            raise ReleaseCheckError(
+                "not formed at the configured sizes: " + "; ".join(u["reason"] for u in unpublished)
+            )
+        _point_claims(
             checks, series_public, index_public, classes, targets, pseudonyms, dk=dk, fk=fk,
             group_by_split=group_by_split, variables=variables, labelled=labelled,
             outcome_l=outcome_l, method=method, per_series=per_series, linkage=linkage,
             demographics=demographics, plausible=plausible,
-        ),
-        strict,
-        {"dk": dk, "fk": fk},
-    )  # fmt: skip
+        )  # fmt: skip
+
+    return verdict(claims, strict, {"dk": dk, "fk": fk, "unpublished": unpublished})
 
 
 def _point_claims(

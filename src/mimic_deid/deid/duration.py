@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import (
+    ConfigError,
     InputDataError,
     require_choice,
     require_columns,
@@ -439,6 +440,146 @@ def outcome_diverse(
         key = pd.MultiIndex.from_arrays([frame["g"], frame["c"]])
         out[key.isin(poor) & (out > 0)] = 0
     return out
+
+
+def unpublished_groups(
+    classes: pd.DataFrame,
+    dk: int,
+    labels: pd.DataFrame | None = None,
+    outcome_l: int | None = None,
+) -> list[dict]:
+    """The de-identification groups of a release of which no series is published, and why.
+
+    A group (a split of ``ihm48``, the whole of ``stays``) is left out whole when it holds
+    fewer than ``dk`` series (no duration class can form) or when none of its classes holds
+    ``outcome_l`` distinct outcomes of every label (:func:`outcome_diverse`).
+
+    Parameters
+    ----------
+    classes : DataFrame
+        ``duration.parquet`` (:func:`duration_classes`): icustay_id, group, class_length.
+    dk : int
+        Duration k of the release.
+    labels : DataFrame, optional
+        icustay_id and the label columns of :data:`LABELS` (the release's ``meta.parquet``),
+        for a release that publishes labels.
+    outcome_l : int, optional
+        Config ``deid.outcome_l`` for a labelled release, else None.
+
+    Returns
+    -------
+    list of dict, one per group with series of which none is published, in group order:
+    ``group``, ``series`` (series in the group), ``parameter`` (``deid.dk`` or
+    ``deid.outcome_l``), ``value`` (its configured value), ``largest`` (the largest value
+    of that parameter that would let the group form one class: its series count for dk, its
+    fewest distinct outcomes of a label for outcome_l), and ``reason`` (one sentence).
+    """
+    require_columns(classes, ["icustay_id", "group", "class_length"], "duration classes")
+    out = []
+    for group, rows in classes.groupby("group", sort=True):
+        n = len(rows)
+        if n == 0 or (rows["class_length"] > 0).any():
+            continue
+        what = "the whole release" if group == "all" else f"split '{group}'"
+        if n < dk:
+            out.append(
+                {
+                    "group": str(group),
+                    "series": n,
+                    "parameter": "deid.dk",
+                    "value": int(dk),
+                    "largest": n,
+                    "reason": f"{what}: {n} series, fewer than deid.dk = {dk} "
+                    f"(a duration class needs dk series of one group); "
+                    f"the largest dk that fits: {n}",
+                }
+            )
+            continue
+        distinct = None
+        if labels is not None and outcome_l is not None and outcome_l > 1:
+            cols = [c for c in LABELS if c in labels.columns]
+            merged = rows[["icustay_id"]].merge(labels[["icustay_id", *cols]], on="icustay_id")
+            distinct = int(merged[cols].nunique().min()) if cols else None
+        if distinct is not None:
+            out.append(
+                {
+                    "group": str(group),
+                    "series": n,
+                    "parameter": "deid.outcome_l",
+                    "value": int(outcome_l),
+                    "largest": distinct,
+                    "reason": f"{what}: {n} series, no duration class with deid.outcome_l "
+                    f"= {outcome_l} distinct outcomes of every label (the group holds "
+                    f"{distinct}); the largest outcome_l that fits: {distinct}, in one class "
+                    f"(a larger dk, up to {n}, makes fewer, larger classes)",
+                }
+            )
+        else:
+            out.append(
+                {
+                    "group": str(group),
+                    "series": n,
+                    "parameter": "deid.dk",
+                    "value": int(dk),
+                    "largest": n,
+                    "reason": f"{what}: {n} series, none in a published duration class at "
+                    f"deid.dk = {dk}",
+                }
+            )
+    return out
+
+
+#: The preset sized for a cohort of about 100 subjects, named by the advice of
+#: :func:`require_publishable`.
+SMALL_COHORT_PRESET = "config/presets/demo.yaml"
+
+
+def require_publishable(
+    classes: pd.DataFrame,
+    dk: int,
+    release: str,
+    labels: pd.DataFrame | None = None,
+    outcome_l: int | None = None,
+) -> None:
+    """Stop a run whose release would publish no series at all, naming sizes and the fix.
+
+    A release missing some of its groups still runs to its card, refused
+    (:func:`unpublished_groups`); one with nothing to publish has no class for any later
+    rule to work on, so the run stops here, at the duration classes.
+
+    Parameters
+    ----------
+    classes : DataFrame
+        ``duration.parquet`` of the release.
+    dk : int
+    release : str
+        ``stays`` or ``ihm48`` (named in the message).
+    labels, outcome_l
+        As :func:`unpublished_groups`.
+
+    Raises
+    ------
+    ConfigError
+        Every group of ``classes`` is unpublished: the message names each group's series,
+        the parameter at fault, the largest value with which every group forms a class,
+        and the preset sized for a cohort of about 100 subjects.
+    """
+    groups = unpublished_groups(classes, dk, labels, outcome_l)
+    if not len(classes) or len(groups) < classes["group"].nunique():
+        return
+    parameters = sorted({g["parameter"] for g in groups})
+    fits = "; ".join(
+        f"The largest {p.removeprefix('deid.')} with which every group forms a class: "
+        f"{min(g['largest'] for g in groups if g['parameter'] == p)}"
+        for p in parameters
+    )
+    raise ConfigError(
+        f"config parameter{'s' if len(parameters) > 1 else ''} "
+        f"{' and '.join(repr(p.replace('.', '/')) for p in parameters)}: release '{release}' "
+        f"would publish no series: " + "; ".join(g["reason"] for g in groups) + f". {fits}. "
+        f"A cohort this small needs smaller sizes in every stage: run with --configfile "
+        f"{SMALL_COHORT_PRESET} (sized for about 100 subjects; docs/cohort-sizes.md)"
+    )
 
 
 def duration_classes(

@@ -66,7 +66,7 @@ def make_pseudonyms(n: int, rng: np.random.Generator | int) -> np.ndarray:
     """
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
         raise ConfigError(f"number of pseudonyms must be an integer >= 0, got {n!r}")
-    rng = np.random.default_rng(rng) if not isinstance(rng, np.random.Generator) else rng
+    rng = rng if isinstance(rng, np.random.Generator) else derive_rng(rng)
     width = 1 + PSEUDONYM_HEX_DIGITS
 
     def draw(count: int) -> np.ndarray:

@@ -33,7 +33,16 @@ Schema (``card.json``, docs/outputs.md):
 - ``pairing``: the cross-release pairing of this release with every other release of the
   population the sweep measured (:func:`mimic_deid.evaluate.pairing.pairs_of`: ``other``,
   ``as``, ``rate``, ``rate_lo``, ``rate_hi``, ``targets``, ``candidates``, ``chance``);
-- ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`).
+- ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`);
+- ``unpublished``: the groups (splits of ``ihm48``, the whole of ``stays``) the release could
+  not form at the configured sizes, from ``check.json``
+  (:func:`mimic_deid.deid.duration.unpublished_groups`: ``group``, ``series``, ``parameter``,
+  ``value``, ``largest`` (the largest value that would fit), ``reason``); empty when every
+  group is published. A release with one is refused, its verdict naming them;
+- ``utility_not_computable``: the distinct reasons (``not computable: ...``) of the utility
+  rows whose metrics could not be computed (e.g. a split the release does not publish); their
+  ``utility`` entries carry ``not_computable`` and null metrics. Empty for ``stays`` and when
+  every row was computed.
 """
 
 from __future__ import annotations
@@ -84,6 +93,18 @@ SEED_TABLES: dict[str, str] = {"train": "6.3", "test": "6.4"}
 _UTILITY_FIGURES = ("roc_auc", "roc_auc_lo", "roc_auc_hi", "pr_auc", "pr_auc_lo", "pr_auc_hi")
 
 
+def _reason(row: Mapping[str, Any]) -> str:
+    value = row.get("not_computable", "")
+    return value if isinstance(value, str) else ""
+
+
+def _not_computable(table: pd.DataFrame | None) -> list[str]:
+    if table is None or "not_computable" not in table.columns:
+        return []
+    reasons = table["not_computable"].dropna().astype(str)
+    return sorted(set(reasons[reasons != ""]))
+
+
 def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
     """Every row of ``trust_settings.csv``, in its order, with the seed's figure where the seed
     has one: in-hospital mortality on the released variables, original side as recorded
@@ -103,6 +124,7 @@ def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
         entry["split"] = split
         entry.update({key: float(row[key]) for key in _UTILITY_FIGURES})
         entry.update(n=int(row["n"]), positives=int(row["positives"]))
+        entry["not_computable"] = _reason(row) or None
         entry["seed_table"] = SEED_TABLES[split] if seeded else None
         for metric in ("roc_auc", "pr_auc"):
             entry[f"seed_{metric}"] = SEED_TRUST_SETTINGS[(split, metric)][at] if seeded else None
@@ -172,4 +194,6 @@ def release_card(
         "utility": None if utility is None else _utility(utility),
         "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),
+        "unpublished": list(check.get("unpublished", [])),
+        "utility_not_computable": _not_computable(utility),
     }

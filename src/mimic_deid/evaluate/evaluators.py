@@ -224,7 +224,7 @@ class Linkage:
         cells: np.ndarray | None = None,
     ) -> None:
         F_k = np.asarray(F_known, dtype=np.float64)
-        z = np.random.default_rng(rng).standard_normal(F_k.shape)
+        z = rng.standard_normal(F_k.shape)
         self.sides = {"baseline": F_k, "release": np.asarray(F_released, dtype=np.float64)}
         self.errors = tuple(errors)
         self.known = [F_k * (1.0 + e * z) for e in self.errors]

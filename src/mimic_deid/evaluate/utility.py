@@ -33,6 +33,7 @@ import pandas as pd
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.numbers import auc as fmt_auc
+from mimic_deid.core.seeding import derive_rng, library_seed
 from mimic_deid.deid.duration import LABELS
 
 if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted or scored: importing
@@ -178,7 +179,11 @@ def _pipeline(C: float, seed: int, max_iter: int) -> Pipeline:
             (
                 "logreg",
                 LogisticRegression(
-                    C=C, l1_ratio=0.0, solver="lbfgs", max_iter=max_iter, random_state=seed
+                    C=C,
+                    l1_ratio=0.0,
+                    solver="lbfgs",
+                    max_iter=max_iter,
+                    random_state=library_seed(seed, "scikit-learn", "utility", "logreg"),
                 ),
             ),
         ]
@@ -219,7 +224,9 @@ def fit_mortality_model(
         ``train`` only; the C with the highest validation ROC-AUC wins, ties going to the
         smaller C (stronger regularisation).
     seed : int
-        ``random_state`` of the estimator (lbfgs itself is deterministic).
+        The master seed; the estimator's ``random_state`` is derived from it in
+        scikit-learn's range by :func:`mimic_deid.core.seeding.library_seed` (lbfgs itself is
+        deterministic).
     max_iter : int
         lbfgs iteration cap.
 
@@ -333,7 +340,8 @@ def evaluate_model(
         Resamples of the n series with replacement (0: no interval, bounds NaN). Resamples
         lacking one class are dropped from the percentiles.
     seed : int
-        Seed of the resampling generator (same seed, same data -> same intervals).
+        Master seed of the resampling generator (:func:`mimic_deid.core.seeding.derive_rng`;
+        same seed, same data -> same intervals).
 
     Returns
     -------
@@ -355,7 +363,7 @@ def evaluate_model(
     out["roc_auc"] = float(roc_auc_score(y, scores))
     out["pr_auc"] = float(average_precision_score(y, scores))
     if n_bootstrap > 0:
-        boot = _bootstrap(y, scores, n_bootstrap, np.random.default_rng(seed))
+        boot = _bootstrap(y, scores, n_bootstrap, derive_rng(seed))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", category=RuntimeWarning)  # all-NaN row
             lo, hi = np.nanpercentile(boot, [2.5, 97.5], axis=1)
@@ -378,20 +386,57 @@ def _as_dataset(value: tuple, where: str) -> Dataset:
     raise InputDataError(f"utility {where}: expected (X_feat, y) or (X, lengths, y)")
 
 
+_SIDE_NAMES = {
+    "orig": "original",
+    "all": "original",
+    "shipped": "original",
+    "gap_filled": "original",
+    "deid": "de-identified",
+}
+
+
 def _side_data(splits: Mapping[str, tuple], side: str) -> dict[str, Dataset]:
-    missing = [s for s in ("train", "validation", "test") if s not in splits]
-    if missing:
-        raise InputDataError(f"utility {side} data: missing split(s) {missing}")
-    return {s: _as_dataset(splits[s], f"{side} {s}") for s in ("train", "validation", "test")}
+    """The splits of one side that hold series; a split absent or empty (a release that could
+    not publish it, :func:`mimic_deid.deid.duration.unpublished_groups`) is left out, and the
+    rows that need it are not computable (:func:`_not_computable`)."""
+    out = {}
+    for s in ("train", "validation", "test"):
+        if s in splits:
+            data = _as_dataset(splits[s], f"{side} {s}")
+            if len(data[1]):
+                out[s] = data
+    return out
 
 
-#: A fitted model of one training side: (pipeline, chosen C, validation ROC-AUC at that C).
-_Fitted = tuple["Pipeline", float, float]
+def _not_computable(side: str, split: str, n: int = 0, labels: Sequence = ()) -> str:
+    name = _SIDE_NAMES.get(side, side)
+    if not n:
+        return f"not computable: the {name} data hold no series of split '{split}'"
+    return (
+        f"not computable: the {name} {split} split holds one label ({labels[0]}) in {n} "
+        "series; a model needs both"
+    )
+
+
+#: A fitted model of one training side: (pipeline, chosen C, validation ROC-AUC at that C),
+#: or (None, NaN, NaN, reason) where no model can be fitted.
+_Fitted = tuple
 
 
 def _fit_side(splits: Mapping[str, Dataset], Cs: Sequence[float], seed: int, side: str) -> _Fitted:
     from sklearn.metrics import roc_auc_score
 
+    key = side.split()[-1]
+    for needed in ("train", "validation"):
+        if needed not in splits:
+            reason = _not_computable(key, needed)
+            log.warning("%s: %s", side, reason)
+            return None, math.nan, math.nan, reason
+    y_tr = splits["train"][1]
+    if len(np.unique(y_tr)) < 2:
+        reason = _not_computable(key, "training", len(y_tr), np.unique(y_tr).tolist())
+        log.warning("%s: %s", side, reason)
+        return None, math.nan, math.nan, reason
     model, C = fit_mortality_model(splits["train"], splits["validation"], Cs, seed)
     X_va, y_va = splits["validation"]
     val_auc = (
@@ -400,7 +445,7 @@ def _fit_side(splits: Mapping[str, Dataset], Cs: Sequence[float], seed: int, sid
         else float("nan")
     )
     log.info("%s training data: chose C=%g (validation ROC-AUC %s)", side, C, fmt_auc(val_auc))
-    return model, C, val_auc
+    return model, C, val_auc, ""
 
 
 def _setting_rows(
@@ -414,10 +459,21 @@ def _setting_rows(
     ``data`` of the test side (see :func:`trust_settings` for why)."""
     rows = []
     for label, train_side, test_side in settings:
-        model, C, val_auc = models[train_side]
+        model, C, val_auc, reason = models[train_side]
         for split in ("train", "test"):
-            X, y = data[test_side][split]
-            metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
+            if not reason and split not in data[test_side]:
+                why = _not_computable(test_side, split)
+            else:
+                why = reason
+            if why:
+                metrics = dict.fromkeys(METRIC_COLUMNS[:6], math.nan)
+                metrics["n"] = len(data[test_side][split][1]) if split in data[test_side] else 0
+                metrics["positives"] = (
+                    int(data[test_side][split][1].sum()) if split in data[test_side] else 0
+                )
+            else:
+                X, y = data[test_side][split]
+                metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
             rows.append(
                 {
                     "setting": label,
@@ -427,6 +483,7 @@ def _setting_rows(
                     "C": C,
                     "validation_roc_auc": val_auc,
                     **metrics,
+                    "not_computable": why,
                 }
             )
     return rows
@@ -477,10 +534,13 @@ def trust_settings(
     DataFrame, 8 rows (``SETTINGS`` order x split ``train``, ``test``), columns:
     ``setting`` (label as in the seed tables), ``train_data``, ``test_data`` (``orig``/``deid``),
     ``split``, ``C`` (chosen), ``validation_roc_auc`` (at the chosen C), then
-    ``METRIC_COLUMNS``.
+    ``METRIC_COLUMNS``, then ``not_computable``: empty, or why the row's metrics are NaN
+    (``not computable: ...``: a split the release does not publish, a training split of one
+    label); n and positives then count the evaluated split as held (0 when absent).
     """
     data = {"orig": _side_data(original, "orig"), "deid": _side_data(deidentified, "deid")}
     widths = {d[0].shape[1] for splits in data.values() for d in splits.values()}
+    widths = widths or {0}
     if len(widths) != 1:
         raise InputDataError(f"utility: feature counts differ between splits/sides: {widths}")
     models = {side: _fit_side(data[side], Cs, seed, side) for side in ("orig", "deid")}
@@ -519,7 +579,9 @@ def utility_table(
     variables with the original side as recorded (``cross`` ``shipped``), then the same 8
     with the original side gap-filled (``cross`` ``gap_filled``; its de-id. / de-id. rows
     equal the shipped ones). Columns :data:`KEY_COLUMNS`, ``C``, ``validation_roc_auc``,
-    then ``METRIC_COLUMNS``.
+    then ``METRIC_COLUMNS``, then ``not_computable`` (as :func:`trust_settings`): a release
+    without one of its splits, or an original side too small for a model, gives rows of NaN
+    metrics with the reason instead of stopping the run.
     """
     released = [c for c in release_series.columns if c not in ("pseudonym", "hour")]
     every = [c for c in series.columns if c not in ("icustay_id", "hour")]

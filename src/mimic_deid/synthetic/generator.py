@@ -299,7 +299,7 @@ def generate(
                 for b in range(n_blocks):
                     first = b * BLOCK_SUBJECTS
                     n = min(BLOCK_SUBJECTS, subjects - first)
-                    rng = np.random.default_rng([seed, b])
+                    rng = derive_rng(seed, b)
                     pop = admission_gaps(make_population(rng, first, n, ids), seed, b)
                     counts["admissions"] += len(pop.a_id)
                     counts["icustays"] += len(pop.i_id)

@@ -49,7 +49,7 @@ def vocabulary() -> tuple[str, ...]:
     Codes are 3- or 4-digit strings (two-digit category, one or two digits of detail); the
     list is the same for every seed.
     """
-    rng = np.random.default_rng(3_000_003)
+    rng = derive_rng(3_000_003)
     four = [f"{c:04d}" for c in range(10000)]
     three = [f"{c:03d}" for c in range(1000)]
     pool = np.array([c for c in four + three if c not in _COMMON])
@@ -71,7 +71,7 @@ def _zipf(u: np.ndarray) -> np.ndarray:
 @cache
 def _companions() -> np.ndarray:
     """The usual successor of every code (fixed for every seed), shape ``(VOCABULARY_SIZE,)``."""
-    return _zipf(np.random.default_rng(3_000_007).random(VOCABULARY_SIZE))
+    return _zipf(derive_rng(3_000_007).random(VOCABULARY_SIZE))
 
 
 def procedure_rows(pop: Population, seed: int, block: int) -> dict[str, np.ndarray]:

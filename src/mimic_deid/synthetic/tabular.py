@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic import population as popmod
 from mimic_deid.synthetic.generator import BLOCK_SUBJECTS
 from mimic_deid.synthetic.procedures import procedure_rows, vocabulary
@@ -33,7 +34,7 @@ def tabular_sources(subjects: int, seed: int) -> dict[str, pd.DataFrame]:
     vocab = np.array(vocabulary(), dtype=object)
     for b in range(-(-subjects // BLOCK_SUBJECTS)):
         n = min(BLOCK_SUBJECTS, subjects - b * BLOCK_SUBJECTS)
-        pop = popmod.make_population(np.random.default_rng([seed, b]), b * BLOCK_SUBJECTS, n, ids)
+        pop = popmod.make_population(derive_rng(seed, b), b * BLOCK_SUBJECTS, n, ids)
         pop = admission_gaps(pop, seed, b)
         cat = pop.a_cat
         pats.append(

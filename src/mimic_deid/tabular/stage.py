@@ -138,7 +138,8 @@ def check_k_values(ks: Sequence[int], n_rows: int, where: str) -> None:
         if not 1 <= int(k) <= n_rows:
             raise ConfigError(
                 f"config parameter '{where}': k = {k} must lie in [1, {n_rows}] (the rows of the "
-                "demographics table)"
+                f"demographics table); lower it, or for a cohort of about 100 subjects run with "
+                f"--configfile config/presets/demo.yaml (docs/cohort-sizes.md)"
             )
 
 

@@ -1,0 +1,98 @@
+"""Helpers of the cohort-size family (tests/workflow/test_cohort_size*.py): the shipped config at
+every cohort size (issue 48), and a real user's path (issue 44.1).
+
+`config/config.yaml`, every stage, on generated copies of 100, 300, 600 and 1,000 subjects.
+Only what costs time without changing any size is lowered (:data:`COST`: the genetic search's
+iterations, the bootstrap resamples); dk, fk, outcome_l, the splits and every stage's k stay
+the shipped ones, so each run meets the refusals a user of that cohort meets. Each size is its
+own test (pytest-xdist spreads them); none shares an extraction, as no two sizes share a copy.
+
+- 300 subjects run as a real user's: a CSV copy written by ``python -m mimic_deid synth``
+  (with the generator's real-MIMIC quirks), source kind ``csv`` and ``seed: null``, under a
+  secret master seed of 63 bits (planted where the run keeps it, so the crash of issue 44, a
+  seed out of scikit-learn's range, is met on every run).
+- 300, 600 and 1,000 complete; every release a size cannot form is refused, its card and the
+  report saying which split, how many series, which parameter and the largest value that fits,
+  and its utility rows say why they are not computable.
+- 100 subjects cannot form any ``ihm48`` class at dk 50, nor the tabular k of 100: the run
+  stops with messages that name the parameters, the counts and the fix (the demo preset, which
+  ``test_demo_preset.py`` runs on the same copy size).
+
+docs/cohort-sizes.md quotes these runs' figures. One file per size group, so that
+pytest-xdist (``--dist loadfile``) runs them on different workers.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from pathlib import Path
+
+from workflow_helpers import ROOT, snakemake
+
+#: Cost-only overrides of the shipped config (no size, k or split changes).
+COST = (
+    "deid={'methods': {'genetic': {'max_iterations': [30], 'patience': [10]}}}",
+    "evaluate={'utility': {'bootstrap': 50}}",
+)
+#: A secret master seed of 63 bits, beyond every library's 32-bit range.
+SECRET_SEED = 2**63 - 25
+
+
+def run_shipped(workdir: Path, source: str, check: bool = True, *extra: str):
+    workdir.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "config", workdir / "config", dirs_exist_ok=True)
+    return snakemake(workdir, "--cores", "2", *extra, "--config", source, *COST, check=check)
+
+
+def synthetic(subjects: int) -> str:
+    return f'source={{"kind": "synthetic", "synthetic": {{"subjects": {subjects}}}}}'
+
+
+def cards_of(workdir: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(workdir.glob("results/*/dk*/*/*/card.json"))]
+
+
+def assert_refusals_explained(workdir: Path) -> list[dict]:
+    """Every card names the groups its duration classes left out (as duration.json counts
+    them), refuses the release on them, and the report shows every refusal."""
+    report = (workdir / "results/report/index.html").read_text()
+    cards = cards_of(workdir)
+    assert {c["release"] for c in cards} == {"stays", "ihm48"}
+    for card in cards:
+        dk = card["dk"]
+        duration = json.loads(
+            (workdir / f"results/{card['release']}/dk{dk}/duration.json").read_text()
+        )
+        empty = [
+            (group, g["series_in"])
+            for group, g in sorted(duration["groups"].items())
+            if g["series_in"] and not g["released"]
+        ]
+        assert [(u["group"], u["series"]) for u in card["unpublished"]] == empty
+        for u in card["unpublished"]:
+            assert u["largest"] < u["value"] or u["parameter"] == "deid.outcome_l", u
+            assert u["parameter"] in ("deid.dk", "deid.outcome_l")
+        if empty:
+            assert card["passed"] is False
+            assert card["verdict"] == (
+                "refused: not formed at the configured sizes: "
+                + "; ".join(u["reason"] for u in card["unpublished"])
+            )
+        if card["release"] == "ihm48":
+            lost = {f"not computable: the de-identified data hold no series of split '{g}'"
+                    for g, _ in empty}  # fmt: skip
+            assert set(card["utility_not_computable"]) >= lost
+            if lost:
+                rows = [u for u in card["utility"] if u.get("not_computable")]
+                assert rows and all(u["roc_auc"] is None for u in rows)
+        if not card["passed"]:
+            assert html.escape(card["verdict"]) in report, card["verdict"]
+            public = workdir.glob(
+                f"results/{card['release']}/dk{dk}/*/{card['point']['method']}/release"
+            )
+            assert [p.joinpath("refused.txt").read_text() for p in public] == [
+                card["verdict"] + "\n"
+            ]
+    return cards
