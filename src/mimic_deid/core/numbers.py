@@ -101,12 +101,12 @@ def auc_ci(value: Any, low: Any = None, high: Any = None) -> str:
 def measure(value: Any) -> str:
     """Any other measure: 3 significant digits, at most :data:`DECIMALS` ``["measure"]``
     decimals, whole numbers kept whole (``8.6216 -> "8.62"``, ``0.85123 -> "0.851"``,
-    ``80183.2 -> "80183"``, ``0.00012 -> "0.00012"``)."""
+    ``80183.2 -> "80183"``, ``0.00012 -> "0.00012"``, ``9.0 -> "9"``)."""
     v = finite(value)
     if v is None:
         return NOT_AVAILABLE
-    if v == 0:
-        return "0"
+    if float(v).is_integer():
+        return str(int(v))
     if abs(v) < 10.0 ** -DECIMALS["measure"]:
         return f"{v:.2g}"
     places = 3 - int(math.floor(math.log10(abs(v)))) - 1
