@@ -79,3 +79,28 @@ def test_the_card_table_prints_rates_with_intervals_and_the_verdict():
         "verdict": CHECK["verdict"],
     }
     assert card_table([]).to_dict("list") == {"note": ["no release card in this run"]}
+
+
+def test_a_card_names_the_strongest_attacker_of_the_family_and_its_figures():
+    shape = {"top1": 0.98, "top1_ci": [0.97, 0.99], "top5": 1.0, "top5_ci": [0.99, 1.0], "n": 900}
+    summary = {"top1": 0.05, "top1_ci": [0.04, 0.07], "top5": 0.2, "top5_ci": [0.17, 0.23],
+               "n": 900}  # fmt: skip
+    strongest = {"name": "shape", "knows": "the whole series by shape", **shape, "bound": 0.1,
+                 "refused_by": ["shape"], "within": False}  # fmt: skip
+    linkage = {
+        **LINKAGE,
+        "family": {
+            "summary": {"knows": "statistics", "release": {"0": summary}},
+            "shape": {"knows": "the whole series by shape", "release": {"0": shape}},
+        },
+        "strongest": strongest,
+    }
+    card = release_card("stays", POINT, CHECK, linkage, None)
+    assert card["attacker_family"] == {
+        "summary": {"knows": "statistics", **summary},
+        "shape": {"knows": "the whole series by shape", **shape},
+    }
+    assert card["strongest_attacker"] == strongest
+    # without the family (a run from before it) both are empty
+    plain = release_card("stays", POINT, CHECK, LINKAGE, None)
+    assert plain["attacker_family"] == {} and plain["strongest_attacker"] is None

@@ -21,6 +21,14 @@ Schema (``card.json``, docs/outputs.md):
   most precise knowledge (the smallest error measured): ``error``, ``top1``, ``top1_ci``,
   ``top5``, ``top5_ci``, ``n`` (fractions; intervals 95 % Wilson);
 - ``bound``: as ``privacy/linkage.json``;
+- ``attacker_family``: per member of the attacker family (:mod:`mimic_deid.evaluate.attackers`,
+  exact knowledge): ``knows``, ``top1``, ``top1_ci``, ``top5``, ``top5_ci``, ``n``; empty when
+  the family was not measured;
+- ``strongest_attacker``: the member with the highest top-1, which decides the verdict's
+  linkage claim: ``name``, ``knows``, ``top1``, ``top1_ci`` ([low, high], 95 % Wilson), ``n``,
+  ``bound`` (``1 / k``), ``within`` and ``refused_by`` (every member above the bound: where
+  the seed's methods pass the seed's attacker but not the family, this says which member
+  refuses them); null when the family was not measured;
 - ``utility``: null for ``stays``; for ``ihm48`` one entry per task, trust setting and
   variables on the test split (original side as recorded), ``roc_auc`` with ``roc_auc_lo`` /
   ``roc_auc_hi``, ``pr_auc``, and ``seed_roc_auc`` / ``seed_pr_auc`` (seed Table 6.4, mortality
@@ -69,6 +77,16 @@ def _attack(linkage: Mapping, key: str | None) -> dict[str, Any] | None:
         "error": float(error),
         **{name: row.get(name) for name in ("top1", "top1_ci", "top5", "top5_ci", "n")},
     }
+
+
+def _family(linkage: Mapping) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, result in (linkage.get("family") or {}).items():
+        figures = _attack(result, None)
+        if figures is not None:
+            figures.pop("error")
+            out[name] = {"knows": result.get("knows", ""), **figures}
+    return out
 
 
 def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
@@ -151,6 +169,8 @@ def release_card(
         "demographics": check.get("checks", {}).get("demographics"),
         "attackers": attackers,
         "bound": linkage.get("bound"),
+        "attacker_family": _family(linkage),
+        "strongest_attacker": linkage.get("strongest"),
         "utility": None if utility is None else _utility(utility),
         "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),
