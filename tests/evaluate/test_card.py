@@ -96,6 +96,9 @@ def test_a_card_names_the_strongest_attacker_of_the_family_and_its_figures():
         "strongest": strongest,
     }
     card = release_card("stays", POINT, CHECK, linkage, None)
+    assert card["refused_by_family_only"] is False  # the strong attacker is above, too
+    linkage["bound"] = {**LINKAGE["bound"], "strong_top1": 0.05, "strong_within": True}
+    assert release_card("stays", POINT, CHECK, linkage, None)["refused_by_family_only"] is True
     assert card["attacker_family"] == {
         "summary": {"knows": "statistics", **summary},
         "shape": {"knows": "the whole series by shape", **shape},
@@ -104,3 +107,4 @@ def test_a_card_names_the_strongest_attacker_of_the_family_and_its_figures():
     # without the family (a run from before it) both are empty
     plain = release_card("stays", POINT, CHECK, LINKAGE, None)
     assert plain["attacker_family"] == {} and plain["strongest_attacker"] is None
+    assert plain["refused_by_family_only"] is False

@@ -29,6 +29,9 @@ Schema (``card.json``, docs/outputs.md):
   ``bound`` (``1 / k``), ``within`` and ``refused_by`` (every member above the bound: where
   the seed's methods pass the seed's attacker but not the family, this says which member
   refuses them); null when the family was not measured;
+- ``refused_by_family_only``: true where the strong (summary statistics) attacker alone is
+  within the bound and a member of the family is not, i.e. the wider family refuses a
+  release that the seed's threat model would certify; false otherwise;
 - ``utility``: null for ``stays``; for ``ihm48`` one entry per task, trust setting and
   variables on the test split (original side as recorded), ``roc_auc`` with ``roc_auc_lo`` /
   ``roc_auc_hi``, ``pr_auc``, and ``seed_roc_auc`` / ``seed_pr_auc`` (seed Table 6.4, mortality
@@ -171,6 +174,9 @@ def release_card(
         "bound": linkage.get("bound"),
         "attacker_family": _family(linkage),
         "strongest_attacker": linkage.get("strongest"),
+        "refused_by_family_only": bool(
+            (bound := linkage.get("bound") or {}).get("strong_within") and not bound["within"]
+        ),
         "utility": None if utility is None else _utility(utility),
         "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),
