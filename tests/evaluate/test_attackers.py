@@ -152,3 +152,26 @@ def test_the_registry_names_each_member_once_and_rejects_unknown_attackers():
         "unknown attacker(s) ['oracle'], expected some of "
         "['summary', 'rich', 'raw_hours', 'shape', 'values']"
     )
+
+
+def test_family_results_do_not_depend_on_the_block_of_targets():
+    rng = np.random.default_rng(4)
+    n, length = 300, 6
+    X = rng.normal(80, 10, (n, length, len(DIMS)))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    Xr = X + rng.normal(0, 4, X.shape)
+    Xr[1] = Xr[0]  # identical released series: ties
+    keys = np.arange(n, dtype=np.int64)
+    pseudonyms = pd.DataFrame({"icustay_id": keys, "pseudonym": [f"p{k}" for k in keys]})
+
+    def family(block_rows: int) -> dict:
+        return evaluate_release(
+            [ClassArray("all", length, keys, X)], [ClassArray("all", length, keys, Xr)],
+            pseudonyms, DIMS, {"a": ["mean"]}, False, (0.0,), seed=SEED,
+            strong_features=attacker_features(DIMS), fk=K, family=list(ATTACKERS),
+            block_rows=block_rows,
+        )[2]["family"]  # fmt: skip
+
+    small, whole = family(256), family(512)
+    assert small == whole
+    assert 0.0 < small["shape"]["release"]["0"]["top1"] < 1.0

@@ -49,7 +49,7 @@ import numpy as np
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.features import ATTACKER_STATS, dimension_stats
 from mimic_deid.evaluate.disagreement import class_std
-from mimic_deid.evaluate.distances import feature_distances, series_distances
+from mimic_deid.evaluate.distances import feature_distances, series_centre, series_distances
 
 __all__ = [
     "ATTACKERS",
@@ -238,11 +238,13 @@ class Shape(Attacker):
 
     def prepare(self, X_o, X_r, rng):
         Z_o = znormalise(X_o)
-        return Z_o, (Z_o if X_r is X_o else znormalise(X_r))
+        Z_r = Z_o if X_r is X_o else znormalise(X_r)
+        # the class-wide centre: a block's rows come out as in the whole matrix
+        return Z_o, Z_r, series_centre(Z_o, Z_r)
 
     def distances(self, state, block):
-        Z_o, Z_r = state
-        d, counts = series_distances(Z_o[block.rows], Z_r, return_counts=True)
+        Z_o, Z_r, centre = state
+        d, counts = series_distances(Z_o[block.rows], Z_r, return_counts=True, centre=centre)
         return _rms(d, counts)
 
 
