@@ -36,7 +36,7 @@ def main() -> None:
     config = validate_config(raw, str(ROOT / "config" / "schema.yaml"), variables=False)
     deid = config["deid"]
     wild = dict(release=args.release, dk=deid["dk"][0], fk=deid["fk"][0], heuristic="range")
-    ell = deid["outcome_l"] if args.release in LABELLED else None
+    ell = deid["outcome_l"] if LABELLED[args.release] else None
     classes, dims, outcomes = read_release_classes(
         str(args.run_dir / path("series", release=args.release)),
         str(args.run_dir / path("duration", **wild)),
