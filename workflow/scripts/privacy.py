@@ -5,8 +5,7 @@ import pandas as pd
 from mimic_deid.core.atomic import write_json, write_parquet
 from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import attacker_features, class_arrays, dims_of, iter_class_arrays
-from mimic_deid.evaluate import evaluate_release, released_by_key
-from mimic_deid.evaluate.attackers import ATTACKERS
+from mimic_deid.evaluate import ATTACKERS, evaluate_release, released_by_key
 from mimic_deid.pipeline.cohort import STAY_DEMOGRAPHICS
 
 with run_stage(snakemake.rule, snakemake.log[0]):
