@@ -175,3 +175,31 @@ def test_family_results_do_not_depend_on_the_block_of_targets():
     small, whole = family(256), family(512)
     assert small == whole
     assert 0.0 < small["shape"]["release"]["0"]["top1"] < 1.0
+
+
+def test_rich_quantiles_are_numpys_over_the_observed_hours():
+    rng = np.random.default_rng(2)
+    X = rng.normal(0, 1, (50, 9, 2))
+    X[rng.random(X.shape) < 0.4] = np.nan
+    X[0, :, 1] = np.nan
+    rich = rich_statistics(X).reshape(50, 2, 7)
+    with np.errstate(all="ignore"), pytest.warns(RuntimeWarning):
+        expected = np.nanquantile(X, [0.5, 0.25, 0.75], axis=1)  # (3, n, D)
+    np.testing.assert_allclose(rich[:, :, 3:6], np.moveaxis(expected, 0, 2), rtol=1e-12)
+
+
+def test_a_strong_attackers_refusal_also_names_the_strongest_member(originals):
+    # distinct walks published unchanged: the summary statistics link them as well
+    walks = 80 + np.cumsum(np.random.default_rng(5).normal(0, 3, (N, L, len(DIMS))), axis=1)
+    linkage = attack(walks, walks.copy())
+    bound = linkage["bound"]
+    assert bound["strong_within"] is False and bound["refused_by"] == list(ATTACKERS)
+    assert bound["strongest_attacker"] == "summary"  # every member links all: the first
+    with pytest.raises(ReleaseCheckError) as err:
+        check_linkage_bound(linkage)
+    assert str(err.value) == (
+        "linkage bound: strong attacker's top-1 100.0 % > bound 1/5 = 20.0 % (95 % interval "
+        "91.2 % to 100.0 %, 40 series); strongest attacker 'summary' links top-1 100.0 % "
+        "(95 % interval 91.2 % to 100.0 %; above the bound: summary, rich, raw_hours, shape, "
+        "values)"
+    )

@@ -530,8 +530,9 @@ def check_linkage_bound(linkage: Mapping) -> dict:
     """Claim 14: the strong attacker's top-1 rate, and that of every member of the attacker
     family where it was measured, is within the bound stated before the attack.
 
-    A strong attacker above the bound is named first (its message as before the family); else
-    the strongest member of the family, with every member above the bound.
+    A strong attacker above the bound is named first (its message as before the family, then
+    the family's strongest member); else the strongest member of the family; each time with
+    every member above the bound.
 
     Parameters
     ----------
@@ -568,9 +569,21 @@ def check_linkage_bound(linkage: Mapping) -> dict:
         raise ReleaseCheckError(
             f"linkage bound: strong attacker's top-1 {_pct(bound['strong_top1'])} > bound "
             f"1/{bound['k']} = {_pct(bound['top1'])} (95 % interval {_pct(low)} to "
-            f"{_pct(high)}, {bound['n']} series)"
+            f"{_pct(high)}, {bound['n']} series)" + _strongest(bound)
         )
     return dict(bound)
+
+
+def _strongest(bound: Mapping) -> str:
+    """The attacker family's strongest member, after a strong attacker's refusal."""
+    if "strongest_attacker" not in bound:
+        return ""
+    low, high = bound["strongest_top1_ci"]
+    return (
+        f"; strongest attacker '{bound['strongest_attacker']}' links top-1 "
+        f"{_pct(bound['strongest_top1'])} (95 % interval {_pct(low)} to {_pct(high)}; above "
+        f"the bound: {', '.join(bound['refused_by'])})"
+    )
 
 
 def check_sweep_point(

@@ -170,13 +170,29 @@ def rich_statistics(X: np.ndarray) -> np.ndarray:
             any_seen = count > 0
             first = np.where(any_seen, x[idx, np.argmax(seen, axis=1)], np.nan)
             last = np.where(any_seen, x[idx, L - 1 - np.argmax(seen[:, ::-1], axis=1)], np.nan)
-            q25, median, q75 = np.nanquantile(x, [0.25, 0.5, 0.75], axis=1)
+            q25, median, q75 = _row_quantiles(x, count, (0.25, 0.5, 0.75))
             num = np.nansum(xc[:, 1:] * xc[:, :-1], axis=1)
             var = np.nansum(xc * xc, axis=1)
             pairs = (seen[:, 1:] & seen[:, :-1]).any(axis=1)
             lag1 = np.where(pairs & (var > 0), num / var, np.nan)
             out += [slope, first, last, median, q25, q75, lag1]
     return np.stack(out, axis=1) if out else np.empty((n, 0))
+
+
+def _row_quantiles(x: np.ndarray, count: np.ndarray, qs: Sequence[float]) -> list[np.ndarray]:
+    """Quantiles of every row of ``x`` (n, L) over its non-null values, with ``count`` of
+    them per row: the linear interpolation of :func:`numpy.nanquantile`, from one sort (NaN
+    sorts last); NaN for a row with none."""
+    ordered = np.sort(x, axis=1)
+    rows = np.arange(x.shape[0])
+    out = []
+    for q in qs:
+        pos = q * np.maximum(count - 1, 0)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(count - 1, 0))
+        a, b = ordered[rows, lo], ordered[rows, hi]
+        out.append(np.where(count > 0, a + (pos - lo) * (b - a), np.nan))
+    return out
 
 
 def znormalise(X: np.ndarray) -> np.ndarray:
