@@ -212,6 +212,8 @@ def _rms(d: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 class SummaryStatistics(FeatureAttacker):
+    """The ``summary`` member: the strong attacker's statistics (module docstring)."""
+
     name = "summary"
     knows = (
         "mean, variance, minimum, maximum and observed hours of every released variable "
@@ -223,6 +225,8 @@ class SummaryStatistics(FeatureAttacker):
 
 
 class RichStatistics(FeatureAttacker):
+    """The ``rich`` member: summary plus :func:`rich_statistics` (module docstring)."""
+
     name = "rich"
     knows = (
         "the summary statistics, plus per variable the slope, first and last value, median, "
@@ -234,6 +238,9 @@ class RichStatistics(FeatureAttacker):
 
 
 class RawHours(FeatureAttacker):
+    """The ``raw_hours`` member: every value at :data:`RAW_HOURS` hours drawn per class from
+    its random stream (module docstring)."""
+
     name = "raw_hours"
     knows = f"the values of every variable at {RAW_HOURS} hours of the class drawn at random"
 
@@ -246,6 +253,8 @@ class RawHours(FeatureAttacker):
 
 
 class Shape(Attacker):
+    """The ``shape`` member: the whole series after :func:`znormalise` (module docstring)."""
+
     name = "shape"
     knows = (
         "the whole original series, compared by shape (each variable z-normalised over its "
@@ -265,6 +274,8 @@ class Shape(Attacker):
 
 
 class Values(Attacker):
+    """The ``values`` member: the whole series in its own units (module docstring)."""
+
     name = "values"
     knows = "the whole original series, compared by value (root-mean-square difference)"
 
