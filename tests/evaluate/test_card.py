@@ -134,7 +134,17 @@ def test_docs_give_the_cards_whole_schema(tmp_path):
     check["unpublished"] = [{"group": "test", "series": 36, "parameter": "deid.dk", "value": 50,
                              "largest": 36, "reason": "split 'test': 36 series, fewer than "
                              "deid.dk = 50"}]  # fmt: skip
-    linkage = {**LINKAGE, "alternative": LINKAGE["strong"]}
+    shape = {"top1": 0.98, "top1_ci": [0.97, 0.99], "top5": 1.0, "top5_ci": [0.99, 1.0], "n": 900}
+    linkage = {
+        **LINKAGE,
+        "alternative": LINKAGE["strong"],
+        "family": {"shape": {"knows": "the whole series by shape", "release": {"0": shape}}},
+        "strongest": {"name": "shape", "knows": "the whole series by shape", **shape,
+                      "bound": 0.1, "within": False, "refused_by": ["shape"]},  # fmt: skip
+        "bound": {**LINKAGE["bound"], "strong_within": False, "strongest_attacker": "shape",
+                  "strongest_top1": 0.98, "strongest_top1_ci": [0.97, 0.99],
+                  "refused_by": ["strong", "shape"]},  # fmt: skip
+    }
     path = tmp_path / "card.json"
     write_json(release_card("ihm48", POINT, check, linkage, 2, _utility(), _pairing()), path)
     card = json.loads(path.read_text())
@@ -205,3 +215,32 @@ def test_a_card_of_a_release_refused_for_its_size_names_split_counts_and_what_fi
     # a card from an older check.json (no unpublished) and a stays card: nothing refused
     assert release_card("stays", POINT, CHECK, LINKAGE, None)["unpublished"] == []
     assert release_card("stays", POINT, CHECK, LINKAGE, None)["utility_not_computable"] == []
+
+
+def test_a_card_names_the_strongest_attacker_of_the_family_and_its_figures():
+    shape = {"top1": 0.98, "top1_ci": [0.97, 0.99], "top5": 1.0, "top5_ci": [0.99, 1.0], "n": 900}
+    summary = {"top1": 0.05, "top1_ci": [0.04, 0.07], "top5": 0.2, "top5_ci": [0.17, 0.23],
+               "n": 900}  # fmt: skip
+    strongest = {"name": "shape", "knows": "the whole series by shape", **shape, "bound": 0.1,
+                 "refused_by": ["shape"], "within": False}  # fmt: skip
+    linkage = {
+        **LINKAGE,
+        "family": {
+            "summary": {"knows": "statistics", "release": {"0": summary}},
+            "shape": {"knows": "the whole series by shape", "release": {"0": shape}},
+        },
+        "strongest": strongest,
+    }
+    card = release_card("stays", POINT, CHECK, linkage, None)
+    assert card["refused_by_family_only"] is False  # the strong attacker is above, too
+    linkage["bound"] = {**LINKAGE["bound"], "strong_top1": 0.05, "strong_within": True}
+    assert release_card("stays", POINT, CHECK, linkage, None)["refused_by_family_only"] is True
+    assert card["attacker_family"] == {
+        "summary": {"knows": "statistics", **summary},
+        "shape": {"knows": "the whole series by shape", **shape},
+    }
+    assert card["strongest_attacker"] == strongest
+    # without the family (a run from before it) both are empty
+    plain = release_card("stays", POINT, CHECK, LINKAGE, None)
+    assert plain["attacker_family"] == {} and plain["strongest_attacker"] is None
+    assert plain["refused_by_family_only"] is False

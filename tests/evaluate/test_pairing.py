@@ -11,7 +11,9 @@ from mimic_deid.evaluate.pairing import (
     pairs_of,
     release_name,
     release_pairs,
+    series_shapes,
     series_statistics,
+    shape_pairing_rate,
 )
 
 
@@ -98,3 +100,49 @@ def test_group_intersections_below_k_are_counted_per_grouping():
     assert group_intersections(a, b, 3) == {"k_group_heart_rate": 100.0}  # every cell under 3
     assert group_intersections(a, b, 2) == {"k_group_heart_rate": pytest.approx(100 * 2 / 6)}
     assert group_intersections(a, a, 3) == {"k_group_heart_rate": 0.0}  # the same groups
+
+
+def _long(X: np.ndarray, prefix: str) -> pd.DataFrame:
+    n, hours, _ = X.shape
+    return pd.DataFrame(
+        {
+            "pseudonym": np.repeat([f"{prefix}{i:03d}" for i in range(n)], hours),
+            "hour": np.tile(np.arange(hours), n),
+            "heart_rate": X[:, :, 0].ravel(),
+            "glucose": X[:, :, 1].ravel(),
+        }
+    )
+
+
+def test_the_shape_attacker_pairs_each_shape_under_new_levels_that_statistics_cannot():
+    rng = np.random.default_rng(0)
+    n, hours = 30, 12
+    keys = np.arange(500, 500 + n)
+    X = 80 + np.cumsum(rng.normal(0, 3, (n, hours, 2)), axis=1)
+    # release A: the first 6 hours of every shape under one level and scale per group of 5;
+    # release B: the 12 hours under others, listed in another order
+    group = (np.arange(n) // 5)[:, None, None]
+    order = rng.permutation(n)
+    A = _long((2.0 + group) * X[:, :6] + 10 * group, "A")
+    B = _long(X[order] * 0.5 - 30, "B")
+    vars_ = ["heart_rate", "glucose"]
+    shapes_a = (*series_shapes(A, vars_), vars_)
+    shapes_b = (*series_shapes(B, vars_), vars_)
+    assert shapes_a[1].shape == (n, 48, 2) and np.isnan(shapes_a[1][:, 6:]).all()
+    keys_a = pd.Series(keys, index=[f"A{i:03d}" for i in range(n)])
+    keys_b = pd.Series(keys[order], index=[f"B{i:03d}" for i in range(n)])
+    shape = shape_pairing_rate(shapes_a, keys_a, shapes_b, keys_b, np.random.default_rng(1))
+    assert (shape["targets"], shape["candidates"], shape["rate"]) == (n, n, 1.0)
+    assert shape["features"] == 6 * 2  # the 6 hours both hold
+    stats = pairing_rate(
+        series_statistics(A, vars_), keys_a, series_statistics(B, vars_), keys_b,
+        np.random.default_rng(1),
+    )  # fmt: skip
+    assert stats["rate"] < 0.5
+    # identical series in B (one shape for everybody): only chance
+    flat = _long(np.repeat(X[:1], n, axis=0), "C")
+    keys_c = pd.Series(keys, index=[f"C{i:03d}" for i in range(n)])
+    tied = shape_pairing_rate(
+        shapes_a, keys_a, (*series_shapes(flat, vars_), vars_), keys_c, np.random.default_rng(1)
+    )
+    assert tied["rate"] == pytest.approx(1 / n)

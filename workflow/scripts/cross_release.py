@@ -11,7 +11,9 @@ from mimic_deid.evaluate.pairing import (
     group_intersections,
     pair_generator,
     pairing_rate,
+    series_shapes,
     series_statistics,
+    shape_pairing_rate,
 )
 
 with run_stage(snakemake.rule, snakemake.log[0]):
@@ -21,17 +23,28 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         if name not in loaded:
             series = pd.read_parquet(snakemake.input[f"series_{name}"])
             keys = pd.read_parquet(snakemake.input[f"pseudonyms_{name}"])
+            dims = dims_of(series)
             loaded[name] = (
-                series_statistics(series, dims_of(series)),
+                series_statistics(series, dims),
                 keys.set_index("pseudonym")[KEY],
+                (*series_shapes(series, dims), dims),
             )
         return loaded[name]
 
     rows = []
     for a, b, k in snakemake.params.pairs:
-        result = pairing_rate(*release(a), *release(b), pair_generator(snakemake.params.seed, a, b))
+        (stats_a, keys_a, shapes_a), (stats_b, keys_b, shapes_b) = release(a), release(b)
+        seed = snakemake.params.seed
+        result = pairing_rate(stats_a, keys_a, stats_b, keys_b, pair_generator(seed, a, b))
         low, high = result.pop("rate_ci")
         row = {"release_a": a, "release_b": b, **result, "rate_lo": low, "rate_hi": high}
+        # the attacker family's shape member on the same targets (docs/threat-model.md)
+        shape = shape_pairing_rate(shapes_a, keys_a, shapes_b, keys_b, pair_generator(seed, a, b))
+        row["shape_rate"] = shape["rate"]
+        row["shape_rate_lo"], row["shape_rate_hi"] = shape["rate_ci"]
+        stronger = "shape" if shape["rate"] > result["rate"] else "summary"
+        row["strongest_attacker"] = stronger
+        row["strongest_rate"] = max(shape["rate"], result["rate"])
         groups = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
         if all(groups):  # two releases with recoverable groups: intersections below k
             recovered = [

@@ -1,6 +1,7 @@
 """Evaluation of a release: disagreement, linkage attack (privacy) and mortality prediction
 under four trust settings (utility)."""
 
+from mimic_deid.evaluate.attackers import ATTACKERS, strongest_attacker
 from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.evaluate.linkage import aggregate_linkage
 from mimic_deid.evaluate.privacy import (
@@ -12,11 +13,13 @@ from mimic_deid.evaluate.privacy import (
 from mimic_deid.evaluate.utility import trust_settings, utility_table
 
 __all__ = [
+    "ATTACKERS",
     "aggregate_linkage",
     "baseline_disagreement",
     "evaluate_release",
     "linkage_summary",
     "released_by_key",
+    "strongest_attacker",
     "summarise_curves",
     "trust_settings",
     "utility_table",

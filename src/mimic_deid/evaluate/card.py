@@ -24,6 +24,17 @@ Schema (``card.json``, docs/outputs.md):
   most precise knowledge (the smallest error measured): ``error``, ``top1``, ``top1_ci``,
   ``top5``, ``top5_ci``, ``n`` (fractions; intervals 95 % Wilson);
 - ``bound``: as ``privacy/linkage.json``;
+- ``attacker_family``: per member of the attacker family (:mod:`mimic_deid.evaluate.attackers`,
+  exact knowledge): ``knows``, ``top1``, ``top1_ci``, ``top5``, ``top5_ci``, ``n``; empty when
+  the family was not measured;
+- ``strongest_attacker``: the member with the highest top-1, which decides the verdict's
+  linkage claim: ``name``, ``knows``, ``top1``, ``top1_ci`` ([low, high], 95 % Wilson), ``n``,
+  ``bound`` (``1 / k``), ``within`` and ``refused_by`` (every member above the bound: where
+  the seed's methods pass the seed's attacker but not the family, this says which member
+  refuses them); null when the family was not measured;
+- ``refused_by_family_only``: true where the strong (summary statistics) attacker alone is
+  within the bound and a member of the family is not, i.e. the wider family refuses a
+  release that the seed's threat model would certify; false otherwise;
 - ``utility``: null for ``stays``; for ``ihm48`` one entry per row of the utility table
   (task x variables x original side x trust setting x split, :func:`_utility`): the seed's
   Table 6.3 (split ``train``) and Table 6.4 (split ``test``) are the mortality rows on the
@@ -103,6 +114,16 @@ def _not_computable(table: pd.DataFrame | None) -> list[str]:
         return []
     reasons = table["not_computable"].dropna().astype(str)
     return sorted(set(reasons[reasons != ""]))
+
+
+def _family(linkage: Mapping) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, result in (linkage.get("family") or {}).items():
+        figures = _attack(result, None)
+        if figures is not None:
+            figures.pop("error")
+            out[name] = {"knows": result.get("knows", ""), **figures}
+    return out
 
 
 def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
@@ -191,6 +212,11 @@ def release_card(
         "plausible_values": check.get("checks", {}).get("plausible_values"),
         "attackers": attackers,
         "bound": linkage.get("bound"),
+        "attacker_family": _family(linkage),
+        "strongest_attacker": linkage.get("strongest"),
+        "refused_by_family_only": bool(
+            (bound := linkage.get("bound") or {}).get("strong_within") and not bound["within"]
+        ),
         "utility": None if utility is None else _utility(utility),
         "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),

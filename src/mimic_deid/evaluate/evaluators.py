@@ -12,7 +12,9 @@ per block and only if an evaluator asks for it. An *evaluator* is anything with
 and results never depend on the block size. Two kinds exist: :class:`Disagreement` (the
 disagreement curves of seed §5.2) and :class:`Linkage` (one attacker's linkage attack, seed
 §5.3, on both sides: the original series released unchanged, and the release). A new attacker
-is one more :class:`Linkage` (or a new class with the same two methods), not an edit of the loop.
+is one more :class:`Linkage` (or a new class with the same two methods), not an edit of the loop;
+:class:`AttackerLinkage` runs one member of the attacker family
+(:mod:`mimic_deid.evaluate.attackers`) on the release side.
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ from mimic_deid.evaluate.distances import (
 )
 from mimic_deid.evaluate.linkage import finish_score, linkage_header, score_rows
 
-__all__ = ["SIDES", "Block", "ClassSeries", "Disagreement", "Linkage", "disagreement_distances"]
+__all__ = [
+    "SIDES",
+    "AttackerLinkage",
+    "Block",
+    "ClassSeries",
+    "Disagreement",
+    "Linkage",
+    "disagreement_distances",
+]
 
 #: The two sides of every attack: the original series released unchanged, and the release.
 SIDES = ("baseline", "release")
@@ -250,4 +260,53 @@ class Linkage:
                 ],
             }
             for side in SIDES
+        }
+
+
+class AttackerLinkage:
+    """One member of the attacker family (:mod:`mimic_deid.evaluate.attackers`) against the
+    release, with exact knowledge of the original series (its error is 0).
+
+    Parameters
+    ----------
+    attacker : Attacker
+        The member (:data:`~mimic_deid.evaluate.attackers.ATTACKERS`).
+    X_o, X_r : ndarray, shape (n, L, D)
+        Original and released series of the class (those of the kernel).
+    rng : numpy.random.Generator
+        The member's random stream for the class (e.g. the ``raw_hours`` attacker's hours).
+    top : tuple of int
+    cells : ndarray, shape (n,), optional
+        Published demographics, coded, as :class:`Linkage`.
+
+    ``finish()`` gives ``{"release": result}`` in the layout of :class:`Linkage` (one
+    ``by_error`` entry, error 0), so :func:`~mimic_deid.evaluate.linkage.aggregate_linkage`
+    combines the classes.
+    """
+
+    def __init__(
+        self,
+        attacker,
+        X_o: np.ndarray,
+        X_r: np.ndarray,
+        rng: np.random.Generator,
+        top: tuple[int, ...],
+        cells: np.ndarray | None = None,
+    ) -> None:
+        self.attacker, self.top, self.cells, self.n = attacker, top, cells, X_o.shape[0]
+        self.state = attacker.prepare(X_o, X_r, rng)
+        self.scores: list[dict] = []
+
+    def block(self, b: Block) -> None:
+        d = np.array(self.attacker.distances(self.state, b), dtype=np.float64, copy=True)
+        if self.cells is not None:  # only the series showing the target's demographics
+            d[self.cells[b.rows, None] != self.cells[None, :]] = np.inf
+        self.scores.append(score_rows(d, b.rms("release"), b.rows, self.top))
+
+    def finish(self) -> dict:
+        return {
+            "release": {
+                **linkage_header(self.n, True, self.top),
+                "by_error": [finish_score(self.scores, 0.0, self.top)],
+            }
         }

@@ -14,6 +14,13 @@ deviation over both releases; the partner of a series of A is its nearest series
 (:func:`~mimic_deid.evaluate.distances.feature_distances`, ties shared as in the linkage
 attack: ``t`` equally near candidates count ``1/t`` if the true partner is among them).
 
+The attacker family (docs/threat-model.md) pairs too: :func:`shape_pairing_rate` is its
+``shape`` member across releases. Each series' first :data:`SHAPE_HOURS` hours (at most; the
+hours both releases have) of every variable both publish are z-normalised over the series' own
+observed hours, and the partner is the nearest by root-mean-square difference per value
+compared (:func:`mimic_deid.evaluate.attackers.znormalise`), ties shared as above, on the same
+sample of targets. The cross-release table reports both and the stronger.
+
 Pairs (:func:`release_pairs`). Every two releases of the sweep: all of them are releases of
 one population, whatever their method, dk, fk or heuristic, and a recipient may hold any two.
 Their number grows with the square of the sweep (each pair is linear in the release), which is
@@ -35,7 +42,8 @@ import pandas as pd
 from mimic_deid.core.errors import InputDataError
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY
-from mimic_deid.evaluate.distances import feature_distances
+from mimic_deid.evaluate.attackers import znormalise
+from mimic_deid.evaluate.distances import feature_distances, series_distances
 from mimic_deid.evaluate.linkage import rate_interval, sample_targets
 
 __all__ = [
@@ -46,8 +54,14 @@ __all__ = [
     "pairs_of",
     "release_name",
     "release_pairs",
+    "SHAPE_HOURS",
+    "series_shapes",
     "series_statistics",
+    "shape_pairing_rate",
 ]
+
+#: Hours of each series (from its first released hour) the shape pairing compares, at most.
+SHAPE_HOURS = 48
 
 #: Series of release A attacked at most (a random sample above it).
 RELEASE_TARGETS = 2000
@@ -134,11 +148,7 @@ def pairing_rate(
     paired = 0.0
     for start in range(0, len(in_both), 256):  # a block of targets at a time
         D = feature_distances(A[start : start + 256], B, scale)
-        D = np.where(np.isnan(D), np.inf, D)
-        best = D.min(axis=1, keepdims=True)
-        tied = D <= best + _TIE
-        own = tied[np.arange(D.shape[0]), truth[start : start + 256]]
-        paired += float(np.sum(own / tied.sum(axis=1)))
+        paired += _shared_hits(D, truth[start : start + 256])
     n = int(in_both.size)
     return {
         "targets": n,
@@ -149,6 +159,107 @@ def pairing_rate(
         "chance": 1.0 / B.shape[0] if B.shape[0] else float("nan"),
         "features": len(columns),
     }
+
+
+def series_shapes(
+    series: pd.DataFrame, variables: list[str], hours: int = SHAPE_HOURS
+) -> tuple[pd.Index, np.ndarray]:
+    """The first ``hours`` hours of every series of a release, as an array.
+
+    Parameters
+    ----------
+    series : DataFrame
+        A release's long table: ``pseudonym``, ``hour``, one column per variable.
+    variables : list of str
+    hours : int
+
+    Returns
+    -------
+    pseudonyms : Index
+        The series, sorted (as :func:`series_statistics`' index).
+    X : ndarray, shape (n, hours, len(variables))
+        Values by series, hour and variable; NaN where not published.
+    """
+    missing = [v for v in ["pseudonym", "hour", *variables] if v not in series.columns]
+    if missing:
+        raise InputDataError(f"release series: missing column(s) {missing}")
+    index = pd.Index(np.unique(series["pseudonym"].to_numpy()), name="pseudonym")
+    early = series[series["hour"].to_numpy() < hours]
+    rows = index.get_indexer(early["pseudonym"])
+    X = np.full((len(index), hours, len(variables)), np.nan)
+    X[rows, early["hour"].to_numpy(dtype=np.int64)] = early[variables].to_numpy(np.float64)
+    return index, X
+
+
+def shape_pairing_rate(
+    shapes_a: tuple[pd.Index, np.ndarray, list[str]],
+    keys_a: pd.Series,
+    shapes_b: tuple[pd.Index, np.ndarray, list[str]],
+    keys_b: pd.Series,
+    rng: np.random.Generator,
+    max_targets: int = RELEASE_TARGETS,
+) -> dict:
+    """:func:`pairing_rate` of the shape attacker (module docstring).
+
+    Parameters
+    ----------
+    shapes_a, shapes_b : tuple
+        ``(pseudonyms, X, variables)`` of each release (:func:`series_shapes` and its
+        variables); the variables both publish and the hours both hold are compared.
+    keys_a, keys_b, rng, max_targets
+        As :func:`pairing_rate` (the same generator draws the same sample of targets).
+
+    Returns
+    -------
+    dict
+        As :func:`pairing_rate`; ``features`` is the number of (hour, variable) values compared
+        per series at most.
+    """
+    index_a, X_a, vars_a = shapes_a
+    index_b, X_b, vars_b = shapes_b
+    common = [v for v in vars_a if v in set(vars_b)]
+    if not common:
+        raise InputDataError("cross-release pairing: the two releases share no variable")
+    # the hours both releases hold (a 48 h release beside a longer one: its 48 h)
+    hours = min(_hours_held(X_a), _hours_held(X_b))
+    Z_a = znormalise(X_a[:, :hours, [vars_a.index(v) for v in common]])
+    Z_b = znormalise(X_b[:, :hours, [vars_b.index(v) for v in common]])
+    own_a = keys_a.reindex(index_a).to_numpy()
+    position = {key: i for i, key in enumerate(keys_b.reindex(index_b).to_numpy())}
+    in_both = np.flatnonzero([key in position for key in own_a])
+    in_both = in_both[sample_targets(in_both.size, max_targets, rng)]
+    truth = np.array([position[key] for key in own_a[in_both]], dtype=np.int64)
+    paired = 0.0
+    for start in range(0, len(in_both), 256):  # a block of targets at a time
+        d, counts = series_distances(Z_a[in_both[start : start + 256]], Z_b, return_counts=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            D = d / np.sqrt(counts)
+        paired += _shared_hits(D, truth[start : start + 256])
+    n = int(in_both.size)
+    return {
+        "targets": n,
+        "candidates": int(Z_b.shape[0]),
+        "paired": paired,
+        "rate": paired / n if n else float("nan"),
+        "rate_ci": list(rate_interval(paired, n)),
+        "chance": 1.0 / Z_b.shape[0] if Z_b.shape[0] else float("nan"),
+        "features": int(hours * len(common)),
+    }
+
+
+def _hours_held(X: np.ndarray) -> int:
+    """One past the last hour that any series of ``X`` (n, hours, D) publishes."""
+    held = np.flatnonzero((~np.isnan(X)).any(axis=(0, 2)))
+    return int(held[-1]) + 1 if held.size else 0
+
+
+def _shared_hits(D: np.ndarray, truth: np.ndarray) -> float:
+    """Expected correct pairs of a block: ``t`` equally near candidates count ``1 / t``."""
+    D = np.where(np.isnan(D), np.inf, D)
+    best = D.min(axis=1, keepdims=True)
+    tied = D <= best + _TIE
+    own = tied[np.arange(D.shape[0]), truth]
+    return float(np.sum(own / tied.sum(axis=1)))
 
 
 def release_pairs(points: list[dict], releases: tuple[str, ...] = ("stays", "ihm48")) -> list:

@@ -49,9 +49,11 @@ from mimic_deid.core.errors import ConfigError, InputDataError, require_choice
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
+from mimic_deid.evaluate.attackers import ATTACKERS, check_attackers, strongest_attacker
 from mimic_deid.evaluate.disagreement import check_class, standardised_class
 from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre
 from mimic_deid.evaluate.evaluators import (
+    AttackerLinkage,
     Block,
     ClassSeries,
     Disagreement,
@@ -162,6 +164,7 @@ def evaluate_class(
     dtw_window: int | None = DTW_WINDOW,
     cells: np.ndarray | None = None,
     targets: np.ndarray | None = None,
+    family: Mapping[str, tuple[object, np.random.Generator]] | None = None,
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
     """Disagreement and linkage attacks of one duration class, a block of targets at a time.
 
@@ -204,6 +207,11 @@ def evaluate_class(
         The series attacked (ascending class indices,
         :func:`~mimic_deid.evaluate.linkage.sample_targets`); every series is a candidate.
         None: every series.
+    family : mapping, optional
+        ``name -> (attacker, rng)``: members of the attacker family
+        (:mod:`mimic_deid.evaluate.attackers`) run against the release side with exact
+        knowledge, each with its random stream for the class
+        (:class:`~mimic_deid.evaluate.evaluators.AttackerLinkage`).
 
     Returns
     -------
@@ -214,7 +222,8 @@ def evaluate_class(
         :func:`~mimic_deid.evaluate.disagreement.summarise_curves` of the class.
     linkage : dict
         ``name -> {"baseline": result, "release": result}``: ``n``, ``top`` and ``by_error``
-        (:func:`~mimic_deid.evaluate.linkage.finish_score` per error).
+        (:func:`~mimic_deid.evaluate.linkage.finish_score` per error); with ``family`` also
+        ``"family" -> {name: {"release": result}}`` (one error, 0).
     """
     block_rows = _check_block_rows(block_rows)
     series_distance = check_series_distance(series_distance)
@@ -245,7 +254,11 @@ def evaluate_class(
         name: Linkage(F_k, F_kr, rng, errors, TOP, cells)
         for name, (F_k, F_kr, rng) in attackers.items()
     }
-    evaluators = [disagreement, *linkages.values()]
+    members = {
+        name: AttackerLinkage(attacker, X_o, X_r, rng, TOP, cells)
+        for name, (attacker, rng) in (family or {}).items()
+    }
+    evaluators = [disagreement, *linkages.values(), *members.values()]
     for s in range(0, rows.size, block_rows):
         part = slice(s, min(rows.size, s + block_rows))
         block = Block(series, rows[part], part)
@@ -253,6 +266,8 @@ def evaluate_class(
             evaluator.block(block)
     per_row, summary = disagreement.finish()
     linkage = {name: attack.finish() for name, attack in linkages.items()}
+    if members:
+        linkage["family"] = {name: member.finish() for name, member in members.items()}
     return per_row, summary, linkage
 
 
@@ -274,13 +289,13 @@ class _Settings:
         return sample_targets(len(cls.keys), self.max_targets, rng)
 
     def evaluate(
-        self, F_o, F_r, X_o, X_r, targets, attackers=None, errors=(), cells=None
+        self, F_o, F_r, X_o, X_r, targets, attackers=None, errors=(), cells=None, family=None
     ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
         """:func:`evaluate_class` of one class with these settings."""
         return evaluate_class(
             F_o, F_r, X_o, X_r, standardise=self.standardise, attackers=attackers,
             errors=errors, block_rows=self.block_rows, series_distance=self.series_distance,
-            dtw_window=self.dtw_window, cells=cells, targets=targets,
+            dtw_window=self.dtw_window, cells=cells, targets=targets, family=family,
         )  # fmt: skip
 
 
@@ -401,6 +416,7 @@ def _release_class(
     alt: FeatureSpec | None,
     cells: np.ndarray | None,
     settings: _Settings,
+    family: tuple[str, ...] = (),
 ):
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
@@ -419,8 +435,11 @@ def _release_class(
             derive_rng(seed, "linkage", "strong", *where),
         )
     targets = settings.targets(orig)
+    members = {
+        name: (ATTACKERS[name], derive_rng(seed, "attacker", name, *where)) for name in family
+    }
     per_row, summary, linkage = settings.evaluate(
-        F_orig, F_rel, orig.X, rel.X, targets, attackers, errors, cells
+        F_orig, F_rel, orig.X, rel.X, targets, attackers, errors, cells, members
     )
     frames = _frames(per_row, summary, orig, pseudonyms[targets])
     if alt is not None:
@@ -454,6 +473,7 @@ def evaluate_release(
     dtw_window: int | None = DTW_WINDOW,
     demographics: pd.DataFrame | None = None,
     max_targets: int = MAX_TARGETS,
+    family: Sequence[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Disagreement (original vs released) and linkage attacks, per duration class.
 
@@ -497,6 +517,11 @@ def evaluate_release(
         Targets per class at most (config ``evaluate/max_targets``, module docstring); the
         sample of class (group, length) comes from ``derive_rng(seed, "targets", group,
         length)``.
+    family : sequence of str, optional
+        Members of the attacker family (:data:`~mimic_deid.evaluate.attackers.ATTACKERS`
+        names) run against the release with exact knowledge; member ``name``'s random stream
+        in class (group, length) is ``derive_rng(seed, "attacker", name, group, length)``.
+        None or empty: none (the bound is then the strong attacker's alone).
 
     Returns
     -------
@@ -510,8 +535,11 @@ def evaluate_release(
         :func:`linkage_summary` of the seed's attacker (keys ``baseline``, ``release``,
         ``details``), and with ``strong_features`` the strong attacker's under ``strong`` and
         ``bound`` (:func:`linkage_bound`); with ``alt_features`` that attacker's under
-        ``alternative``.
+        ``alternative``. With ``family``: ``family`` (name -> :func:`linkage_summary` of its
+        ``release`` side, with ``knows``) and ``strongest``
+        (:func:`~mimic_deid.evaluate.attackers.strongest_attacker`, with ``fk`` its bound).
     """
+    family = tuple(check_attackers(family or ()))
     if len(original) != len(released):
         raise InputDataError(
             f"release series: {len(released)} released duration classes for "
@@ -549,6 +577,7 @@ def evaluate_release(
         [alt] * n,
         cells,
         [_settings(standardise, block_rows, series_distance, dtw_window, seed, max_targets)] * n,
+        [family] * n,
         label="privacy evaluation classes",
     )
     per_series, summary = _concat([r[0] for r in results])
@@ -561,6 +590,15 @@ def evaluate_release(
     linkage = attack("seed")
     if alt is not None:
         linkage["alternative"] = attack("alternative")
+    if family:
+        linkage["family"] = {
+            name: {
+                "knows": ATTACKERS[name].knows,
+                **linkage_summary({"release": [r[1]["family"][name]["release"] for r in results]}),
+            }
+            for name in family
+        }
+        linkage["strongest"] = strongest_attacker(linkage["family"], fk)
     if strong is not None:
         linkage["strong"] = attack("strong")
         if fk is not None:
@@ -586,12 +624,19 @@ def linkage_bound(linkage: Mapping, k: int) -> dict:
         The release's k: feature k for a Mondrian method, the k-group size for a (k,P)
         method (which takes it from fk, :mod:`mimic_deid.deid.kapra`).
 
+    With the attacker family measured (``linkage["family"]``,
+    :mod:`mimic_deid.evaluate.attackers`) the same bound is promised to every member, with
+    exact knowledge: the release is within only if the strong attacker and every member are.
+
     Returns
     -------
     dict
         ``error`` (the knowledge error), ``k``, ``top1`` (the bound, a fraction),
         ``strong_top1`` (measured), ``strong_top1_ci`` ([low, high]), ``n`` (targets) and
-        ``within`` (bool: measured <= bound).
+        ``within`` (bool: measured <= bound); with the family also ``strong_within`` (the
+        strong attacker alone), ``strongest_attacker`` (the member with the highest top-1),
+        ``strongest_top1``, ``strongest_top1_ci`` and ``refused_by`` (every member above the
+        bound, in registry order).
     """
     if k < 1:
         raise ConfigError(f"linkage bound: k must be at least 1, got {k}")
@@ -599,7 +644,7 @@ def linkage_bound(linkage: Mapping, k: int) -> dict:
     error = min(strong, key=float)  # the most precise knowledge measured
     measured = strong[error]
     bound = 1.0 / k
-    return {
+    out = {
         "error": float(error),
         "k": int(k),
         "top1": bound,
@@ -608,6 +653,15 @@ def linkage_bound(linkage: Mapping, k: int) -> dict:
         "n": measured["n"],
         "within": bool(measured["top1"] <= bound + 1e-12),
     }
+    strongest = strongest_attacker(linkage.get("family") or {}, k)
+    if strongest is not None:
+        out["strong_within"] = out["within"]
+        out["strongest_attacker"] = strongest["name"]
+        out["strongest_top1"] = strongest["top1"]
+        out["strongest_top1_ci"] = strongest["top1_ci"]
+        out["refused_by"] = strongest["refused_by"]
+        out["within"] = bool(out["strong_within"] and strongest["within"])
+    return out
 
 
 def linkage_summary(per_class: Mapping[str, list[dict]]) -> dict:
