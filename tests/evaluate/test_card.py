@@ -139,11 +139,22 @@ def test_docs_give_the_cards_whole_schema(tmp_path):
         **LINKAGE,
         "alternative": LINKAGE["strong"],
         "family": {"shape": {"knows": "the whole series by shape", "release": {"0": shape}}},
-        "strongest": {"name": "shape", "knows": "the whole series by shape", **shape,
-                      "bound": 0.1, "within": False, "refused_by": ["shape"]},  # fmt: skip
-        "bound": {**LINKAGE["bound"], "strong_within": False, "strongest_attacker": "shape",
-                  "strongest_top1": 0.98, "strongest_top1_ci": [0.97, 0.99],
-                  "refused_by": ["strong", "shape"]},  # fmt: skip
+        "strongest": {
+            "name": "shape",
+            "knows": "the whole series by shape",
+            **shape,
+            "bound": 0.1,
+            "within": False,
+            "refused_by": ["shape"],
+        },  # fmt: skip
+        "bound": {
+            **LINKAGE["bound"],
+            "strong_within": False,
+            "strongest_attacker": "shape",
+            "strongest_top1": 0.98,
+            "strongest_top1_ci": [0.97, 0.99],
+            "refused_by": ["strong", "shape"],
+        },  # fmt: skip
     }
     path = tmp_path / "card.json"
     write_json(release_card("ihm48", POINT, check, linkage, 2, _utility(), _pairing()), path)
