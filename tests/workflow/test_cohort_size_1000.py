@@ -15,4 +15,4 @@ def test_the_shipped_config_completes_on_1000_subjects(tmp_path):
     run_shipped(tmp_path, synthetic(1000))
     assert_refusals_explained(tmp_path)
     sweep = pd.read_csv(tmp_path / "results/report/sweep_summary.csv")
-    assert len(sweep) == 2
+    assert len(sweep) == 3  # mdav, ad hoc, genetic

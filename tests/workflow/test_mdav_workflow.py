@@ -58,7 +58,9 @@ def test_mdav_release_is_certified_with_clusters_of_k_identical_series(mdav_run,
     assert clusters["k"] == 3 and clusters["smallest_group"] >= 3
     assert clusters["breach_bound"] == pytest.approx(1 / 3)
     assert check["checks"]["linkage_bound"]["k"] == 3
-    assert published_files(point / "release") == ["index.parquet", "series.parquet"]
+    assert published_files(point / "release") == [
+        "DICTIONARY.md", "card.json", "dictionary.json", "index.parquet", "series.parquet"
+    ]  # fmt: skip
     series = pd.read_parquet(point / "release/series.parquet")
     index = pd.read_parquet(point / "release/index.parquet")
     variables = [c for c in series.columns if c not in ("pseudonym", "hour")]

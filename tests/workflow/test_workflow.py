@@ -80,27 +80,38 @@ def test_run_produces_report_and_checked_releases(finished_run):
     ):
         assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
     sweep = pd.read_csv(report / "sweep_summary.csv")
-    assert len(sweep) == 2 and set(sweep["method"].str.split("-").str[0]) == {"adhoc", "genetic"}
+    assert len(sweep) == 3
+    assert list(sweep["method"].str.split("-").str[0]) == ["mdav", "adhoc", "genetic"]
     checks = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
-    assert len(checks) == 4
-    # ad hoc and genetic keep each series' own shape: the attacker family's shape member links
-    # almost every series (docs/threat-model.md), so every release is refused and withheld,
+    assert len(checks) == 6
+    # mdav publishes groups of >= fk identical series: certified against the whole attacker
+    # family. Ad hoc and genetic keep each series' own shape: the family's shape member links
+    # almost every series (docs/threat-model.md), so those releases are refused and withheld,
     # although the strong (summary statistics) attacker alone is within 1/k
     for path in checks:
         check = json.loads(path.read_text())
+        bound = json.loads((path.parent / "privacy/linkage.json").read_text())["bound"]
+        plausible = check["checks"]["plausible_values"]  # claim 16: every value plausible
+        assert plausible["variables"] == 16 and plausible["values"] > 0, path
+        assert plausible["static"] == ["height"] and "gcs_total" in plausible["discrete"], path
+        if path.parent.name == "mdav":
+            assert check["passed"] and check["verdict"] == "certified", path
+            assert bound["within"] and bound["strongest_top1"] <= bound["top1"], bound
+            assert published_files(path.parent / "release") == [
+                "DICTIONARY.md", "card.json", "dictionary.json", "index.parquet", "series.parquet"
+            ], path  # fmt: skip
+            continue
         assert not check["passed"], path
         assert check["verdict"].startswith(
             "refused: linkage bound: attacker 'shape' links top-1 "
         ), check["verdict"]
         assert " > bound 1/3 = 33.3 % (95 % interval " in check["verdict"], check["verdict"]
-        bound = json.loads((path.parent / "privacy/linkage.json").read_text())["bound"]
         assert bound["strong_within"] is True and bound["strongest_top1"] >= 0.95, bound
-        plausible = check["checks"]["plausible_values"]  # claim 16: every value plausible
-        assert plausible["variables"] == 16 and plausible["values"] > 0, path
-        assert plausible["static"] == ["height"] and "gcs_total" in plausible["discrete"], path
         assert published_files(path.parent / "release") == ["card.json", "refused.txt"], path
     for release in ("stays", "ihm48"):
-        assert all(v.startswith("refused: linkage bound: ") for v in sweep[f"verdict_{release}"])
+        verdicts = list(sweep[f"verdict_{release}"])
+        assert verdicts[0] == "certified", verdicts
+        assert all(v.startswith("refused: linkage bound: ") for v in verdicts[1:]), verdicts
 
 
 def test_the_report_opens_on_what_to_hand_out(finished_run):
@@ -112,7 +123,8 @@ def test_the_report_opens_on_what_to_hand_out(finished_run):
     assert "<h2>What to hand out</h2>" in first
     sentences = re.findall(r'<li class="(certified|refused)">(.*?)</li>', first)
     cards = [json.loads(p.read_text()) for p in workdir.glob("results/*/dk*/fk*/*/card.json")]
-    assert len(sentences) == len(cards) == 4
+    assert len(sentences) == len(cards) == 6
+    assert sum(card["passed"] for card in cards) == 2  # mdav, both releases
     for card in cards:
         p = card["point"]
         folder = f"results/{card['release']}/dk{p['dk']}/fk{p['fk']}-{p['heuristic']}/{p['method']}"
@@ -134,7 +146,7 @@ def test_release_protects_every_published_value(finished_run):
     assert len(features) == 16 and "heart_rate" in features and "ph" in features
     # the releases as the methods staged them (the attacker family refuses their publication)
     staged = sorted(workdir.glob("results/private/*/dk*/fk*/*/staged/series.parquet"))
-    assert len(staged) == 4
+    assert len(staged) == 6
     for series_path in staged:
         series = pd.read_parquet(series_path)
         index = pd.read_parquet(series_path.with_name("index.parquet"))
@@ -159,14 +171,31 @@ def test_release_protects_every_published_value(finished_run):
     joint = pd.read_csv(workdir / "results/tabular/joint_risk_stays.csv").set_index("view")
     released = joint.loc[[v for v in joint.index if v.startswith("release index:")]]
     assert len(released) == 1 and released["smallest_class"].iloc[0] >= 3
-    assert "duration class x age x gender (adhoc-" in released.index[0]
+    assert "duration class x age x gender (mdav" in released.index[0]
     linkage = sorted(workdir.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
-    assert len(linkage) == 2
+    assert len(linkage) == 3
     for path in linkage:
         bound = json.loads(path.read_text())["bound"]
         assert bound["strong_top1"] <= bound["top1"], (path, bound)
         assert bound["strong_within"] is True  # the strong attacker alone: within
-        assert bound["within"] is False and "shape" in bound["refused_by"], (path, bound)
+        if path.parts[-3] == "mdav":  # identical series in groups of >= fk: every member within
+            assert bound["within"] is True and bound["refused_by"] == [], (path, bound)
+        else:
+            assert bound["within"] is False and "shape" in bound["refused_by"], (path, bound)
+
+
+def _check_dictionary(public, path) -> None:
+    """A certified release folder's data dictionary holds the documented keys and describes
+    the published index column by column, with the counts of its categories."""
+    dictionary = json.loads((public / "dictionary.json").read_text())
+    assert schema_problems(dictionary, documented_schema("The data dictionary")) == []
+    index = pd.read_parquet(public / "index.parquet")
+    (described,) = [f for f in dictionary["files"] if f["file"] == "index.parquet"]
+    assert [c["name"] for c in described["columns"]] == list(index.columns), path
+    (gender,) = [c for c in described["columns"] if c["name"] == "gender"]
+    counts = {c["value"]: c["count"] for c in gender["categories"]}
+    assert counts == {"F": (index["gender"] == "F").sum(), "M": (index["gender"] == "M").sum(),
+                      "Gender": (index["gender"] == "Gender").sum()}, path  # fmt: skip
 
 
 def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
@@ -175,7 +204,7 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
     published tables; the cross-release table pairs every two releases of the sweep."""
     workdir, _ = finished_run
     cards = sorted(workdir.glob("results/*/dk*/fk*/*/card.json"))
-    assert len(cards) == 4
+    assert len(cards) == 6
     schema = documented_schema("The release card")
     held = set()
     for path in cards:
@@ -184,15 +213,10 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
         held |= schema_paths(card, schema)
         public = path.parent / "release"
         assert (public / "card.json").read_bytes() == path.read_bytes()
-        dictionary = json.loads((public / "dictionary.json").read_text())
-        assert schema_problems(dictionary, documented_schema("The data dictionary")) == []
-        index = pd.read_parquet(public / "index.parquet")
-        (described,) = [f for f in dictionary["files"] if f["file"] == "index.parquet"]
-        assert [c["name"] for c in described["columns"]] == list(index.columns), path
-        (gender,) = [c for c in described["columns"] if c["name"] == "gender"]
-        counts = {c["value"]: c["count"] for c in gender["categories"]}
-        assert counts == {"F": (index["gender"] == "F").sum(), "M": (index["gender"] == "M").sum(),
-                          "Gender": (index["gender"] == "Gender").sum()}, path  # fmt: skip
+        if card["passed"]:
+            _check_dictionary(public, path)
+        else:  # withheld: its card and refused.txt, nothing else
+            assert published_files(public) == ["card.json", "refused.txt"], path
         if card["utility"] is not None:  # seed Tables 6.3, 6.4 and the like-for-like rows
             tables = [u["seed_table"] for u in card["utility"]]
             assert tables.count("6.3") == tables.count("6.4") == 4, path
@@ -206,12 +230,14 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
         low, high = strong["top1_ci"]
         assert low <= strong["top1"] <= high
         assert (card["utility"] is None) == (card["release"] == "stays")
-        assert len(card["pairing"]) == 3  # every other release of the sweep
-    # every documented key is in some card, but the (k,P) pairs' (no such method here)
+        assert len(card["pairing"]) == 5  # every other release of the sweep
+    # every documented key is in some card, but the (k,P) pairs' (no such method here) and
+    # the groups a release could not form (every group forms in the tiny run)
     kp_only = {"pairing[].groups_below_k_pct_max", "pairing[].groups_below_k_column"}
-    assert held == set(schema) - kp_only
+    unformed = {key for key in schema if key.startswith("unpublished[]")}
+    assert held == set(schema) - kp_only - unformed
     pairs = pd.read_csv(workdir / "results/cross_release.csv")
-    assert len(pairs) == 6 and (pairs["rate_lo"] <= pairs["rate"]).all()
+    assert len(pairs) == 15 and (pairs["rate_lo"] <= pairs["rate"]).all()
     assert (pairs["rate"] <= pairs["rate_hi"]).all() and (pairs["chance"] < 0.01).all()
 
 
@@ -239,10 +265,11 @@ def test_the_quoted_figures_are_recomputed_from_the_run(finished_run):
     workdir, _ = finished_run
     figures = doc_figures.run_figures(workdir)
     rows = {(r["method"], r["release"]): r for r in figures["releases"]}
-    assert set(rows) == {(m, r) for m in ("adhoc", "genetic") for r in ("stays", "ihm48")}
+    methods = ("mdav", "adhoc", "genetic")
+    assert set(rows) == {(m, r) for m in methods for r in ("stays", "ihm48")}
     for (method, release), row in rows.items():
         (linkage,) = workdir.glob(
-            f"results/{release}/dk10/fk3-range/{method}-*/privacy/linkage.json"
+            f"results/{release}/dk10/fk3-range/{method}*/privacy/linkage.json"
         )
         strong = json.loads(linkage.read_text())["strong"]["release"]["0"]
         assert row["strong_top1_pct"] == round(100 * strong["top1"], 1)
@@ -261,7 +288,7 @@ def test_the_quoted_figures_are_recomputed_from_the_run(finished_run):
     assert len(figures["pairs"]) == len(pd.read_csv(workdir / "results/cross_release.csv"))
     assert figures["joint_risk"][0]["view"] == "duration class"
     block = doc_figures.render(figures, "Run: tiny.")
-    assert block.count("\n| adhoc | `") == 2 and block.count("\n| genetic | `") == 2
+    assert all(block.count(f"\n| {method} | `") == 2 for method in methods)
 
 
 def test_release_folders_hold_no_identifiers(finished_run):
@@ -296,7 +323,7 @@ def test_a_results_folder_with_the_former_artefact_names_is_migrated_not_recompu
     new = sorted(workdir.glob("results/**/method.json")) + sorted(
         workdir.glob("results/private/**/method.parquet")
     )
-    assert len(new) == 8  # 2 methods x 2 releases, summary and per-series table
+    assert len(new) == 12  # 3 methods x 2 releases, summary and per-series table
     for path in new:
         path.rename(path.with_name(path.name.replace("method", "optimiser")))
     proc = snakemake(workdir, "-n", config=config)
@@ -449,7 +476,7 @@ def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_pat
     config = prepare(workdir, {"evaluate": {"series_distance": "dtw", "dtw_window": 2}})
     jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
     # privacy: both releases at both points (the linkage bound is a claim of each)
-    assert jobs.get("privacy_baseline") == 1 and jobs.get("privacy") == 4, jobs
+    assert jobs.get("privacy_baseline") == 1 and jobs.get("privacy") == 6, jobs
     assert not UPSTREAM & set(jobs) and "deidentify" not in jobs, jobs
     linkage = sorted(reference.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
     targets = [str(p.relative_to(reference)) for p in linkage]
