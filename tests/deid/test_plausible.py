@@ -150,7 +150,7 @@ def _targets(classes, dims):
     return targets
 
 
-@pytest.mark.parametrize("label", ["adhoc-it20-ns0.01", "kapra-P2-paa3-sax6-none"])
+@pytest.mark.parametrize("label", ["adhoc-it20-ns0.01", "kapra-P2-paa3-sax6-none", "noise-sc2"])
 def test_apply_method_releases_only_plausible_values_and_measures_them(label):
     series, durations = _long_series()
     classes, dims = class_arrays(series, durations)

@@ -42,7 +42,7 @@ from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.core.threads import map_tasks
-from mimic_deid.deid import adhoc, genetic, kapra, mdav
+from mimic_deid.deid import adhoc, genetic, kapra, mdav, noise
 from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes, split_cells
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.optimise import OptimiseResult, evaluate
@@ -256,6 +256,29 @@ REGISTRY: dict[str, ReleaseMethod] = {
                 "cluster's members are alike only as far as MDAV's nearest-neighbour "
                 "grouping makes them; membership of a cluster is visible (its members are "
                 "identical)"
+            ),
+        ),
+        ReleaseMethod(
+            "noise",
+            (("scale", "sc", float),),
+            noise.run_noise,
+            promises=(
+                "nothing by construction: every published value of a protected variable is "
+                "its original value plus independent Gaussian noise of sd scale x that "
+                "variable's sd over the unit (duration class x published demographics), then "
+                "moved onto the variable's plausible values; every cell of duration class and "
+                "published demographics holds at least fk series; the release is certified "
+                "only by measurement: every member of the attacker family (summary, rich, "
+                "raw_hours, shape, values) links at most 1/fk of the series to their own "
+                "top-1, or the release is refused"
+            ),
+            not_promised=(
+                "no bound of its own: an attacker outside the measured family, or one who "
+                "knows more of a target's values, may link more; every published series is "
+                "its own original series plus noise (no group of identical series), so the "
+                "measured rate falls only as the scale grows; at large scales the values "
+                "pile up at their variables' range limits and the Mondrian feature targets "
+                "are not imposed"
             ),
         ),
     )
