@@ -59,7 +59,11 @@ PATHS = {
     # every disagreement curve of the report's main class (owner-only: original values)
     "main_curves": f"{PRIVATE}/{{release}}/{POINT}/privacy/main_class_curves.parquet",
     "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
-    # cross-release pairing of the sweep's releases of one population (evaluate.pairing)
+    # cross-release pairing of the sweep's releases of one population (evaluate.pairing):
+    # every pair, with whether each release is certified (owner-only: a refused release's
+    # rates are computed from values never published; the cards read it), and the pairs of
+    # two certified releases (public: the sweep summary and the report)
+    "cross_release_all": f"{PRIVATE}/cross_release.csv",
     "cross_release": "results/cross_release.csv",
     # sequences (seed 004): {table} is transfers | cptevents
     "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",

@@ -180,8 +180,11 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
     assert len(cards) == 4
     schema = documented_schema("The release card")
     held = set()
+    every_pair = pd.read_csv(workdir / "results/private/cross_release.csv")
+    card_pairs = []
     for path in cards:
         card = json.loads(path.read_text())
+        card_pairs.append(card["pairing"])
         assert schema_problems(card, schema) == [], path
         held |= schema_paths(card, schema)
         public = path.parent / "release"
@@ -208,13 +211,32 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
         low, high = strong["top1_ci"]
         assert low <= strong["top1"] <= high
         assert (card["utility"] is None) == (card["release"] == "stays")
-        assert len(card["pairing"]) == 3  # every other release of the sweep
-    # every documented key is in some card, but the (k,P) pairs' (no such method here)
+        # every other release of the sweep that is certified (a refused one is published
+        # by no one): the owner's table has whether each is
+        name = "_".join([card["release"], *(str(card["point"][k]) for k in card["point"])])
+        others = [
+            (r["release_b"] if r["release_a"] == name else r["release_a"])
+            for r in every_pair.to_dict("records")
+            if name in (r["release_a"], r["release_b"])
+            and (r["certified_b"] if r["release_a"] == name else r["certified_a"])
+        ]
+        assert [p["other"] for p in card["pairing"]] == others, path
+    # every documented key is in some card, but the (k,P) pairs' (no such method here) and
+    # the pairing's when no two releases are certified
     kp_only = {"pairing[].groups_below_k_pct_max", "pairing[].groups_below_k_column"}
+    if not any(card_pairs):
+        kp_only |= {k for k in schema if k.startswith("pairing[].")}
     assert held == set(schema) - kp_only
-    pairs = pd.read_csv(workdir / "results/cross_release.csv")
-    assert len(pairs) == 6 and (pairs["rate_lo"] <= pairs["rate"]).all()
-    assert (pairs["rate"] <= pairs["rate_hi"]).all() and (pairs["chance"] < 0.01).all()
+    # the owner's table pairs every two releases; the public one only two certified ones
+    assert len(every_pair) == 6 and (every_pair["rate_lo"] <= every_pair["rate"]).all()
+    assert (every_pair["rate"] <= every_pair["rate_hi"]).all()
+    # chance: among the candidates of the target's duration class and demographic cell
+    stays_pairs = every_pair[every_pair["release_a"].str.startswith("stays_")]
+    assert (stays_pairs["chance_columns"] == "duration_class;age;gender").all()
+    assert (every_pair["chance"] > 1 / every_pair["candidates"]).all()
+    public = pd.read_csv(workdir / "results/cross_release.csv")
+    certified = every_pair[every_pair["certified_a"] & every_pair["certified_b"]]
+    assert public["release_a"].tolist() == certified["release_a"].tolist()
 
 
 def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):

@@ -253,7 +253,8 @@ def card_input(wildcards):
     if wildcards.release == "ihm48":
         inputs["utility"] = PATHS["utility"]
     inputs = {name: path.format(**wildcards) for name, path in inputs.items()}
-    return inputs | {"cross_release": PATHS["cross_release"]}
+    # every pair with whether each release is certified: the card lists certified others
+    return inputs | {"cross_release": PATHS["cross_release_all"]}
 
 
 def cross_release_pairs():
@@ -274,13 +275,15 @@ def cross_release_methods():
 
 
 def cross_release_input(wildcards):
-    """The staged series and pseudonym map of every release of the sweep."""
+    """The staged series, index, pseudonym map and check of every release of the sweep."""
     inputs = {}
     for release in RELEASES:
         for point in sweep_points():
             name = release_name(release, point)
             inputs[f"series_{name}"] = path("release_series", release=release, **point)
+            inputs[f"index_{name}"] = path("release_index", release=release, **point)
             inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
+            inputs[f"check_{name}"] = path("check", release=release, **point)
             if method_of(point["method"]).groups is not None:
                 # a release with recoverable groups (k-groups): its private per-series
                 # table, for the intersection measure
@@ -362,6 +365,8 @@ def private_report_input(wildcards):
     perturbed series of two patients, content.GA_INPUTS), without the sweep summary."""
     inputs = report_input(wildcards)
     del inputs["sweep"]
+    # the owner's pairing table: every pair, refused releases' included
+    inputs["cross_release"] = PATHS["cross_release_all"]
     # the first point of a method whose examples the private report draws (the genetic one)
     g = next((q for q in sweep_points() if method_of(q["method"]).examples), None)
     if g:
