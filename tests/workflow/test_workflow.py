@@ -315,18 +315,31 @@ def test_second_call_does_nothing(finished_run):
 
 
 def test_a_results_folder_with_the_former_artefact_names_is_migrated_not_recomputed(finished_run):
-    """optimiser.parquet/json (before the rename to method.*) are renamed at start-up."""
+    """optimiser.parquet/json (before the rename to method.*) are renamed at start-up, and
+    the artefacts once public, now owner-only (per-series disagreement, method summaries),
+    are moved below results/private."""
     workdir, config = finished_run
-    new = sorted(workdir.glob("results/**/method.json")) + sorted(
+    new = sorted(workdir.glob("results/private/**/method.json")) + sorted(
         workdir.glob("results/private/**/method.parquet")
     )
     assert len(new) == 8  # 2 methods x 2 releases, summary and per-series table
+    assert not [p for p in workdir.glob("results/*/dk*/fk*/*/method.json")]  # none public
     for path in new:
         path.rename(path.with_name(path.name.replace("method", "optimiser")))
+    moved = sorted(workdir.glob("results/private/*/dk*/fk*/*/privacy/disagreement_*.parquet"))
+    assert len(moved) == 8  # stays and ihm48: series and summary at 2 points
+    former = [workdir / "results" / p.relative_to(workdir / "results/private") for p in moved]
+    for path, public in zip(moved, former, strict=True):
+        public.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(public)
     proc = snakemake(workdir, "-n", config=config)
     assert planned_jobs(proc.stdout) == {}, proc.stdout[-2000:]
-    assert "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)" in proc.stderr
+    assert (
+        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*) and moved the "
+        "per-series attack results and method summaries below results/private\n"
+    ) in proc.stderr
     assert all(path.exists() for path in new) and not list(workdir.rglob("optimiser.*"))
+    assert all(path.exists() for path in moved) and not any(p.exists() for p in former)
 
 
 def test_adding_an_fk_value_reruns_nothing_upstream(finished_run, tmp_path):
@@ -482,7 +495,9 @@ def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_pat
     for path in linkage:
         rel = path.relative_to(reference)
         assert (workdir / rel).read_bytes() == path.read_bytes(), rel
-        series = rel.with_name("disagreement_series.parquet")
+        # owner-only: one row per attacked series
+        series = Path("results/private") / rel.relative_to("results")
+        series = series.with_name("disagreement_series.parquet")
         euclid = pd.read_parquet(reference / series)
         dtw = pd.read_parquet(workdir / series)
         assert list(dtw["pseudonym"]) == list(euclid["pseudonym"])

@@ -75,11 +75,13 @@ except MimicDeidError as exc:
     sys.exit(1)
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
-# Artefacts of an earlier version under their new names (paths.RENAMED), not recomputed; by
-# the driver only (not again in every job a cluster runs).
+# Artefacts of an earlier version under their new names (paths.RENAMED) and below
+# results/private (paths.MOVED_PRIVATE), not recomputed; by the driver only (not again in
+# every job a cluster runs).
 if workflow.is_main_process and migrate_renamed():
     print(
-        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)",
+        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*) and moved the "
+        "per-series attack results and method summaries below results/private",
         file=sys.stderr,
     )
 
@@ -324,7 +326,8 @@ def sweep_summary_input(wildcards):
 def report_input(wildcards):
     """The public report's inputs: public artefacts, and private ones the report reduces to
     counts (meta, duration: lengths) or to disagreement measures (main_curves: the main
-    class's curves, drawn without its original values); never the GA examples' inputs
+    class's curves, drawn without its original values; the per-series and per-class
+    disagreement tables, drawn for a certified release only); never the GA examples' inputs
     (private_report_input)."""
     p = dict(primary_point(), release="stays")
     inputs = {
