@@ -33,7 +33,10 @@ PATHS = {
     "mondrian_summary": "results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
     "perturbed": f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",
     "method_series": f"{PRIVATE}/{{release}}/{POINT}/method.parquet",
-    "method_summary": f"results/{{release}}/{POINT}/method.json",
+    # the method's class summary (from the release's values): owner-only at every point, a
+    # refused point publishing nothing computed from its values (the sweep summary withholds
+    # a refused release's columns)
+    "method_summary": f"{PRIVATE}/{{release}}/{POINT}/method.json",
     # the worst and median series of a method with examples (the private report's GA figures)
     "method_examples": f"{PRIVATE}/{{release}}/{POINT}/examples.json",
     "pseudonyms": f"{PRIVATE}/{{release}}/{POINT}/pseudonyms.parquet",
@@ -51,15 +54,24 @@ PATHS = {
     "tuning_tables": "results/stays/dk{dk}/tuning/tables.csv",
     "tuning_fitness": "results/stays/dk{dk}/tuning/fitness.csv",
     # evaluation
-    "baseline_series": "results/{release}/dk{dk}/baseline/disagreement_series.parquet",
+    # per-series attack results (one row per attacked series, from its original values) are
+    # owner-only at every point; so is a point's class summary of them (a refused point
+    # publishes its card and nothing computed from its values; the public report draws
+    # certified releases only). The baseline's class summary (original against original) is
+    # public.
+    "baseline_series": f"{PRIVATE}/{{release}}/dk{{dk}}/baseline/disagreement_series.parquet",
     "baseline_summary": "results/{release}/dk{dk}/baseline/disagreement_summary.parquet",
-    "disagreement_series": f"results/{{release}}/{POINT}/privacy/disagreement_series.parquet",
-    "disagreement_summary": f"results/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
+    "disagreement_series": f"{PRIVATE}/{{release}}/{POINT}/privacy/disagreement_series.parquet",
+    "disagreement_summary": f"{PRIVATE}/{{release}}/{POINT}/privacy/disagreement_summary.parquet",
     "linkage": f"results/{{release}}/{POINT}/privacy/linkage.json",
     # every disagreement curve of the report's main class (owner-only: original values)
     "main_curves": f"{PRIVATE}/{{release}}/{POINT}/privacy/main_class_curves.parquet",
     "utility": f"results/ihm48/{POINT}/utility/trust_settings.csv",
-    # cross-release pairing of the sweep's releases of one population (evaluate.pairing)
+    # cross-release pairing of the sweep's releases of one population (evaluate.pairing):
+    # every pair, with whether each release is certified (owner-only: a refused release's
+    # rates are computed from values never published; the cards read it), and the pairs of
+    # two certified releases (public: the sweep summary and the report)
+    "cross_release_all": f"{PRIVATE}/cross_release.csv",
     "cross_release": "results/cross_release.csv",
     # sequences (seed 004): {table} is transfers | cptevents
     "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
@@ -128,10 +140,22 @@ def path(key, **wildcards):
 #: renamed outputs are not recomputed.
 RENAMED = {"optimiser.parquet": "method.parquet", "optimiser.json": "method.json"}
 
+#: Artefacts once public, now owner-only (issue 45.3), as glob patterns under results/: a
+#: results folder made before the move has them moved below results/private at start-up
+#: (:func:`migrate_renamed`), the same path below it, so no public copy outlives the move.
+MOVED_PRIVATE = (
+    "*/dk*/baseline/disagreement_series.parquet",
+    "*/dk*/fk*/*/privacy/disagreement_series.parquet",
+    "*/dk*/fk*/*/privacy/disagreement_summary.parquet",
+    "*/dk*/fk*/*/method.json",
+)
+
 
 def migrate_renamed(root="."):
-    """Rename every artefact of :data:`RENAMED` under ``root``/results to its new name (its
-    modification time kept, so Snakemake sees it up to date); the number renamed."""
+    """Rename every artefact of :data:`RENAMED` under ``root``/results to its new name, then
+    move every artefact of :data:`MOVED_PRIVATE` below ``results/private`` (its modification
+    time kept, so Snakemake sees it up to date; a public copy whose private one exists is
+    removed); the number renamed or moved."""
     import os
     from pathlib import Path
 
@@ -143,4 +167,15 @@ def migrate_renamed(root="."):
             if not target.exists():
                 os.replace(found, target)
                 done += 1
+    for pattern in MOVED_PRIVATE:
+        for found in sorted(results.glob(pattern)) if results.is_dir() else []:
+            if found.relative_to(results).parts[0] == "private":
+                continue
+            target = results / "private" / found.relative_to(results)
+            if target.exists():
+                found.unlink()
+            else:
+                target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                os.replace(found, target)
+            done += 1
     return done

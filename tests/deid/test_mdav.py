@@ -153,7 +153,14 @@ def release(label="mdav", fk=5, n=60, ell=1, group_by_split=False):
         classes, dims, targets, FEATURES, label=label, seed=7, fk=fk, outcomes=outcomes, ell=ell
     )
     public, index, pseudonyms = pseudonymous_release(
-        perturbed, durations, meta, 7, "stays/test", variables=VARIABLES, labelled=ell > 1
+        perturbed,
+        durations,
+        meta,
+        7,
+        "stays/test",
+        variables=VARIABLES,
+        labelled=ell > 1,
+        publish_split=group_by_split,
     )
     return dict(
         series=series,

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 from doc_schemas import documented_schema, schema_paths, schema_problems
 
 from mimic_deid.core.atomic import write_json
+from mimic_deid.core.errors import InputDataError
 from mimic_deid.evaluate.card import NOT_PROTECTED, release_card
 from mimic_deid.report.tables import card_table
 
@@ -112,15 +114,41 @@ def _pairing() -> pd.DataFrame:
     """A cross_release.csv: this release against a (k,P) one, and two other releases."""
     this = "ihm48_50_10_range_adhoc-it50-ns0.01"
     row = dict(targets=200, candidates=900, paired=12.5, rate=0.0625, rate_lo=0.04,
-               rate_hi=0.1, chance=1 / 900, features=20)  # fmt: skip
+               rate_hi=0.1, chance=1 / 90, chance_columns="duration_class;age;gender",
+               features=20)  # fmt: skip
     return pd.DataFrame(
         [
-            dict(release_a=this, release_b="stays_50_10_range_adhoc-it50-ns0.01", **row),
-            dict(release_a="ihm48_50_10_range_kapra-k10-P2", release_b=this, **row,
-                 groups_below_k_pct_max=4.5, groups_below_k_column="k_group_glucose"),
-            dict(release_a="stays_50_10_range_kapra-k10-P2", release_b="stays_x", **row),
+            dict(release_a=this, release_b="stays_50_10_range_adhoc-it50-ns0.01",
+                 certified_a=True, certified_b=True, **row),
+            dict(release_a="ihm48_50_10_range_kapra-k10-P2", release_b=this, certified_a=True,
+                 certified_b=True, **row, groups_below_k_pct_max=4.5,
+                 groups_below_k_column="k_group_glucose"),
+            # a refused release: published by no one, so never on this release's card
+            dict(release_a=this, release_b="stays_50_10_range_genetic-x", certified_a=True,
+                 certified_b=False, **row),
+            dict(release_a="stays_50_10_range_kapra-k10-P2", release_b="stays_x",
+                 certified_a=True, certified_b=True, **row),
         ]
     )  # fmt: skip
+
+
+def test_the_card_lists_the_pairings_with_certified_releases_only():
+    pairing = _pairing()
+    card = release_card("ihm48", POINT, CHECK, LINKAGE, 2, _utility(), pairing)
+    assert [p["other"] for p in card["pairing"]] == [
+        "stays_50_10_range_adhoc-it50-ns0.01",
+        "ihm48_50_10_range_kapra-k10-P2",
+    ]
+    # every release A refused: left is this release (A) with its certified B
+    refused = pairing.assign(certified_a=False)
+    card = release_card("ihm48", POINT, CHECK, LINKAGE, 2, _utility(), refused)
+    assert [p["other"] for p in card["pairing"]] == ["stays_50_10_range_adhoc-it50-ns0.01"]
+    with pytest.raises(InputDataError) as err:
+        release_card("ihm48", POINT, CHECK, LINKAGE, 2, None, pairing.drop(columns="certified_b"))
+    assert str(err.value) == (
+        "cross-release table: missing column(s) ['certified_b']; expected whether each release "
+        "of a pair is certified (rule cross_release)"
+    )
 
 
 def test_docs_give_the_cards_whole_schema(tmp_path):

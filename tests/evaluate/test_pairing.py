@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mimic_deid.core.errors import InputDataError
 from mimic_deid.evaluate.pairing import (
+    cell_chance,
     pairing_rate,
     pairs_of,
     release_name,
@@ -146,3 +148,67 @@ def test_the_shape_attacker_pairs_each_shape_under_new_levels_that_statistics_ca
         shapes_a, keys_a, (*series_shapes(flat, vars_), vars_), keys_c, np.random.default_rng(1)
     )
     assert tied["rate"] == pytest.approx(1 / n)
+
+
+def _index(prefix: str, ages: list[str], classes: list[int], **extra) -> pd.DataFrame:
+    n = len(ages)
+    return pd.DataFrame(
+        {"pseudonym": [f"{prefix}{i:03d}" for i in range(n)], "duration_class": classes,
+         "age": ages, **extra}
+    )  # fmt: skip
+
+
+def test_chance_counts_the_candidates_of_each_targets_published_cell():
+    """A target is guessed among B's series of its own duration class and demographics."""
+    rng = np.random.default_rng(0)
+    keys = np.arange(100, 150)
+    values = rng.normal(80, 10, size=50)
+    ages = ["30-39"] * 10 + ["60-69"] * 40
+    a = _release(values, keys, "A")
+    b = _release(values, keys, "B")
+    index_a = _index("A", ages, [24] * 50)
+    index_b = _index("B", ages, [24] * 50, split="train")  # split: B's alone, not compared
+    result = pairing_rate(*a, *b, np.random.default_rng(1), index_a=index_a, index_b=index_b)
+    # 10 targets among 10 candidates, 40 among 40: (10/10 + 40/40) / 50
+    assert result["chance"] == pytest.approx(2 / 50)
+    assert result["chance_columns"] == "duration_class;age"
+    shapes = [(*series_shapes(long, ["heart_rate"]), ["heart_rate"]) for long in _longs(values)]
+    shape = shape_pairing_rate(
+        shapes[0], a[1], shapes[1], b[1], np.random.default_rng(1), index_a=index_a,
+        index_b=index_b,
+    )  # fmt: skip
+    assert shape["chance"] == pytest.approx(2 / 50)
+    # without the indexes: every series of B
+    plain = pairing_rate(*a, *b, np.random.default_rng(1))
+    assert (plain["chance"], plain["chance_columns"]) == (1 / 50, "")
+
+
+def _longs(values: np.ndarray) -> list[pd.DataFrame]:
+    n = len(values)
+    return [
+        pd.DataFrame(
+            {
+                "pseudonym": np.repeat([f"{p}{i:03d}" for i in range(n)], 4),
+                "hour": np.tile(np.arange(4), n),
+                "heart_rate": np.repeat(values, 4) + np.tile([0.0, 1.0, -1.0, 0.5], n),
+            }
+        )
+        for p in ("A", "B")
+    ]
+
+
+def test_a_column_on_which_a_target_and_its_partner_differ_is_not_matched_on():
+    """Another dk (or generalisation level) in B: the class tells that target nothing."""
+    index_a = _index("A", ["30-39", "30-39", "60-69", "60-69"], [24, 24, 24, 24])
+    index_b = _index("B", ["30-39", "30-39", "60-69", "60-69"], [24, 48, 24, 24])
+    targets, partners = pd.Index(index_a["pseudonym"]), pd.Index(index_b["pseudonym"])
+    chance, columns = cell_chance(targets, partners, index_a, index_b)
+    # B000: class and age agree -> {B000}; B001: class differs -> age only -> {B000, B001};
+    # B002, B003: {B002, B003}
+    assert columns == ["duration_class", "age"]
+    assert chance == pytest.approx((1 + 1 / 2 + 1 / 2 + 1 / 2) / 4)
+    with pytest.raises(InputDataError) as err:
+        cell_chance(targets, partners, index_a, index_b.iloc[1:])
+    assert str(err.value) == (
+        "release index B: 1 series of the pairing have no row; expected one row per released series"
+    )

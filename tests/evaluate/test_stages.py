@@ -79,7 +79,10 @@ def point():
     perturbed, per_series, summary = apply_method(
         classes, dims, targets, FEATURES, label=ADHOC, seed=7
     )
-    public, index, pseudonyms = pseudonymous_release(perturbed, durations, meta, 7, "stays/test")
+    # de-identified as a whole (stays): the index withholds split
+    public, index, pseudonyms = pseudonymous_release(
+        perturbed, durations, meta, 7, "stays/test", publish_split=False
+    )
     return dict(
         series=series,
         meta=meta,
@@ -203,19 +206,40 @@ def test_unknown_method_label_is_refused_before_any_work(point):
 def test_pseudonymous_release_carries_no_identifiers_and_passes_the_check(point):
     p = point
     assert list(p["public"].columns) == ["pseudonym", "hour", *p["dims"]]
-    assert list(p["index"].columns) == [
-        "pseudonym",
-        "duration_class",
-        "split",
-        "label",
-        "long_stay",
-    ]
+    assert list(p["index"].columns) == ["pseudonym", "duration_class", "label", "long_stay"]
     assert not set(p["index"]["pseudonym"]) & {str(k) for k in p["meta"]["icustay_id"]}
     result = check_sweep_point(
         p["public"], p["index"], p["durations"], p["targets"], p["pseudonyms"],
         dk=10, fk=5, group_by_split=False,
     )  # fmt: skip
     assert result["passed"] and result["checks"]["equivalence_classes"]["smallest"] >= 5
+
+
+def test_a_release_de_identified_as_a_whole_that_publishes_split_is_refused(point):
+    """Its classes hold dk series only over all splits: a published split divides them."""
+    p = point
+    with_split = (
+        p["index"]
+        .merge(
+            p["pseudonyms"].merge(p["meta"][["icustay_id", "split"]], on="icustay_id"),
+            on="pseudonym",
+        )
+        .drop(columns="icustay_id")
+    )
+    # the same release with split published: more classes under dk than the release has
+    sizes = with_split.groupby(["split", "duration_class"]).size()
+    assert (sizes < 10).any() and (p["index"].groupby("duration_class").size() >= 10).all()
+    refused = check_sweep_point(
+        p["public"], with_split, p["durations"], p["targets"], p["pseudonyms"],
+        dk=10, fk=5, group_by_split=False, strict=False,
+    )  # fmt: skip
+    assert (refused["passed"], refused["verdict"]) == (
+        False,
+        "refused: duration k: the release index publishes 'split', but the release is "
+        "de-identified as a whole, so its duration classes (dk) and demographic cells (fk) "
+        "are counted over all splits; expected no 'split' column (a split would divide them "
+        "below their k)",
+    )
 
 
 def test_check_sweep_point_refuses_a_release_under_its_claims(point):

@@ -75,9 +75,9 @@ def test_alternative_attacker_columns_only_when_configured() -> None:
     assert row["release_top1_pct_err0"] == pytest.approx(20.0)
 
 
-def test_utility_columns_name_the_baselines_and_pick_the_headline_cross():
+def _trust_table() -> pd.DataFrame:
+    """A utility/trust_settings.csv: the owner's baseline and every setting, both crosses."""
     from mimic_deid.evaluate.utility import SETTINGS
-    from mimic_deid.report.sweep import utility_columns
 
     rows = [("all", "shipped", "orig. / orig.", "orig", "orig", 0.90)]
     for cross, base in (("shipped", 0.80), ("gap_filled", 0.70)):
@@ -87,12 +87,59 @@ def test_utility_columns_name_the_baselines_and_pick_the_headline_cross():
     frame = pd.DataFrame(
         rows, columns=["variables", "cross", "setting", "train_data", "test_data", "roc_auc"]
     )
-    utility = pd.concat(
+    return pd.concat(
         [
             frame.assign(split="test", pr_auc=frame["roc_auc"] / 2),
             frame.assign(split="train", roc_auc=1.0, pr_auc=1.0),
         ]
     ).assign(task="mortality")
+
+
+def test_the_public_sweep_row_withholds_what_a_refused_release_s_values_give():
+    """Issue 45.3: a refused stays release's perturbation and disagreement cells, and a refused
+    ihm48 release's utility, are empty; verdicts, attack figures and baselines stay."""
+    baseline = per_series([10.0, 20.0, 30.0, 5.0, np.nan])
+    release = per_series([12.0, 15.0, 31.0, 4.0, 8.0], pseudonyms=True)
+    release = release.assign(auc_alt=[1.0, 2.0, 3.0, 4.0, 5.0], first_disagreement_alt=0.0)
+    linkage = {"baseline": {}, "release": {"0": {"top1": 0.2, "top5": 0.6}},
+               "alternative": {"baseline": {}, "release": {"0": {"top1": 0.5, "top5": 1.0}}}}  # fmt: skip
+    args = (
+        {"dk": 5, "fk": 2, "heuristic": "range", "method": "mdav-k2"},
+        {"moved": 0, "suppressed": 1, "records_lost_mean": 0.5, "records_lost_pct_mean": 2.0},
+        {"unfeasibility_mean": 0.3, "distortion_mean": 0.4, "iterations_mean": 1.0,
+         "sweep": {"mdav_sse_sst": 0.2}},
+        release, baseline, linkage, _trust_table(), "shipped",
+    )  # fmt: skip
+    refused = {"verdict": "refused: linkage bound: ..."}
+    certified = {"verdict": "certified"}
+    full = sweep_row(*args, {"stays": certified, "ihm48": certified}, withhold_refused=True)
+    assert full == sweep_row(*args, {"stays": certified, "ihm48": certified})
+    stays_values = [
+        "unfeasibility_mean", "distortion_mean", "iterations_mean", "mdav_sse_sst", "auc_median",
+        "first_disagreement_median", "exact_reconstruction_pct", "auc_class_min_lowest",
+        "auc_class_min_median", "auc_change_negative_pct", "alt_auc_median",
+        "alt_first_disagreement_median", "alt_exact_reconstruction_pct",
+    ]  # fmt: skip
+    assert all(pd.notna(full[c]) for c in stays_values)
+    row = sweep_row(*args, {"stays": refused, "ihm48": certified}, withhold_refused=True)
+    assert list(row) == list(full)  # the same columns, in the same order
+    empty = [c for c in row if pd.isna(row[c]) and pd.notna(full[c])]
+    assert empty == stays_values
+    assert row["verdict_stays"] == refused["verdict"] and row["release_top1_pct_err0"] == 20.0
+    row = sweep_row(*args, {"stays": certified, "ihm48": refused}, withhold_refused=True)
+    empty = {c for c in row if pd.isna(row[c]) and pd.notna(full[c])}
+    utility = {c for c in full if c.startswith("test_")}
+    assert empty == {c for c in utility if "orig_orig" not in c}
+    assert row["test_roc_auc_orig_orig_all"] == 0.90  # the owner's baseline stays
+    with pytest.raises(ValueError) as err:
+        sweep_row(*args, withhold_refused=True)
+    assert str(err.value) == "sweep_row: withhold_refused needs the point's checks"
+
+
+def test_utility_columns_name_the_baselines_and_pick_the_headline_cross():
+    from mimic_deid.report.sweep import utility_columns
+
+    utility = _trust_table()
     expected = {
         "test_roc_auc_orig_orig_all": 0.90,
         "test_roc_auc_orig_orig_released_shipped": 0.80,

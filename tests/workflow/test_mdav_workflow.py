@@ -86,7 +86,7 @@ def test_mdav_release_is_certified_with_clusters_of_k_identical_series(mdav_run,
 
 def test_mdav_private_table_names_each_series_cluster(mdav_run):
     per_series = pd.read_parquet(mdav_run / f"results/private/stays/{POINT}/method.parquet")
-    summary = json.loads((mdav_run / f"results/stays/{POINT}/method.json").read_text())
+    summary = json.loads((mdav_run / f"results/private/stays/{POINT}/method.json").read_text())
     sizes = per_series.groupby(["group", "class_length", "cell", "cluster"]).size()
     assert sizes.min() >= 3 and sizes.max() <= 5  # k .. 2k - 1 without labels
     assert summary["mdav"]["clusters"] == len(sizes)

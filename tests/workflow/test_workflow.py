@@ -151,7 +151,9 @@ def test_release_protects_every_published_value(finished_run):
         series = pd.read_parquet(series_path)
         index = pd.read_parquet(series_path.with_name("index.parquet"))
         assert set(series.columns) - {"pseudonym", "hour"} == features, series_path
-        keys = ["split", "duration_class"]
+        # split only in the release de-identified per split (ihm48); stays withholds it
+        assert ("split" in index) == ("ihm48" in series_path.parts), series_path
+        keys = ["split", "duration_class"] if "ihm48" in series_path.parts else ["duration_class"]
         cls = series.merge(index[["pseudonym", *keys]], on="pseudonym")
         nulls = cls[sorted(features)].isna()
         share_null = nulls.groupby([cls[k] for k in keys]).mean()
@@ -207,8 +209,11 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
     assert len(cards) == 6
     schema = documented_schema("The release card")
     held = set()
+    every_pair = pd.read_csv(workdir / "results/private/cross_release.csv")
+    card_pairs = []
     for path in cards:
         card = json.loads(path.read_text())
+        card_pairs.append(card["pairing"])
         assert schema_problems(card, schema) == [], path
         held |= schema_paths(card, schema)
         public = path.parent / "release"
@@ -230,15 +235,35 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
         low, high = strong["top1_ci"]
         assert low <= strong["top1"] <= high
         assert (card["utility"] is None) == (card["release"] == "stays")
-        assert len(card["pairing"]) == 5  # every other release of the sweep
-    # every documented key is in some card, but the (k,P) pairs' (no such method here) and
-    # the groups a release could not form (every group forms in the tiny run)
+        # every other release of the sweep that is certified (a refused one is published
+        # by no one): the owner's table has whether each is
+        name = "_".join([card["release"], *(str(card["point"][k]) for k in card["point"])])
+        others = [
+            (r["release_b"] if r["release_a"] == name else r["release_a"])
+            for r in every_pair.to_dict("records")
+            if name in (r["release_a"], r["release_b"])
+            and (r["certified_b"] if r["release_a"] == name else r["certified_a"])
+        ]
+        assert [p["other"] for p in card["pairing"]] == others, path
+    # every documented key is in some card, but the (k,P) pairs' (no such method here), the
+    # pairing's when no two releases are certified and the groups a release could not form
+    # (every group forms in the tiny run)
     kp_only = {"pairing[].groups_below_k_pct_max", "pairing[].groups_below_k_column"}
+    if not any(card_pairs):
+        kp_only |= {k for k in schema if k.startswith("pairing[].")}
     unformed = {key for key in schema if key.startswith("unpublished[]")}
     assert held == set(schema) - kp_only - unformed
-    pairs = pd.read_csv(workdir / "results/cross_release.csv")
-    assert len(pairs) == 15 and (pairs["rate_lo"] <= pairs["rate"]).all()
-    assert (pairs["rate"] <= pairs["rate_hi"]).all() and (pairs["chance"] < 0.01).all()
+    # the owner's table pairs every two releases; the public one only two certified ones
+    assert len(every_pair) == len(cards) * (len(cards) - 1) // 2  # every two releases
+    assert (every_pair["rate_lo"] <= every_pair["rate"]).all()
+    assert (every_pair["rate"] <= every_pair["rate_hi"]).all()
+    # chance: among the candidates of the target's duration class and demographic cell
+    stays_pairs = every_pair[every_pair["release_a"].str.startswith("stays_")]
+    assert (stays_pairs["chance_columns"] == "duration_class;age;gender").all()
+    assert (every_pair["chance"] > 1 / every_pair["candidates"]).all()
+    public = pd.read_csv(workdir / "results/cross_release.csv")
+    certified = every_pair[every_pair["certified_a"] & every_pair["certified_b"]]
+    assert public["release_a"].tolist() == certified["release_a"].tolist()
 
 
 def test_utility_table_holds_both_tasks_with_the_owners_baseline(finished_run):
@@ -318,18 +343,32 @@ def test_second_call_does_nothing(finished_run):
 
 
 def test_a_results_folder_with_the_former_artefact_names_is_migrated_not_recomputed(finished_run):
-    """optimiser.parquet/json (before the rename to method.*) are renamed at start-up."""
+    """optimiser.parquet/json (before the rename to method.*) are renamed at start-up, and
+    the artefacts once public, now owner-only (per-series disagreement, method summaries),
+    are moved below results/private."""
     workdir, config = finished_run
-    new = sorted(workdir.glob("results/**/method.json")) + sorted(
+    new = sorted(workdir.glob("results/private/**/method.json")) + sorted(
         workdir.glob("results/private/**/method.parquet")
     )
-    assert len(new) == 12  # 3 methods x 2 releases, summary and per-series table
+    points = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
+    assert len(new) == 2 * len(points)  # every release: summary and per-series table
+    assert not [p for p in workdir.glob("results/*/dk*/fk*/*/method.json")]  # none public
     for path in new:
         path.rename(path.with_name(path.name.replace("method", "optimiser")))
+    moved = sorted(workdir.glob("results/private/*/dk*/fk*/*/privacy/disagreement_*.parquet"))
+    assert len(moved) == 2 * len(points)  # every release: series and summary
+    former = [workdir / "results" / p.relative_to(workdir / "results/private") for p in moved]
+    for path, public in zip(moved, former, strict=True):
+        public.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(public)
     proc = snakemake(workdir, "-n", config=config)
     assert planned_jobs(proc.stdout) == {}, proc.stdout[-2000:]
-    assert "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)" in proc.stderr
+    assert (
+        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*) and moved the "
+        "per-series attack results and method summaries below results/private\n"
+    ) in proc.stderr
     assert all(path.exists() for path in new) and not list(workdir.rglob("optimiser.*"))
+    assert all(path.exists() for path in moved) and not any(p.exists() for p in former)
 
 
 def test_adding_an_fk_value_reruns_nothing_upstream(finished_run, tmp_path):
@@ -485,7 +524,9 @@ def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_pat
     for path in linkage:
         rel = path.relative_to(reference)
         assert (workdir / rel).read_bytes() == path.read_bytes(), rel
-        series = rel.with_name("disagreement_series.parquet")
+        # owner-only: one row per attacked series
+        series = Path("results/private") / rel.relative_to("results")
+        series = series.with_name("disagreement_series.parquet")
         euclid = pd.read_parquet(reference / series)
         dtw = pd.read_parquet(workdir / series)
         assert list(dtw["pseudonym"]) == list(euclid["pseudonym"])

@@ -75,11 +75,13 @@ except MimicDeidError as exc:
     sys.exit(1)
 if SEED_NOTE:
     print(SEED_NOTE, file=sys.stderr)
-# Artefacts of an earlier version under their new names (paths.RENAMED), not recomputed; by
-# the driver only (not again in every job a cluster runs).
+# Artefacts of an earlier version under their new names (paths.RENAMED) and below
+# results/private (paths.MOVED_PRIVATE), not recomputed; by the driver only (not again in
+# every job a cluster runs).
 if workflow.is_main_process and migrate_renamed():
     print(
-        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*)",
+        "mimic-deid: renamed earlier artefacts (optimiser.* -> method.*) and moved the "
+        "per-series attack results and method summaries below results/private",
         file=sys.stderr,
     )
 
@@ -253,7 +255,8 @@ def card_input(wildcards):
     if wildcards.release == "ihm48":
         inputs["utility"] = PATHS["utility"]
     inputs = {name: path.format(**wildcards) for name, path in inputs.items()}
-    return inputs | {"cross_release": PATHS["cross_release"]}
+    # every pair with whether each release is certified: the card lists certified others
+    return inputs | {"cross_release": PATHS["cross_release_all"]}
 
 
 def cross_release_pairs():
@@ -274,13 +277,15 @@ def cross_release_methods():
 
 
 def cross_release_input(wildcards):
-    """The staged series and pseudonym map of every release of the sweep."""
+    """The staged series, index, pseudonym map and check of every release of the sweep."""
     inputs = {}
     for release in RELEASES:
         for point in sweep_points():
             name = release_name(release, point)
             inputs[f"series_{name}"] = path("release_series", release=release, **point)
+            inputs[f"index_{name}"] = path("release_index", release=release, **point)
             inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
+            inputs[f"check_{name}"] = path("check", release=release, **point)
             if method_of(point["method"]).groups is not None:
                 # a release with recoverable groups (k-groups): its private per-series
                 # table, for the intersection measure
@@ -321,7 +326,8 @@ def sweep_summary_input(wildcards):
 def report_input(wildcards):
     """The public report's inputs: public artefacts, and private ones the report reduces to
     counts (meta, duration: lengths) or to disagreement measures (main_curves: the main
-    class's curves, drawn without its original values); never the GA examples' inputs
+    class's curves, drawn without its original values; the per-series and per-class
+    disagreement tables, drawn for a certified release only); never the GA examples' inputs
     (private_report_input)."""
     p = dict(primary_point(), release="stays")
     inputs = {
@@ -362,6 +368,8 @@ def private_report_input(wildcards):
     perturbed series of two patients, content.GA_INPUTS), without the sweep summary."""
     inputs = report_input(wildcards)
     del inputs["sweep"]
+    # the owner's pairing table: every pair, refused releases' included
+    inputs["cross_release"] = PATHS["cross_release_all"]
     # the first point of a method whose examples the private report draws (the genetic one)
     g = next((q for q in sweep_points() if method_of(q["method"]).examples), None)
     if g:

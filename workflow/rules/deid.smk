@@ -139,6 +139,7 @@ rule release:
         variables=RELEASED,
         labelled=labelled,
         demographics=config["release"]["demographics"],
+        group_by_split=group_by_split,
     script:
         "../scripts/release.py"
 

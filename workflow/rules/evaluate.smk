@@ -128,7 +128,8 @@ rule cross_release:
     input:
         unpack(cross_release_input),
     output:
-        table=PATHS["cross_release"],
+        table=PATHS["cross_release_all"],
+        public=PATHS["cross_release"],
     log:
         "logs/cross_release.log",
     benchmark:

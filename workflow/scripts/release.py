@@ -20,6 +20,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         salt=snakemake.output.series,
         variables=variables,
         labelled=snakemake.params.labelled,
+        # split only in a release de-identified per split (its classes are counted within it)
+        publish_split=snakemake.params.group_by_split,
         demographics=demographics if columns else None,
         plausible=PlausibleValues.from_variables(
             load_variables(snakemake.input.variables), variables

@@ -25,6 +25,8 @@ with run_stage(snakemake.rule, snakemake.log[0]):
                 snakemake.input.check_stays, snakemake.input.check_ihm48, strict=True
             )
         ],
+        # public: no cell computed from a refused release's values
+        withhold_refused=True,
     )
     write_csv(table, snakemake.output.csv)
     write_text(to_markdown(table.round(4)), snakemake.output.md)

@@ -12,7 +12,8 @@ A release (``release/series.parquet`` and ``release/index.parquet``) claims:
 4. **hours**: each series has exactly the hours ``0 .. duration_class - 1``
    (:func:`check_hours`);
 5. **duration k**: every duration class of every de-identification group has at least ``dk``
-   series (:func:`check_duration_k`);
+   series (:func:`check_duration_k`); the index publishes ``split`` only when the group is
+   the split (a release de-identified as a whole withholds it: :func:`check_sweep_point`);
 6. **coverage**: the Mondrian equivalence classes cover exactly the released series
    (:func:`check_coverage`);
 7. **feature k**: every equivalence class has at least ``fk`` series
@@ -775,8 +776,15 @@ def _point_claims(
 ) -> None:  # fmt: skip
     """Fill ``result`` claim by claim (claims 1-10 with 15 and 16, then 11 and 14), so that a
     refusal keeps the figures of the claims checked before the one that failed."""
+    if not group_by_split and "split" in index_public.columns:
+        raise ReleaseCheckError(
+            "duration k: the release index publishes 'split', but the release is de-identified "
+            "as a whole, so its duration classes (dk) and demographic cells (fk) are counted "
+            "over all splits; expected no 'split' column (a split would divide them below "
+            "their k)"
+        )
     eq = targets[[KEY, "group", "class_length", "eq_class"]].merge(pseudonyms, on=KEY)
-    index_for_check = index_public if group_by_split else index_public.drop(columns=["split"])
+    index_for_check = index_public
     eq_classes = (
         eq.rename(columns={"group": "split"}) if group_by_split else eq.drop(columns=["group"])
     )

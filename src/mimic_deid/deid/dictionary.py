@@ -226,7 +226,7 @@ def release_dictionary(
         only its columns and dtypes are read, so any part of it will do (e.g. none of its
         rows, with ``series_rows``).
     index_public : DataFrame
-        ``index.parquet``: ``pseudonym``, ``duration_class``, ``split``, the published
+        ``index.parquet``: ``pseudonym``, ``duration_class``, (``ihm48``) ``split``, the published
         demographics and (``ihm48``) the labels.
     variables : sequence of Variable
         ``config/variables.yaml`` (:func:`~mimic_deid.pipeline.variables.load_variables`):
@@ -294,7 +294,8 @@ def release_dictionary(
                     name,
                     values.dtype,
                     None,
-                    "the series' split of the data",
+                    "the series' split of the data (published only by a release de-identified "
+                    "per split, whose classes and demographic cells are counted within it)",
                     categories=[
                         {"value": s, "meaning": m, "level": 0, "count": counts.get(s, 0)}
                         for s, m in _SPLITS.items()

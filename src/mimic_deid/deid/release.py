@@ -4,7 +4,10 @@ Public tables (docs/architecture.md, "Artefacts"):
 
 - series: ``pseudonym`` (string), ``hour`` (int32, 0-based from the first kept hour), dims;
   sorted by (pseudonym, hour);
-- index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string), then the published
+- index: ``pseudonym``, ``duration_class`` (int32), ``split`` (string; only a release
+  de-identified per split, whose classes and demographic cells are counted within it: a
+  release de-identified as a whole, ``stays``, drops it, since a split would divide its
+  classes below dk and its cells below fk), then the published
   demographics (string, one column each, generalised: :mod:`mimic_deid.deid.demographics`)
   and, if given, the labels of :data:`mimic_deid.deid.duration.LABELS` (int8: ``label`` =
   in-hospital mortality, ``long_stay``); sorted by pseudonym, so row order reveals nothing
@@ -94,6 +97,7 @@ def assemble_release(
     dims: list[str] | None = None,
     key_col: str = "icustay_id",
     demographics: pd.DataFrame | None = None,
+    publish_split: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Replace private ids by pseudonyms and build the public series and index tables.
 
@@ -115,13 +119,19 @@ def assemble_release(
     demographics : DataFrame, optional
         ``key_col`` and the published (generalised) demographics of every released series
         (``targets.parquet``'s label columns).
+    publish_split : bool
+        Publish each series' ``split``: only for a release de-identified per split
+        (:data:`~mimic_deid.deid.duration.GROUP_BY_SPLIT`), whose duration classes and
+        demographic cells are formed and checked within each split. A release de-identified as
+        a whole withholds it: its classes hold at least dk series, and its cells fk, only
+        over all splits together.
 
     Returns
     -------
     series_public : DataFrame
         ``pseudonym``, ``hour`` (int32), dims; sorted by (pseudonym, hour).
     index_public : DataFrame
-        ``pseudonym``, ``duration_class`` (int32), ``split``, [demographics (str)],
+        ``pseudonym``, ``duration_class`` (int32), [``split``], [demographics (str)],
         [``label``, ``long_stay`` (int8)]; sorted by pseudonym.
 
     Raises
@@ -196,13 +206,14 @@ def assemble_release(
     series_public = series_public.sort_values(["pseudonym", "hour"], kind="stable")
     series_public = series_public.reset_index(drop=True)
 
-    cols = ["pseudonym", "duration_class", "split", *demo_cols]
+    cols = ["pseudonym", "duration_class", *(["split"] if publish_split else []), *demo_cols]
     cols += list(LABELS.values()) if labels is not None else []
     index_public = index[cols].copy()
     for c in demo_cols:
         index_public[c] = index_public[c].astype(str)
     index_public["pseudonym"] = index_public["pseudonym"].astype(str)
-    index_public["split"] = index_public["split"].astype(str)
+    if publish_split:
+        index_public["split"] = index_public["split"].astype(str)
     index_public = index_public.sort_values("pseudonym", kind="stable").reset_index(drop=True)
     log.info("release assembled: %d series, %d rows", len(index_public), len(series_public))
     return series_public, index_public
@@ -218,6 +229,7 @@ def pseudonymous_release(
     labelled: bool = True,
     demographics: pd.DataFrame | None = None,
     plausible: PlausibleValues | None = None,
+    publish_split: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Replace identifiers with random per-release pseudonyms: the public release.
 
@@ -251,6 +263,9 @@ def pseudonymous_release(
     plausible : PlausibleValues, optional
         The plausible values of the published variables (``config/variables.yaml``); the
         workflow always gives them. None: the filled values as they are.
+    publish_split : bool
+        As :func:`assemble_release` (the workflow: the release's
+        :data:`~mimic_deid.deid.duration.GROUP_BY_SPLIT`).
 
     Returns
     -------
@@ -290,6 +305,7 @@ def pseudonymous_release(
         labels=meta[[KEY, *LABELS]] if labelled else None,
         dims=dims,
         demographics=demographics,
+        publish_split=publish_split,
     )
     return series_public, index_public, pseudonyms
 

@@ -41,9 +41,12 @@ Schema (``card.json``, docs/outputs.md):
   released variables with the original side as recorded (``seed_table`` ``"6.3"``/``"6.4"``,
   beside ``seed_roc_auc`` / ``seed_pr_auc``); the like-for-like rows are those with ``cross``
   ``gap_filled``;
-- ``pairing``: the cross-release pairing of this release with every other release of the
-  population the sweep measured (:func:`mimic_deid.evaluate.pairing.pairs_of`: ``other``,
-  ``as``, ``rate``, ``rate_lo``, ``rate_hi``, ``targets``, ``candidates``, ``chance``);
+- ``pairing``: the cross-release pairing of this release with every other certified release
+  of the population the sweep measured (:func:`mimic_deid.evaluate.pairing.pairs_of`:
+  ``other``, ``as``, ``rate``, ``rate_lo``, ``rate_hi``, ``targets``, ``candidates``,
+  ``chance`` among the candidates of the target's published cell,
+  :func:`mimic_deid.evaluate.pairing.cell_chance`); a refused release is published by no
+  one, so no pairing with it is listed;
 - ``not_protected``: what no method of this project protects (:data:`NOT_PROTECTED`);
 - ``unpublished``: the groups (splits of ``ihm48``, the whole of ``stays``) the release could
   not form at the configured sizes, from ``check.json``
@@ -63,6 +66,7 @@ from typing import Any
 
 import pandas as pd
 
+from mimic_deid.core.errors import InputDataError
 from mimic_deid.deid.methods import get_method, parse_method_label
 from mimic_deid.evaluate.pairing import pairs_of, release_name
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
@@ -180,7 +184,9 @@ def release_card(
     utility : DataFrame, optional
         ``utility/trust_settings.csv`` of the point (``ihm48``).
     pairing : DataFrame, optional
-        The sweep's cross-release table (``cross_release.csv``).
+        The sweep's cross-release table of every pair (the owner's
+        ``results/private/cross_release.csv``, with ``certified_a`` and ``certified_b``); the
+        card lists the rows whose other release is certified.
 
     Returns
     -------
@@ -218,8 +224,24 @@ def release_card(
             (bound := linkage.get("bound") or {}).get("strong_within") and not bound["within"]
         ),
         "utility": None if utility is None else _utility(utility),
-        "pairing": [] if pairing is None else pairs_of(pairing, release_name(release, point)),
+        "pairing": [] if pairing is None else _pairing(pairing, release_name(release, point)),
         "not_protected": list(NOT_PROTECTED),
         "unpublished": list(check.get("unpublished", [])),
         "utility_not_computable": _not_computable(utility),
     }
+
+
+def _pairing(pairing: pd.DataFrame, name: str) -> list[dict]:
+    """The pairings of release ``name`` with every certified release: a refused release
+    publishes nothing a recipient could pair with (issue 45.3)."""
+    missing = [c for c in ("certified_a", "certified_b") if c not in pairing.columns]
+    if missing:
+        raise InputDataError(
+            f"cross-release table: missing column(s) {missing}; expected whether each release "
+            "of a pair is certified (rule cross_release)"
+        )
+    return [
+        row
+        for row in pairs_of(pairing, name)
+        if bool(row["certified_b" if row["as"] == "a" else "certified_a"])
+    ]

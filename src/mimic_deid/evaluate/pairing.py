@@ -27,7 +27,12 @@ Their number grows with the square of the sweep (each pair is linear in the rele
 one more reason for the rule of docs/releases.md: publish one release per population.
 
 Rate. The share of A's series (those whose person is also in B) paired with their own
-series of B, with its 95 % Wilson interval; ``1 / |B|`` is what guessing achieves. For a large
+series of B, with its 95 % Wilson interval. Chance (:func:`cell_chance`) is what guessing
+achieves among the candidates a target cannot tell apart from its partner by the published
+indexes: the series of B that publish the target's values in every index column both releases
+publish (duration class, split, each demographic, each label), leaving out, target by target,
+a column on which the target and its own partner differ (a different dk, a generalisation at
+another level); ``1 / |cell|`` averaged over the targets (``1 / |B|`` without the indexes). For a large
 release the targets are a random sample of ``max_targets`` series of A
 (:data:`RELEASE_TARGETS`, drawn from the given generator by
 :func:`~mimic_deid.evaluate.linkage.sample_targets`, as the privacy rule draws its targets in
@@ -48,6 +53,7 @@ from mimic_deid.evaluate.linkage import rate_interval, sample_targets
 
 __all__ = [
     "RELEASE_TARGETS",
+    "cell_chance",
     "group_intersections",
     "pair_generator",
     "pairing_rate",
@@ -111,6 +117,8 @@ def pairing_rate(
     keys_b: pd.Series,
     rng: np.random.Generator,
     max_targets: int = RELEASE_TARGETS,
+    index_a: pd.DataFrame | None = None,
+    index_b: pd.DataFrame | None = None,
 ) -> dict:
     """Share of release A's series that a nearest-neighbour join pairs with their own in B.
 
@@ -123,13 +131,18 @@ def pairing_rate(
     rng : numpy.random.Generator
         Draws the sample of targets when A has more than ``max_targets`` series in B.
     max_targets : int
+    index_a, index_b : DataFrame, optional
+        The two releases' published indexes (``index.parquet``): the chance is then
+        :func:`cell_chance`'s.
 
     Returns
     -------
     dict
         ``targets`` (A's series attacked), ``candidates`` (B's series), ``paired`` (expected
         correct pairs), ``rate`` (fraction), ``rate_ci`` ([low, high], 95 % Wilson),
-        ``chance`` (``1 / candidates``), ``features`` (statistics compared).
+        ``chance`` (:func:`cell_chance` with the indexes, else ``1 / candidates``),
+        ``chance_columns`` (the index columns both publish, ``;``-joined; empty without the
+        indexes), ``features`` (statistics compared).
     """
     columns = [c for c in stats_a.columns if c in set(stats_b.columns)]
     if not columns:
@@ -150,15 +163,85 @@ def pairing_rate(
         D = feature_distances(A[start : start + 256], B, scale)
         paired += _shared_hits(D, truth[start : start + 256])
     n = int(in_both.size)
+    chance = _chance(stats_a.index[in_both], stats_b.index[truth], index_a, index_b, B.shape[0])
     return {
         "targets": n,
         "candidates": int(B.shape[0]),
         "paired": paired,
         "rate": paired / n if n else float("nan"),
         "rate_ci": list(rate_interval(paired, n)),
-        "chance": 1.0 / B.shape[0] if B.shape[0] else float("nan"),
+        **chance,
         "features": len(columns),
     }
+
+
+def _chance(targets, partners, index_a, index_b, candidates: int) -> dict:
+    """``chance`` and ``chance_columns`` of a pairing: :func:`cell_chance` or ``1 / |B|``."""
+    if index_a is None or index_b is None:
+        return {"chance": 1.0 / candidates if candidates else float("nan"), "chance_columns": ""}
+    chance, columns = cell_chance(targets, partners, index_a, index_b)
+    return {"chance": chance, "chance_columns": ";".join(columns)}
+
+
+def cell_chance(
+    targets: pd.Index, partners: pd.Index, index_a: pd.DataFrame, index_b: pd.DataFrame
+) -> tuple[float, list[str]]:
+    """What guessing achieves among the candidates the published indexes leave a target.
+
+    Parameters
+    ----------
+    targets : Index of str, shape (n,)
+        The pseudonyms in release A of the series attacked.
+    partners : Index of str, shape (n,)
+        The pseudonym in release B of each target's own series (the owner's knowledge; it
+        decides only which columns a target can be matched on, never the candidates' values).
+    index_a, index_b : DataFrame
+        The two releases' indexes: ``pseudonym`` and the published columns (duration class,
+        split, demographics, labels).
+
+    Returns
+    -------
+    chance : float
+        Mean over the targets of ``1 / |cell|``, the cell being the series of B that publish
+        the target's value in every column both indexes hold on which the target agrees with
+        its partner (so the partner is always in its cell); NaN without targets.
+    columns : list of str
+        The index columns both releases publish (those compared).
+
+    Raises
+    ------
+    InputDataError
+        An index lacks ``pseudonym`` or a target or partner.
+    """
+    for name, index, wanted in (("A", index_a, targets), ("B", index_b, partners)):
+        if "pseudonym" not in index.columns:
+            raise InputDataError(f"release index {name}: missing column 'pseudonym'")
+        absent = pd.Index(wanted).difference(index["pseudonym"])
+        if len(absent):
+            raise InputDataError(
+                f"release index {name}: {len(absent)} series of the pairing have no row; "
+                "expected one row per released series"
+            )
+    columns = [c for c in index_a.columns if c != "pseudonym" and c in set(index_b.columns)]
+    if not len(targets):
+        return float("nan"), columns
+    if not columns:
+        return 1.0 / len(index_b), columns
+    A = index_a.set_index("pseudonym").loc[targets, columns].astype(str).reset_index(drop=True)
+    P = index_b.set_index("pseudonym").loc[partners, columns].astype(str).reset_index(drop=True)
+    B = index_b[columns].astype(str)
+    agree = A.to_numpy() == P.to_numpy()
+    sizes = np.empty(len(A), dtype=np.float64)
+    patterns, which = np.unique(agree, axis=0, return_inverse=True)
+    for p, pattern in enumerate(patterns):
+        rows = np.flatnonzero(which.ravel() == p)
+        cols = [c for c, kept in zip(columns, pattern, strict=True) if kept]
+        if not cols:
+            sizes[rows] = len(B)
+            continue
+        counts = B.groupby(cols, sort=False).size().rename("_n").reset_index()
+        sizes[rows] = A.iloc[rows][cols].merge(counts, on=cols, how="left")["_n"].to_numpy()
+    return float(np.mean(1.0 / sizes)), columns
 
 
 def series_shapes(
@@ -198,6 +281,8 @@ def shape_pairing_rate(
     keys_b: pd.Series,
     rng: np.random.Generator,
     max_targets: int = RELEASE_TARGETS,
+    index_a: pd.DataFrame | None = None,
+    index_b: pd.DataFrame | None = None,
 ) -> dict:
     """:func:`pairing_rate` of the shape attacker (module docstring).
 
@@ -206,7 +291,7 @@ def shape_pairing_rate(
     shapes_a, shapes_b : tuple
         ``(pseudonyms, X, variables)`` of each release (:func:`series_shapes` and its
         variables); the variables both publish and the hours both hold are compared.
-    keys_a, keys_b, rng, max_targets
+    keys_a, keys_b, rng, max_targets, index_a, index_b
         As :func:`pairing_rate` (the same generator draws the same sample of targets).
 
     Returns
@@ -215,8 +300,8 @@ def shape_pairing_rate(
         As :func:`pairing_rate`; ``features`` is the number of (hour, variable) values compared
         per series at most.
     """
-    index_a, X_a, vars_a = shapes_a
-    index_b, X_b, vars_b = shapes_b
+    names_a, X_a, vars_a = shapes_a
+    names_b, X_b, vars_b = shapes_b
     common = [v for v in vars_a if v in set(vars_b)]
     if not common:
         raise InputDataError("cross-release pairing: the two releases share no variable")
@@ -224,8 +309,8 @@ def shape_pairing_rate(
     hours = min(_hours_held(X_a), _hours_held(X_b))
     Z_a = znormalise(X_a[:, :hours, [vars_a.index(v) for v in common]])
     Z_b = znormalise(X_b[:, :hours, [vars_b.index(v) for v in common]])
-    own_a = keys_a.reindex(index_a).to_numpy()
-    position = {key: i for i, key in enumerate(keys_b.reindex(index_b).to_numpy())}
+    own_a = keys_a.reindex(names_a).to_numpy()
+    position = {key: i for i, key in enumerate(keys_b.reindex(names_b).to_numpy())}
     in_both = np.flatnonzero([key in position for key in own_a])
     in_both = in_both[sample_targets(in_both.size, max_targets, rng)]
     truth = np.array([position[key] for key in own_a[in_both]], dtype=np.int64)
@@ -236,13 +321,14 @@ def shape_pairing_rate(
             D = d / np.sqrt(counts)
         paired += _shared_hits(D, truth[start : start + 256])
     n = int(in_both.size)
+    chance = _chance(names_a[in_both], names_b[truth], index_a, index_b, Z_b.shape[0])
     return {
         "targets": n,
         "candidates": int(Z_b.shape[0]),
         "paired": paired,
         "rate": paired / n if n else float("nan"),
         "rate_ci": list(rate_interval(paired, n)),
-        "chance": 1.0 / Z_b.shape[0] if Z_b.shape[0] else float("nan"),
+        **chance,
         "features": int(hours * len(common)),
     }
 

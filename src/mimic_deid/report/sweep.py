@@ -81,6 +81,7 @@ def sweep_row(
     utility_cross: str = "shipped",
     checks: Mapping[str, Mapping] | None = None,
     pairing: pd.DataFrame | None = None,
+    withhold_refused: bool = False,
 ) -> dict:
     """One row of the sweep summary.
 
@@ -103,6 +104,12 @@ def sweep_row(
         The sweep's ``cross_release.csv``: ``pairing_stays_ihm48_pct`` (the point's ``ihm48``
         series paired with its ``stays`` series) and ``pairing_methods_max_pct`` (the highest
         rate of the point's releases with any release of another point of the sweep).
+    withhold_refused : bool, default False
+        Leave empty (NaN) every cell computed from a refused release's values (``checks``
+        required): a refused ``stays`` release's perturbation and disagreement measures
+        (the method's summary, the disagreement of its series), a refused ``ihm48`` release's
+        utility (every setting but the owner's ``orig_orig`` baseline). Its verdict, attack
+        figures and the duration classes stay: they are its card's (issue 45.3).
 
     Returns
     -------
@@ -123,21 +130,29 @@ def sweep_row(
         "series_suppressed": duration["suppressed"],
         "records_lost_mean": duration["records_lost_mean"],
         "records_lost_pct_mean": duration["records_lost_pct_mean"],
+    }
+    # the cells computed from the stays release's values (withheld when it is refused)
+    from_values = {
         "unfeasibility_mean": method_summary["unfeasibility_mean"],
         "distortion_mean": method_summary["distortion_mean"],
         "iterations_mean": method_summary["iterations_mean"],
+        **method_summary.get("sweep", {}),  # the method's own columns (its summarise hook)
     }
-    row.update(method_summary.get("sweep", {}))  # the method's own columns (its summarise hook)
+    row.update(from_values)
     row.update(_disagreement_stats(baseline, "baseline_"))
-    row.update(_disagreement_stats(disagreement, ""))
+    row.update(part := _disagreement_stats(disagreement, ""))
+    from_values |= part
     row.update(_class_min_auc(baseline, "baseline_"))
-    row.update(_class_min_auc(disagreement, ""))
+    row.update(part := _class_min_auc(disagreement, ""))
+    from_values |= part
     row["auc_change_negative_pct"] = auc_change_negative_pct(disagreement, baseline)
+    from_values["auc_change_negative_pct"] = row["auc_change_negative_pct"]
     if "auc_alt" in disagreement.columns:  # seed §6.3: the attacker with other features
         alt = disagreement[["auc_alt", "first_disagreement_alt"]].rename(
             columns={"auc_alt": "auc", "first_disagreement_alt": "first_disagreement"}
         )
-        row.update(_disagreement_stats(alt, "alt_"))
+        row.update(part := _disagreement_stats(alt, "alt_"))
+        from_values |= part
     attacks = {"": linkage, "strong_": linkage.get("strong", {})}
     if "alternative" in linkage:
         attacks["alt_"] = linkage["alternative"]
@@ -158,7 +173,18 @@ def sweep_row(
         row[f"verdict_{release}"] = check["verdict"]
     if pairing is not None:
         row.update(_pairing_columns(point, pairing))
-    row.update(utility_columns(utility, utility_cross))
+    utility_cells = utility_columns(utility, utility_cross)
+    row.update(utility_cells)
+    if withhold_refused:
+        if checks is None:
+            raise ValueError("sweep_row: withhold_refused needs the point's checks")
+        withheld = {
+            "stays": list(from_values),
+            "ihm48": [c for c in utility_cells if "orig_orig" not in c and c != "utility_cross"],
+        }
+        for release, columns in withheld.items():
+            if release in checks and str(checks[release]["verdict"]).strip() != "certified":
+                row.update(dict.fromkeys(columns, float("nan")))
     return row
 
 
@@ -229,12 +255,15 @@ def sweep_table(
     utility_cross: str = "shipped",
     checks: Sequence[Mapping[str, Mapping]] | None = None,
     pairing: pd.DataFrame | None = None,
+    withhold_refused: bool = False,
 ) -> pd.DataFrame:
     """:func:`sweep_row` of every sweep point, in sweep order.
 
     ``duration`` and ``baseline`` are keyed by dk; the other sequences follow ``points``;
     ``utility_cross`` is config ``evaluate.utility.cross``; ``checks`` (one mapping of release
-    name to ``check.json`` per point) adds the verdicts.
+    name to ``check.json`` per point) adds the verdicts; ``withhold_refused`` empties the cells
+    computed from a refused release's values (:func:`sweep_row`; the workflow's public
+    ``sweep_summary.csv``).
     """
     rows = [
         sweep_row(
@@ -248,6 +277,7 @@ def sweep_table(
             utility_cross,
             checks[i] if checks is not None else None,
             pairing,
+            withhold_refused,
         )
         for i, point in enumerate(points)
     ]
