@@ -78,6 +78,11 @@ def _release_row(card: dict) -> dict[str, Any]:
         "cells": card["demographics"]["classes"] if card.get("demographics") else None,
         "smallest_cell": card["demographics"]["smallest"] if card.get("demographics") else None,
     }
+    strongest = card.get("strongest_attacker")
+    if strongest:  # the attacker family's strongest member decides the linkage claim
+        row["strongest"] = strongest["name"]
+        row["strongest_top1_pct"] = _pct(strongest["top1"])
+        row["strongest_top1_ci_pct"] = [_pct(v) for v in strongest["top1_ci"]]
     for entry in card.get("utility") or []:
         if (entry["task"], entry["variables"]) != ("mortality", "released"):
             continue
@@ -282,12 +287,19 @@ def render(figures: dict[str, Any], header: str) -> str:
             else ""
         ),
         "",
-        "| method | release | seed attacker | strong attacker | strong top-5 | bound | verdict "
-        "| de-id./de-id. | orig./de-id. | de-id./orig. |",
-        "|---|---|---:|---:|---:|---:|---|---:|---:|---:|",
+        "| method | release | seed attacker | strong attacker | strong top-5 | strongest of the "
+        "family | bound | verdict | de-id./de-id. | orig./de-id. | de-id./orig. |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
     for r in figures["releases"]:
         low, high = r["strong_top1_ci_pct"]
+        family = ""
+        if r.get("strongest"):
+            f_low, f_high = r["strongest_top1_ci_pct"]
+            family = (
+                f"{r['strongest']} {_fmt(r['strongest_top1_pct'], ' %')} "
+                f"[{f_low:.1f}, {f_high:.1f}]"
+            )
         ci = r.get("deid_deid_roc_auc_ci")
         deid = (
             f"{r['deid_deid_roc_auc']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
@@ -297,7 +309,8 @@ def render(figures: dict[str, Any], header: str) -> str:
         lines.append(
             f"| {r['method']} | `{r['release']}` | {_fmt(r['seed_top1_pct'], ' %')} "
             f"| {_fmt(r['strong_top1_pct'], ' %')} [{low:.1f}, {high:.1f}] "
-            f"| {_fmt(r['strong_top5_pct'], ' %')} | {_fmt(r['bound_pct'], ' %')} | {r['verdict']} "
+            f"| {_fmt(r['strong_top5_pct'], ' %')} | {family} | {_fmt(r['bound_pct'], ' %')} "
+            f"| {r['verdict']} "
             f"| {deid} | {_fmt(r.get('orig_deid_roc_auc'))} | {_fmt(r.get('deid_orig_roc_auc'))} |"
         )
     if figures.get("decomposition"):
