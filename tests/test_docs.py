@@ -119,9 +119,9 @@ def test_the_quoted_figures_are_their_record_rendered():
 #: What a measured figure of a run looks like in the docs: a share with one decimal
 #: (``12.3 %``), a measure with three decimals (ROC-AUC ``0.731``), an interval of decimals
 #: after a figure (``0.731 [0.702, 0.760]``; not a list of parameters such as ``[1.0, 16.0]``),
-#: a duration in minutes and seconds (``6 min 13 s``).
+#: a duration in minutes and seconds (``6 min 13 s``), a p-value (``p = 0.61``, ``p = 3e-10``).
 RUN_FIGURE = re.compile(
-    r"(?<![\w.])(?:\d+\.\d ?%|0\.\d{3}\b|\d+ min \d+ s\b)"
+    r"(?<![\w.])(?:\d+\.\d ?%|0\.\d{3}\b|\d+ min \d+ s\b)|\bp = (?:0\.\d+|\d+e-\d+)\b"
     r"|(?:(?<=\d )|(?<=% ))\[\d+\.\d+, \d+\.\d+\]"
 )
 #: The real MIMIC-III v1.4 tables' own shares (docs/real-mimic.md; shared/REAL-MIMIC.md): facts
@@ -181,7 +181,7 @@ def test_a_run_figure_is_found_where_it_is_quoted():
         "seed 0.35, 2026-12-07, 1/10.\n"
         f"{'<!-- figures: begin (benchmarks/doc_figures.py writes this block; do not edit) -->'}"
         "\nchecked 45.6 % and 0.812\n<!-- figures: end -->\nafter the block 7.5 %\n"
-        "deid: {noise: {scale: [1.0, 16.0]}}\n"
+        "deid: {noise: {scale: [1.0, 16.0]}}, p = 1 / (ICD leaves), p = 0.61, p = 3e-10\n"
     )
     assert unchecked_run_figures("docs/x.md", text) == [
         "docs/x.md:1: 12.3 %",
@@ -189,6 +189,8 @@ def test_a_run_figure_is_found_where_it_is_quoted():
         "docs/x.md:2: 0.731",
         "docs/x.md:2: 6 min 13 s",
         "docs/x.md:6: 7.5 %",
+        "docs/x.md:7: p = 0.61",
+        "docs/x.md:7: p = 3e-10",
     ]
     assert unchecked_run_figures("docs/outputs.md", "format: 12.3 % and 0.731\n") == []
 
