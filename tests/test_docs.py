@@ -211,3 +211,32 @@ def test_no_page_quotes_an_unchecked_run_figure():
         "data or an example goes to ALLOWED in tests/test_docs.py with its reason): "
         + "; ".join(found)
     )
+
+
+def test_the_cohort_size_table_is_checked_against_a_run(tmp_path):
+    """The cohort-size tests compare docs/cohort-sizes.md's row with their run and name each
+    figure that differs with both values (here a run with one ``ihm48`` test series fewer than
+    the page's 100-subject row)."""
+    import pandas as pd
+    from cohort_sizes import assert_doc_sizes, doc_row
+
+    row = doc_row(100)
+    stays, ihm48 = int(row[1]), re.match(r"(\d+) \((\d+) / (\d+) / (\d+)\), (\d+) deaths", row[2])
+    private = tmp_path / "results/private/series"
+    for release in ("stays", "ihm48"):
+        (private / release).mkdir(parents=True)
+    pd.DataFrame({"icustay_id": range(stays)}).to_parquet(private / "stays/meta.parquet")
+    sizes = zip(("train", "validation", "test"), ihm48.groups()[1:4], strict=True)
+    splits = [name for name, n in sizes for _ in range(int(n))]
+    deaths = int(ihm48[5])
+    meta = pd.DataFrame({"split": splits, "mortality": [1] * deaths + [0] * (len(splits) - deaths)})
+    meta.to_parquet(private / "ihm48/meta.parquet")
+    assert_doc_sizes(tmp_path, 100)  # the page's own figures pass
+    meta.iloc[:-1].to_parquet(private / "ihm48/meta.parquet")
+    with pytest.raises(AssertionError) as failed:
+        assert_doc_sizes(tmp_path, 100)
+    total, test = int(ihm48[1]), int(ihm48[4])
+    assert str(failed.value).startswith(
+        f"docs/cohort-sizes.md, 100 subjects: ihm48 series: the page quotes {total}, the run "
+        f"gives {total - 1}; ihm48 test series: the page quotes {test}, the run gives {test - 1}"
+    )
