@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 from workflow_helpers import ROOT, snakemake
 
 #: Cost-only overrides of the shipped config (no size, k or split changes).
@@ -38,6 +40,54 @@ COST = (
 )
 #: A secret master seed of 63 bits, beyond every library's 32-bit range.
 SECRET_SEED = 2**63 - 25
+
+
+#: The page whose table quotes these runs' sizes (issue 44.2: checked against the runs).
+DOC = ROOT / "docs" / "cohort-sizes.md"
+#: A size cell of that table: series (train / validation / test), optionally the deaths.
+SIZES = re.compile(r"^(\d[\d,]*) \((\d+) / (\d+) / (\d+)\)(?:, (\d+) deaths)?$")
+
+
+def doc_row(subjects: int) -> list[str]:
+    """The cells of docs/cohort-sizes.md's table row for ``subjects``."""
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and re.match(rf"{subjects:,}(\D|$)", cells[0]):
+            return cells
+    raise AssertionError(f"docs/cohort-sizes.md has no table row for {subjects:,} subjects")
+
+
+def assert_doc_sizes(workdir: Path, subjects: int) -> None:
+    """The cohort stays and the ``ihm48`` series per split (and the deaths, where quoted)
+    that docs/cohort-sizes.md's row for ``subjects`` quotes are this run's."""
+    row = doc_row(subjects)
+    private = workdir / "results/private/series"
+    stays = pd.read_parquet(private / "stays/meta.parquet")
+    ihm48 = pd.read_parquet(private / "ihm48/meta.parquet")
+    splits = ihm48["split"].value_counts()
+    parsed = SIZES.match(row[2])
+    assert parsed, f"docs/cohort-sizes.md, {subjects:,} subjects: unreadable cell {row[2]!r}"
+    quoted = {
+        "cohort stays": row[1],
+        "ihm48 series": parsed[1],
+        **{
+            f"ihm48 {s} series": parsed[i] for i, s in enumerate(("train", "validation", "test"), 2)
+        },
+    }
+    run = {
+        "cohort stays": f"{len(stays):,}",
+        "ihm48 series": f"{len(ihm48):,}",
+        **{f"ihm48 {s} series": str(splits.get(s, 0)) for s in ("train", "validation", "test")},
+    }
+    if parsed[5] is not None:
+        quoted["ihm48 deaths"] = parsed[5]
+        run["ihm48 deaths"] = str(int(ihm48["mortality"].sum()))
+    differ = [
+        f"{name}: the page quotes {quoted[name]}, the run gives {run[name]}"
+        for name in quoted
+        if quoted[name] != run[name]
+    ]
+    assert differ == [], f"docs/cohort-sizes.md, {subjects:,} subjects: " + "; ".join(differ)
 
 
 def run_shipped(workdir: Path, source: str, check: bool = True, *extra: str):

@@ -114,3 +114,129 @@ def test_the_quoted_figures_are_their_record_rendered():
     for other in PAGES:
         if other != "docs/results.md":
             assert doc_figures.BEGIN not in (ROOT / other).read_text(encoding="utf-8"), other
+
+
+#: What a measured figure of a run looks like in the docs: a share with one decimal
+#: (``12.3 %``), a measure with three decimals (ROC-AUC ``0.731``), an interval of decimals
+#: after a figure (``0.731 [0.702, 0.760]``; not a list of parameters such as ``[1.0, 16.0]``),
+#: a duration in minutes and seconds (``6 min 13 s``), a p-value (``p = 0.61``, ``p = 3e-10``).
+RUN_FIGURE = re.compile(
+    r"(?<![\w.])(?:\d+\.\d ?%|0\.\d{3}\b|\d+ min \d+ s\b)|\bp = (?:0\.\d+|\d+e-\d+)\b"
+    r"|(?:(?<=\d )|(?<=% ))\[\d+\.\d+, \d+\.\d+\]"
+)
+#: The real MIMIC-III v1.4 tables' own shares (docs/real-mimic.md; shared/REAL-MIMIC.md): facts
+#: of the data a real copy brings, not figures of a run of this code.
+REAL_V14 = "a share measured on real MIMIC-III v1.4 tables (a fact of the data)"
+#: Figures a page may quote outside docs/results.md's checked block, per page, with the reason.
+ALLOWED = {
+    "README.md": {
+        "7 min 29 s": "the suite's cost, with its commit and date (issue 44.7 asks the README "
+        "for it; the record is in benchmarks/README.md)",
+    },
+    "config/README.md": {"0.001": "a parameter's default grid"},
+    "docs/architecture.md": {
+        "100.4 %": "an implausible value an old release published (why the projection exists)"
+    },
+    "docs/outputs.md": {
+        **dict.fromkeys(("0.066", "6.6 %"), "an example of a file's unit"),
+        **dict.fromkeys(
+            ("12.3 %", "14.6 %", "0.731", "0.702", "0.760", "[0.702, 0.760]", "[10.1, 14.6]"),
+            "an example of the number format",
+        ),
+        "0.001": "a threshold of the number format",
+    },
+    "docs/real-mimic.md": dict.fromkeys(
+        ("18.4 %", "81.6 %", "33.3 %", "69.5 %", "68.1 %", "37.2 %", "12.4 %", "0.8 %", "2.6 %"),
+        REAL_V14,
+    ),
+    "docs/sequences.md": dict.fromkeys(("18.4 %", "33.3 %", "69.5 %", "68.1 %"), REAL_V14),
+    "docs/tabular.md": dict.fromkeys(("37.2 %", "12.4 %", "0.8 %"), REAL_V14),
+    "docs/codes.md": {"2.6 %": REAL_V14},
+}
+
+
+def unchecked_run_figures(page: str, text: str) -> list[str]:
+    """``page:line: figure`` for each figure of a run that ``text`` quotes outside
+    docs/results.md's checked block and outside :data:`ALLOWED`."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import doc_figures
+
+    lines = text.splitlines()
+    if doc_figures.BEGIN in text:  # the block benchmarks/doc_figures.py writes and CI checks
+        begin = next(i for i, line in enumerate(lines) if doc_figures.BEGIN in line)
+        end = next(i for i, line in enumerate(lines) if doc_figures.END in line)
+        lines[begin : end + 1] = [""] * (end + 1 - begin)
+    allowed = ALLOWED.get(page, {})
+    return [
+        f"{page}:{number}: {figure}"
+        for number, line in enumerate(lines, 1)
+        for figure in RUN_FIGURE.findall(line)
+        if figure not in allowed
+    ]
+
+
+def test_a_run_figure_is_found_where_it_is_quoted():
+    text = (
+        "Top-1 12.3 % [10.1, 14.6] of ihm48.\nROC-AUC 0.731 after 6 min 13 s, k = 10, "
+        "seed 0.35, 2026-12-07, 1/10.\n"
+        f"{'<!-- figures: begin (benchmarks/doc_figures.py writes this block; do not edit) -->'}"
+        "\nchecked 45.6 % and 0.812\n<!-- figures: end -->\nafter the block 7.5 %\n"
+        "deid: {noise: {scale: [1.0, 16.0]}}, p = 1 / (ICD leaves), p = 0.61, p = 3e-10\n"
+    )
+    assert unchecked_run_figures("docs/x.md", text) == [
+        "docs/x.md:1: 12.3 %",
+        "docs/x.md:1: [10.1, 14.6]",
+        "docs/x.md:2: 0.731",
+        "docs/x.md:2: 6 min 13 s",
+        "docs/x.md:6: 7.5 %",
+        "docs/x.md:7: p = 0.61",
+        "docs/x.md:7: p = 3e-10",
+    ]
+    assert unchecked_run_figures("docs/outputs.md", "format: 12.3 % and 0.731\n") == []
+
+
+def test_no_page_quotes_an_unchecked_run_figure():
+    """Issue 44.2: a page quotes a figure of a run only where a test compares it with a run of
+    the commit under test (docs/results.md's block, docs/cohort-sizes.md's sizes); figures of
+    runs CI cannot make live in benchmarks/README.md under their commit and date."""
+    found = [
+        hit
+        for page in PAGES
+        if page != "benchmarks/README.md"
+        for hit in unchecked_run_figures(page, (ROOT / page).read_text(encoding="utf-8"))
+    ]
+    assert found == [], (
+        "figures of a run that no test checks (move them to benchmarks/README.md under their "
+        "commit and date and link there, or check them against the suite's run; a fact of the "
+        "data or an example goes to ALLOWED in tests/test_docs.py with its reason): "
+        + "; ".join(found)
+    )
+
+
+def test_the_cohort_size_table_is_checked_against_a_run(tmp_path):
+    """The cohort-size tests compare docs/cohort-sizes.md's row with their run and name each
+    figure that differs with both values (here a run with one ``ihm48`` test series fewer than
+    the page's 100-subject row)."""
+    import pandas as pd
+    from cohort_sizes import assert_doc_sizes, doc_row
+
+    row = doc_row(100)
+    stays, ihm48 = int(row[1]), re.match(r"(\d+) \((\d+) / (\d+) / (\d+)\), (\d+) deaths", row[2])
+    private = tmp_path / "results/private/series"
+    for release in ("stays", "ihm48"):
+        (private / release).mkdir(parents=True)
+    pd.DataFrame({"icustay_id": range(stays)}).to_parquet(private / "stays/meta.parquet")
+    sizes = zip(("train", "validation", "test"), ihm48.groups()[1:4], strict=True)
+    splits = [name for name, n in sizes for _ in range(int(n))]
+    deaths = int(ihm48[5])
+    meta = pd.DataFrame({"split": splits, "mortality": [1] * deaths + [0] * (len(splits) - deaths)})
+    meta.to_parquet(private / "ihm48/meta.parquet")
+    assert_doc_sizes(tmp_path, 100)  # the page's own figures pass
+    meta.iloc[:-1].to_parquet(private / "ihm48/meta.parquet")
+    with pytest.raises(AssertionError) as failed:
+        assert_doc_sizes(tmp_path, 100)
+    total, test = int(ihm48[1]), int(ihm48[4])
+    assert str(failed.value).startswith(
+        f"docs/cohort-sizes.md, 100 subjects: ihm48 series: the page quotes {total}, the run "
+        f"gives {total - 1}; ihm48 test series: the page quotes {test}, the run gives {test - 1}"
+    )

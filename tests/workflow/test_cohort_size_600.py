@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from cohort_sizes import assert_refusals_explained, run_shipped, synthetic
+from cohort_sizes import assert_doc_sizes, assert_refusals_explained, run_shipped, synthetic
 
 # a whole run of the shipped config: room for a loaded 2-core machine (the suite default is 900 s)
 pytestmark = [pytest.mark.workflow, pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -13,6 +13,7 @@ pytestmark = [pytest.mark.workflow, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 def test_the_shipped_config_completes_on_600_subjects(tmp_path):
     run_shipped(tmp_path, synthetic(600))
+    assert_doc_sizes(tmp_path, 600)
     cards = assert_refusals_explained(tmp_path)
     # the case: the test split of ihm48 cannot fill dk 50, every other group can
     ihm48 = [c for c in cards if c["release"] == "ihm48"]

@@ -9,7 +9,13 @@ import sys
 
 import pandas as pd
 import pytest
-from cohort_sizes import SECRET_SEED, assert_refusals_explained, run_shipped, synthetic
+from cohort_sizes import (
+    SECRET_SEED,
+    assert_doc_sizes,
+    assert_refusals_explained,
+    run_shipped,
+    synthetic,
+)
 
 # a whole run of the shipped config: room for a loaded 2-core machine (the suite default is 900 s)
 pytestmark = [pytest.mark.workflow, pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -27,6 +33,7 @@ def test_100_subjects_stop_naming_parameters_counts_and_the_preset(tmp_path):
         "results/tabular/ola_grid.csv",
     )
     assert proc.returncode != 0
+    assert_doc_sizes(tmp_path, 100)
     meta = pd.read_parquet(tmp_path / "results/private/series/ihm48/meta.parquet")
     counts = meta["split"].value_counts()
     reasons = "; ".join(
@@ -67,6 +74,7 @@ def test_300_subjects_as_a_csv_copy_under_a_secret_seed(tmp_path):
     assert "using the secret seed kept owner-only" in proc.stderr
     assert stat.S_IMODE(seed_file.stat().st_mode) == 0o600
     cards = assert_refusals_explained(workdir)
+    assert_doc_sizes(workdir, 300)
     # the secret seed reached every model, and no public file or log shows it
     for public in [*workdir.glob("results/report/**/*.html"), *workdir.glob("logs/**/*.log")]:
         assert str(SECRET_SEED) not in public.read_text(errors="replace"), public
