@@ -191,7 +191,8 @@ def release_card(
     pairing : DataFrame, optional
         The sweep's cross-release table of every pair (the owner's
         ``results/private/cross_release.csv``, with ``certified_a`` and ``certified_b``); the
-        card lists the rows whose other release is certified.
+        card lists the rows whose other release is certified, and a certified release whose
+        pairing with one of them goes above 1/k is refused (:func:`pairing_refusals`).
 
     Returns
     -------
