@@ -115,7 +115,8 @@ def _pairing() -> pd.DataFrame:
     this = "ihm48_50_10_range_adhoc-it50-ns0.01"
     row = dict(targets=200, candidates=900, paired=12.5, rate=0.0625, rate_lo=0.04,
                rate_hi=0.1, chance=1 / 90, chance_columns="duration_class;age;gender",
-               features=20)  # fmt: skip
+               features=20, shape_rate=0.08, shape_rate_lo=0.05, shape_rate_hi=0.12,
+               strongest_attacker="shape", strongest_rate=0.08)  # fmt: skip
     return pd.DataFrame(
         [
             dict(release_a=this, release_b="stays_50_10_range_adhoc-it50-ns0.01",
@@ -283,3 +284,49 @@ def test_a_card_names_the_strongest_attacker_of_the_family_and_its_figures():
     plain = release_card("stays", POINT, CHECK, LINKAGE, None)
     assert plain["attacker_family"] == {} and plain["strongest_attacker"] is None
     assert plain["refused_by_family_only"] is False
+
+
+CERTIFIED = {"passed": True, "verdict": "certified"}
+OTHER = "stays_50_10_range_adhoc-it50-ns0.01"
+
+
+def _pair(rate: float, shape: float, certified_other: bool = True, other: str = OTHER):
+    """A cross_release.csv of one pair: this ihm48 release (A) and ``other`` (B)."""
+    return pd.DataFrame(
+        [dict(release_a="ihm48_50_10_range_adhoc-it50-ns0.01", release_b=other,
+              certified_a=True, certified_b=certified_other, targets=200, candidates=900,
+              paired=200 * rate, rate=rate, rate_lo=rate / 2, rate_hi=rate * 1.5,
+              chance=1 / 90, chance_columns="duration_class", features=20, shape_rate=shape,
+              shape_rate_lo=shape - 0.02, shape_rate_hi=shape + 0.02)]
+    )  # fmt: skip
+
+
+def test_a_certified_release_paired_above_1_over_k_with_a_certified_other_is_refused():
+    card = release_card("ihm48", POINT, CERTIFIED, LINKAGE, 2, None, _pair(0.02, 0.35))
+    assert (card["passed"], card["check_passed"], card["check_verdict"]) == (
+        False, True, "certified")  # fmt: skip
+    assert card["verdict"] == (
+        "refused: pairing: with stays_50_10_range_adhoc-it50-ns0.01: attacker 'shape' pairs "
+        "35.0 % (95 % interval 33.0 to 37.0 %) of the series > bound 1/10 = 10.0 %"
+    )
+    # the stricter k of the two releases bounds the pair, the same on both cards
+    other = "stays_50_20_range_adhoc-it50-ns0.01"
+    card = release_card("ihm48", POINT, CERTIFIED, LINKAGE, 2, None, _pair(0.06, 0.01, other=other))
+    assert card["verdict"] == (
+        f"refused: pairing: with {other}: attacker 'summary' pairs 6.0 % (95 % interval 3.0 "
+        "to 9.0 %) of the series > bound 1/20 = 5.0 %"
+    )
+
+
+def test_a_pairing_with_a_refused_release_or_within_1_over_k_does_not_refuse():
+    refused_other = _pair(0.9, 0.9, certified_other=False)
+    card = release_card("ihm48", POINT, CERTIFIED, LINKAGE, 2, None, refused_other)
+    assert (card["passed"], card["verdict"], card["pairing"]) == (True, "certified", [])
+    for rate in (0.1, 0.001):  # at the bound 1/10 (point estimate), and far below it
+        card = release_card("ihm48", POINT, CERTIFIED, LINKAGE, 2, None, _pair(rate, rate))
+        assert (card["passed"], card["verdict"]) == (True, "certified")
+        assert [p["other"] for p in card["pairing"]] == [OTHER]
+    # a release its check refused keeps the check's verdict, whatever its pairings
+    card = release_card("ihm48", POINT, CHECK, LINKAGE, 2, None, _pair(0.9, 0.9))
+    assert (card["passed"], card["verdict"]) == (False, CHECK["verdict"])
+    assert card["check_verdict"] == CHECK["verdict"]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mimic_deid.core.errors import ConfigError, ReleaseCheckError
+from mimic_deid.core.errors import ConfigError, InputDataError, ReleaseCheckError
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid import (
     apply_method,
@@ -301,6 +301,44 @@ def test_a_refused_release_is_withheld_and_a_certified_one_published(point, tmp_
                            public) == ["refused.txt"]  # fmt: skip
     assert [q.name for q in public.iterdir()] == ["refused.txt"]
     assert (public / "refused.txt").read_text() == verdict + "\n"
+
+
+def test_a_release_its_card_refuses_publishes_the_verdict_and_card_only(tmp_path):
+    """A release its check certified, refused by its card (a pairing above 1/k), is withheld:
+    refused.txt with the card's verdict, and the card; no data, no dictionary."""
+    from mimic_deid.core.atomic import write_json
+    from mimic_deid.deid import publish_release
+
+    staged = tmp_path / "staged.parquet"
+    staged.write_bytes(b"PAR1 tables")
+    verdict = (
+        "refused: pairing: with stays_50_10_range_adhoc-it50-ns0.01: attacker 'shape' pairs "
+        "35.0 % (95 % interval 33.0 to 37.0 %) of the series > bound 1/10 = 10.0 %"
+    )
+    card = tmp_path / "card.json"
+    write_json({"passed": False, "verdict": verdict, "check_passed": True,
+                "check_verdict": "certified"}, card)  # fmt: skip
+    public = tmp_path / "release"
+    names = publish_release({"passed": True, "verdict": "certified"},
+                            {"series.parquet": staged}, public, card,
+                            {"dictionary.md": "the columns"})  # fmt: skip
+    assert names == ["card.json", "refused.txt"]
+    assert sorted(q.name for q in public.iterdir()) == ["card.json", "refused.txt"]
+    assert (public / "refused.txt").read_text() == verdict + "\n"
+    assert (public / "card.json").read_bytes() == card.read_bytes()
+    # the card certifies: the data, the dictionary and the card
+    write_json({"passed": True, "verdict": "certified"}, card)
+    names = publish_release({"passed": True, "verdict": "certified"},
+                            {"series.parquet": staged}, public, card,
+                            {"dictionary.md": "the columns"})  # fmt: skip
+    assert names == ["card.json", "dictionary.md", "series.parquet"]
+    # a card without a verdict is named
+    write_json({"release": "stays"}, card)
+    with pytest.raises(InputDataError) as err:
+        publish_release({"passed": True, "verdict": "certified"}, {}, public, card)
+    assert str(err.value) == (
+        f"card {card}: missing key(s) ['passed', 'verdict']; expected the release's verdict"
+    )
 
 
 def test_map_classes_runs_each_class_once_in_order(point):

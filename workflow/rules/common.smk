@@ -317,8 +317,9 @@ def sweep_summary_input(wildcards):
         "disagreement": point_paths("disagreement_series", release="stays"),
         "linkage": point_paths("linkage", release="stays"),
         "utility": point_paths("utility"),
-        "check_stays": point_paths("check", release="stays"),
-        "check_ihm48": point_paths("check", release="ihm48"),
+        # the final verdicts: the cards' (the check's, unless a pairing refuses a release)
+        "card_stays": point_paths("card", release="stays"),
+        "card_ihm48": point_paths("card", release="ihm48"),
         "cross_release": PATHS["cross_release"],
     }
 

@@ -1,5 +1,6 @@
 """Rules publish_release, sequences_publish: copy a certified release to its public directory
-with its card and data dictionary, or withhold it (refused.txt with the verdict, and the card)."""
+with its card and data dictionary, or withhold it (refused.txt with the verdict, and the card).
+The card's verdict decides (the check's, unless a pairing refuses the release)."""
 
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pyarrow.parquet as pq
 
 from mimic_deid.core.atomic import read_json
 from mimic_deid.core.logs import run_stage
-from mimic_deid.deid import publish_release
+from mimic_deid.deid import publish_release, release_verdict
 from mimic_deid.deid.dictionary import (
     dictionary_documents,
     release_dictionary,
@@ -23,8 +24,10 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     staged = {
         Path(getattr(inputs, name)).name: getattr(inputs, name) for name in snakemake.params.staged
     }
+    card = getattr(inputs, "card", None)
+    passed = release_verdict(check, card)["passed"]
     documents = None
-    if check["passed"] and hasattr(inputs, "hierarchies"):  # a series release: its dictionary
+    if passed and hasattr(inputs, "hierarchies"):  # a series release: its dictionary
         series = pq.ParquetFile(inputs.series)  # its columns and row count, not its values
         dictionary = release_dictionary(
             snakemake.wildcards.release,
@@ -35,8 +38,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
             series_rows=series.metadata.num_rows,
         )
         documents = dictionary_documents(dictionary)
-    elif check["passed"]:  # a sequence release
+    elif passed:  # a sequence release
         dictionary = sequence_dictionary(snakemake.wildcards.table, pd.read_parquet(inputs.release))
         documents = dictionary_documents(dictionary)
-    card = getattr(inputs, "card", None)
     publish_release(check, staged, snakemake.output.public, card, documents)

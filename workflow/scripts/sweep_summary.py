@@ -19,10 +19,12 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         utility=[pd.read_csv(p) for p in snakemake.input.utility],
         utility_cross=snakemake.params.utility_cross,
         pairing=pd.read_csv(snakemake.input.cross_release),
+        # the final verdict of each release: its card's (the check's, unless a pairing
+        # refuses the release; evaluate.card)
         checks=[
             {"stays": read_json(stays), "ihm48": read_json(ihm48)}
             for stays, ihm48 in zip(
-                snakemake.input.check_stays, snakemake.input.check_ihm48, strict=True
+                snakemake.input.card_stays, snakemake.input.card_ihm48, strict=True
             )
         ],
         # public: no cell computed from a refused release's values

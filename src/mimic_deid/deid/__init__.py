@@ -54,6 +54,7 @@ from mimic_deid.deid.release import (
     make_pseudonyms,
     pseudonymous_release,
     publish_release,
+    release_verdict,
 )
 from mimic_deid.deid.targets import mondrian_targets
 from mimic_deid.deid.tuning import (
@@ -112,6 +113,7 @@ __all__ = [
     "protected_features",
     "pseudonymous_release",
     "publish_release",
+    "release_verdict",
     "released_variables",
     "run_method",
     "trim_to_classes",

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mimic_deid.core.atomic import atomic_dir
+from mimic_deid.core.atomic import atomic_dir, read_json
 from mimic_deid.core.errors import ConfigError, InputDataError, require_columns
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.seeding import derive_rng
@@ -310,6 +310,23 @@ def pseudonymous_release(
     return series_public, index_public, pseudonyms
 
 
+def release_verdict(check: Mapping, card: str | PathLike | None = None) -> dict:
+    """The final verdict of a release: its card's ``passed`` and ``verdict`` when it has a
+    card (the check's, unless a pairing refuses it: :mod:`mimic_deid.evaluate.card`), else its
+    check's.
+
+    Raises
+    ------
+    InputDataError
+        The card holds no ``passed`` or ``verdict``.
+    """
+    source, name = (check, "check") if card is None else (read_json(card), f"card {card}")
+    missing = [key for key in ("passed", "verdict") if key not in source]
+    if missing:
+        raise InputDataError(f"{name}: missing key(s) {missing}; expected the release's verdict")
+    return {"passed": bool(source["passed"]), "verdict": str(source["verdict"])}
+
+
 def publish_release(
     check: Mapping,
     staged: Mapping[str, str | PathLike],
@@ -318,6 +335,10 @@ def publish_release(
     documents: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Publish a checked release, or withhold it: the public directory, written atomically.
+
+    The card's verdict decides when a card is given (:func:`release_verdict`): a release its
+    check certified is still withheld when the card refuses it (its pairing with another
+    certified release, issue 45.2).
 
     Parameters
     ----------
@@ -330,7 +351,8 @@ def publish_release(
         The release's public directory; replaced as a whole.
     card : path, optional
         The release card (:func:`mimic_deid.evaluate.card.release_card`), copied in as
-        :data:`CARD_FILE` whatever the verdict: a refused release's folder says why.
+        :data:`CARD_FILE` whatever the verdict: a refused release's folder says why. Its
+        ``passed`` and ``verdict`` are the final verdict.
     documents : mapping of str to str, optional
         File name -> text written beside a certified release (its data dictionary,
         :mod:`mimic_deid.deid.dictionary`); never beside a refused one, since it describes
@@ -340,22 +362,23 @@ def publish_release(
     -------
     list of str
         The file names the directory holds, sorted: those of ``staged`` and ``documents``
-        when the check passed, else only :data:`REFUSED_FILE` (the verdict:
+        when the release is certified, else only :data:`REFUSED_FILE` (the verdict:
         ``refused: <claim>: <figures>``); and :data:`CARD_FILE` when ``card`` is given.
     """
     documents = dict(documents or {})
+    verdict = release_verdict(check, card)
     with atomic_dir(public_dir) as tmp:
-        if check["passed"]:
+        if verdict["passed"]:
             for name, source in staged.items():
                 shutil.copyfile(source, tmp / name)
             for name, text in documents.items():
                 (tmp / name).write_text(text, encoding="utf-8")
             names = [*staged, *documents]
         else:
-            (tmp / REFUSED_FILE).write_text(f"{check['verdict']}\n", encoding="utf-8")
+            (tmp / REFUSED_FILE).write_text(f"{verdict['verdict']}\n", encoding="utf-8")
             names = [REFUSED_FILE]
         if card is not None:
             shutil.copyfile(card, tmp / CARD_FILE)
             names.append(CARD_FILE)
-    log.info("%s: %s", Path(public_dir), "published" if check["passed"] else "withheld")
+    log.info("%s: %s", Path(public_dir), "published" if verdict["passed"] else "withheld")
     return sorted(names)

@@ -9,7 +9,11 @@ measured (``check.json``, ``privacy/linkage.json``, ``utility/trust_settings.csv
 
 Schema (``card.json``, docs/outputs.md):
 
-- ``release``, ``point`` (dk, fk, heuristic, method label), ``passed``, ``verdict``;
+- ``release``, ``point`` (dk, fk, heuristic, method label), ``passed``, ``verdict``: the
+  final verdict, which decides what ``publish_release`` publishes: the check's, unless the
+  release's pairing with another certified release of the sweep refuses it
+  (:func:`pairing_refusals`, issue 45.2: ``refused: pairing: ...``);
+- ``check_passed``, ``check_verdict``: the release's own check (``check.json``);
 - ``method``: ``name``, ``params``, ``promises``, ``not_promised`` (the registry entry,
   :class:`~mimic_deid.deid.methods.ReleaseMethod`);
 - ``k`` (the bound's k), ``dk``, ``l`` (distinct outcomes per class; null for a release without
@@ -67,12 +71,13 @@ from typing import Any
 import pandas as pd
 
 from mimic_deid.core.errors import InputDataError
+from mimic_deid.core.numbers import percent, percent_ci
 from mimic_deid.deid.methods import get_method, parse_method_label
-from mimic_deid.evaluate.pairing import pairs_of, release_name
+from mimic_deid.evaluate.pairing import pairs_of, release_k, release_name
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
-__all__ = ["NOT_PROTECTED", "SEED_TABLES", "release_card"]
+__all__ = ["NOT_PROTECTED", "SEED_TABLES", "pairing_refusals", "release_card"]
 
 #: What no release of this project protects, whatever the method (every card lists it).
 NOT_PROTECTED: tuple[str, ...] = (
@@ -186,7 +191,8 @@ def release_card(
     pairing : DataFrame, optional
         The sweep's cross-release table of every pair (the owner's
         ``results/private/cross_release.csv``, with ``certified_a`` and ``certified_b``); the
-        card lists the rows whose other release is certified.
+        card lists the rows whose other release is certified, and a certified release whose
+        pairing with one of them goes above 1/k is refused (:func:`pairing_refusals`).
 
     Returns
     -------
@@ -200,11 +206,18 @@ def release_card(
         for attacker, key in _ATTACKERS.items()
         if (figures := _attack(linkage, key)) is not None
     }
+    pairings = [] if pairing is None else _pairing(pairing, release_name(release, point))
+    passed, verdict = bool(check["passed"]), check["verdict"]
+    refusals = pairing_refusals(pairings, int(point["fk"])) if passed else []
+    if refusals:
+        passed, verdict = False, "refused: pairing: " + "; ".join(refusals)
     return {
         "release": release,
         "point": {key: point[key] for key in ("dk", "fk", "heuristic", "method")},
-        "passed": bool(check["passed"]),
-        "verdict": check["verdict"],
+        "passed": passed,
+        "verdict": verdict,
+        "check_passed": bool(check["passed"]),
+        "check_verdict": check["verdict"],
         "method": {
             "name": name,
             "params": params,
@@ -224,7 +237,7 @@ def release_card(
             (bound := linkage.get("bound") or {}).get("strong_within") and not bound["within"]
         ),
         "utility": None if utility is None else _utility(utility),
-        "pairing": [] if pairing is None else _pairing(pairing, release_name(release, point)),
+        "pairing": pairings,
         "not_protected": list(NOT_PROTECTED),
         "unpublished": list(check.get("unpublished", [])),
         "utility_not_computable": _not_computable(utility),
@@ -245,3 +258,52 @@ def _pairing(pairing: pd.DataFrame, name: str) -> list[dict]:
         for row in pairs_of(pairing, name)
         if bool(row["certified_b" if row["as"] == "a" else "certified_a"])
     ]
+
+
+#: The pairing attackers of a cross-release row: (name, rate column, its interval's columns).
+_PAIRING_ATTACKERS = (
+    ("summary", "rate", "rate_lo", "rate_hi"),
+    ("shape", "shape_rate", "shape_rate_lo", "shape_rate_hi"),
+)
+
+
+def pairing_refusals(pairings: list[Mapping[str, Any]], k: int) -> list[str]:
+    """Why a certified release's pairings refuse it (issue 45.2): one reason per pairing with
+    a certified other release whose strongest pairing attacker pairs more than the bound of the
+    pair, ``1 / max(k, k_other)``.
+
+    Both releases of such a pair are withheld (each card applies the same bound to the same
+    row: deterministic and symmetric), as claim 14 does, on the point estimate.
+
+    Parameters
+    ----------
+    pairings : list of mapping
+        The card's ``pairing`` entries (:func:`release_card`: the other release certified by its
+        check): ``other``, ``rate``, ``rate_lo``, ``rate_hi`` and, where measured,
+        ``shape_rate``, ``shape_rate_lo``, ``shape_rate_hi`` (fractions).
+    k : int
+        This release's k (its bound is 1/k).
+
+    Returns
+    -------
+    list of str
+        ``with <other>: attacker '<name>' pairs <rate> (95 % interval ...) > bound 1/<k> =
+        <bound>``, in the pairings' order; empty when every pairing is within its bound.
+    """
+    out = []
+    for row in pairings:
+        rates = [
+            (float(row[rate]), name, row.get(lo), row.get(hi))
+            for name, rate, lo, hi in _PAIRING_ATTACKERS
+            if row.get(rate) is not None and pd.notna(row[rate])
+        ]
+        if not rates:
+            continue
+        rate, name, low, high = max(rates, key=lambda r: r[0])
+        bound_k = max(int(k), release_k(str(row["other"])))
+        if rate > 1.0 / bound_k:
+            out.append(
+                f"with {row['other']}: attacker '{name}' pairs {percent_ci(rate, low, high)} "
+                f"of the series > bound 1/{bound_k} = {percent(1.0 / bound_k)}"
+            )
+    return out

@@ -58,6 +58,7 @@ __all__ = [
     "pair_generator",
     "pairing_rate",
     "pairs_of",
+    "release_k",
     "release_name",
     "release_pairs",
     "SHAPE_HOURS",
@@ -377,6 +378,17 @@ def release_pairs(points: list[dict], releases: tuple[str, ...] = ("stays", "ihm
 def release_name(release: str, point: dict) -> str:
     """One release of a sweep as a name: ``<release>_<dk>_<fk>_<heuristic>_<method>``."""
     return "_".join([release, *(str(point[k]) for k in ("dk", "fk", "heuristic", "method"))])
+
+
+def release_k(name: str) -> int:
+    """The fk of a release named by :func:`release_name` (its third field: the release kind and
+    dk hold no underscore)."""
+    try:
+        return int(name.split("_")[2])
+    except (IndexError, ValueError):
+        raise InputDataError(
+            f"release name '{name}': expected <release>_<dk>_<fk>_<heuristic>_<method>"
+        ) from None
 
 
 def pairs_of(table: pd.DataFrame, name: str) -> list[dict]:

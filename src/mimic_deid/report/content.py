@@ -605,7 +605,8 @@ ITEMS: tuple[ReportItem, ...] = (
         "Linkage attack",
         "Every release of the sweep: the strong attacker's top-1 and top-5 re-identification "
         "rate with its 95 % interval against the bound 1/k stated before the attack, and the "
-        "verdict of the release's own check (card.json).",
+        "final verdict on its card (card.json: its own check's, unless its pairing with "
+        "another certified release exceeds 1/k).",
         lambda d, out: write_table(card_table(d.cards), out, Path(out).with_suffix(".md")),
     ),
     ReportItem(

@@ -182,7 +182,8 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
     ("promised bound", "The strong attacker's top-1 rate the release promises before the "
      "attack: at most 1/k (k = fk, or the (k,P) methods' k-group size); a release above it is "
      "refused.", "mimic-deid, docs/releases.md \"What a release publishes\""),
-    ("certified, refused", "The verdict of a release's own privacy check (check.json): a "
+    ("certified, refused", "The verdict on a release's card: its own privacy check's "
+     "(check.json), unless its pairing with another certified release exceeds 1/k; a "
      "refused release is withheld (its release/ folder holds refused.txt and its card).",
      "mimic-deid, docs/releases.md \"Refused releases\""),
     ("trust settings, orig. / de-id.", "Which data a mortality model is trained on / tested "

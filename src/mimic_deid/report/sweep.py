@@ -98,8 +98,10 @@ def sweep_row(
     utility_cross : str
         Config ``evaluate.utility.cross`` (:func:`utility_columns`).
     checks : mapping, optional
-        Release name (``stays``, ``ihm48``) -> the point's ``check.json``: a column
-        ``verdict_<release>`` (``certified`` or ``refused: <claim and figures>``).
+        Release name (``stays``, ``ihm48``) -> the point's verdict, ``verdict``: its
+        ``card.json`` (the workflow: the final verdict, the check's unless a pairing refuses the
+        release) or its ``check.json``; a column ``verdict_<release>`` (``certified`` or
+        ``refused: <claim and figures>``).
     pairing : DataFrame, optional
         The sweep's ``cross_release.csv``: ``pairing_stays_ihm48_pct`` (the point's ``ihm48``
         series paired with its ``stays`` series) and ``pairing_methods_max_pct`` (the highest
