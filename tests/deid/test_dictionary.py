@@ -149,7 +149,7 @@ def test_a_certified_folder_holds_data_card_and_dictionary_a_refused_one_the_car
         staged[name] = tmp_path / name
         table.to_parquet(staged[name])
     card = tmp_path / "card.json"
-    card.write_text('{"passed": true}\n')
+    card.write_text('{"passed": true, "verdict": "certified"}\n')
     documents = dictionary_documents(
         release_dictionary("ihm48", series, index, VARIABLES, HIERARCHIES)
     )
@@ -159,7 +159,7 @@ def test_a_certified_folder_holds_data_card_and_dictionary_a_refused_one_the_car
     assert names == sorted(p.name for p in public.iterdir()) == [
         "DICTIONARY.md", "card.json", "dictionary.json", "index.parquet", "series.parquet"
     ]  # fmt: skip
-    assert (public / "card.json").read_text() == '{"passed": true}\n'
+    assert (public / "card.json").read_text() == '{"passed": true, "verdict": "certified"}\n'
     written = json.loads((public / "dictionary.json").read_text())
     assert {f["file"] for f in written["files"]} == set(names)  # it describes every file
     text = (public / "DICTIONARY.md").read_text()
@@ -167,12 +167,12 @@ def test_a_certified_folder_holds_data_card_and_dictionary_a_refused_one_the_car
     assert "| `heart_rate` | float64 | bpm |" in text
     # refused: the verdict and the card, nothing computed from the withheld values
     verdict = "refused: linkage bound: strong attacker's top-1 21.0 % > bound 1/5 = 20.0 %"
-    card.write_text('{"passed": false}\n')
+    card.write_text(json.dumps({"passed": False, "verdict": verdict}) + "\n")
     names = publish_release({"passed": False, "verdict": verdict}, staged, public, card,
                             documents)  # fmt: skip
     assert names == sorted(p.name for p in public.iterdir()) == ["card.json", "refused.txt"]
     assert (public / "refused.txt").read_text() == verdict + "\n"
-    assert (public / "card.json").read_text() == '{"passed": false}\n'
+    assert json.loads((public / "card.json").read_text()) == {"passed": False, "verdict": verdict}
 
 
 def test_docs_give_the_dictionarys_whole_schema():
