@@ -98,7 +98,7 @@ def prepare(workdir: Path, overrides: dict | None = None) -> Path:
     shutil.copytree(ROOT / "config", workdir / "config", dirs_exist_ok=True)
     config = merge(TINY_CONFIG, overrides or {})
     path = workdir / CONFIG_NAME
-    path.write_text(yaml.safe_dump(config))
+    path.write_text(yaml.safe_dump(config, sort_keys=False))  # the method order is the sweep order
     return path
 
 

@@ -134,15 +134,17 @@ def _one_method_series_only(workdir: Path, overlay: Path) -> None:
     """The tiny workflow's series stage with the ad-hoc optimiser only: about 30 jobs instead
     of 70 (every rule of the series pipeline still runs; the comparator stages run locally in
     their own tests, and each SLURM job costs seconds of scheduling on this cluster). The
-    method list is removed from the config itself, because an overlay merges into the
+    other methods are removed from the config itself, because an overlay merges into the
     defaults."""
     tiny = yaml.safe_load(overlay.read_text())
-    del tiny["deid"]["methods"]["genetic"]
+    for name in ("genetic", "mdav"):
+        del tiny["deid"]["methods"][name]
     tiny["stages"] = ["series"]
     overlay.write_text(yaml.safe_dump(tiny))
     base_path = workdir / "config" / "config.yaml"
     base = yaml.safe_load(base_path.read_text())
-    del base["deid"]["methods"]["genetic"]
+    for name in ("genetic", "mdav"):
+        del base["deid"]["methods"][name]
     base_path.write_text(yaml.safe_dump(base, sort_keys=False))
 
 
