@@ -451,7 +451,13 @@ def parse_csv_stream(
         if _is_decompress_error(exc) and "CSV" not in str(exc):
             raise _decompress_error(label, exc) from None
         if reopen is None or newlines_in_values or _OUT_OF_SYNC not in str(exc):
-            raise _csv_error(exc, label, shown, opts, done, reopen) from None
+            try:  # locating the row reads the stream again: a corrupt gzip may fail there
+                error = _csv_error(exc, label, shown, opts, done, reopen)
+            except (pa.ArrowInvalid, OSError) as again:
+                if _is_decompress_error(again):
+                    raise _decompress_error(label, again) from None
+                raise
+            raise error from None
     log.info(
         f"{label}: a quoted value holds a line break where a read block ends; reading the "
         f"file again with line breaks in values allowed, from data row {done + 1}"
