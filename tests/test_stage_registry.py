@@ -8,6 +8,7 @@ schema on the real server and drops it afterwards.
 from __future__ import annotations
 
 import gzip
+import importlib
 import os
 import re
 import stat
@@ -29,11 +30,14 @@ from paths import PATHS
 from mimic_deid.config import load_schema, validate_config
 from mimic_deid.core.errors import ConfigError, InputDataError, SourceConnectionError
 from mimic_deid.core.seeding import PUBLIC_SEED, master_seed
+from mimic_deid.core.stage import no_check
 from mimic_deid.pipeline.variables import load_variables, series_variables
+from mimic_deid.report.items import ReportItem
 from mimic_deid.sources.postgres_source import PostgresSource, describe_target, session
 from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
 from mimic_deid.stages import (
     EXTRACTION_TABLES,
+    REPORT_MODULES,
     STAGES,
     check_source_tables,
     check_stage_configs,
@@ -119,7 +123,8 @@ def test_every_registered_stage_has_the_contracts_parts():
         targets = list(stage.targets(cfg))
         for others in stage.with_stages.values():
             targets += others
-        targets += stage.report_inputs(cfg).values()
+        targets += stage.report_inputs(cfg, "public").values()
+        targets += stage.report_inputs(cfg, "private").values()
         assert stage.targets(cfg), stage.name
         for key, wildcards in targets:
             assert key in PATHS, (stage.name, key)
@@ -132,6 +137,25 @@ def test_every_registered_stage_has_the_contracts_parts():
     rules = sorted(p.name for p in (ROOT / "workflow" / "rules").glob("*.smk"))
     assert sorted(owned) == [r for r in rules if r != "common.smk"]
     assert all(stage.rule_files for stage in STAGES)
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.name)
+def test_each_stage_is_declared_by_its_own_package(stage):
+    """The stage object lives in its package's stage.py; the list only collects it, and the
+    report items it names are importable (docs/architecture.md "Stages")."""
+    module = importlib.import_module(f"mimic_deid.{stage.name}.stage")
+    assert module.STAGE is stage
+    items = importlib.import_module(stage.report_module).ITEMS
+    assert items and all(isinstance(i, ReportItem) for i in items), stage.name
+    inputs = stage.report_inputs(config(), "public")
+    assert stage.report_inputs(config(), "private").keys() >= inputs.keys() - {"sweep"}
+
+
+def test_the_stage_list_imports_nothing_from_the_report():
+    text = (ROOT / "src" / "mimic_deid" / "stages.py").read_text()
+    imports = re.findall(r"^from (mimic_deid[\w.]*) import", text, re.M)
+    assert imports and not [m for m in imports if m.startswith("mimic_deid.report")], imports
+    assert REPORT_MODULES == tuple(s.report_module for s in STAGES)
 
 
 def _rule_names(rule_file: Path) -> list[str]:
@@ -163,7 +187,7 @@ def test_every_comparator_stage_has_the_same_shape(stage):
         assert len(script.read_text().splitlines()) <= 45, script.name
     assert (ROOT / "src" / "mimic_deid" / "report" / f"{name}.py").is_file(), name
     assert (ROOT / "docs" / f"{name}.md").is_file(), name
-    assert stage.seed_namespace == name and stage.check_config.__name__ != "_no_check"
+    assert stage.seed_namespace == name and stage.check_config is not no_check
 
 
 def test_random_streams_are_derived_in_the_library_under_each_stage_namespace():

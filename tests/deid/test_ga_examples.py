@@ -12,7 +12,8 @@ from mimic_deid.deid.examples import (
     examples_to_json,
     method_examples,
 )
-from mimic_deid.report.content import ITEMS, ReportData, ga_caption
+from mimic_deid.report.items import ReportData
+from mimic_deid.report.series import ITEMS, ga_caption
 
 KEY = "icustay_id"
 

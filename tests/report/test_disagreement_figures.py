@@ -20,7 +20,9 @@ from mimic_deid.evaluate.curves import (
 )
 from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.report import figures
-from mimic_deid.report.content import ITEMS, example_target
+from mimic_deid.report.content import stage_items
+from mimic_deid.report.series import example_target
+from mimic_deid.stages import REPORT_MODULES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -172,5 +174,5 @@ def test_no_data_and_registry(tmp_path) -> None:
     )
     assert (tmp_path / "n.png").is_file() and (tmp_path / "m.png").is_file()
     assert example_target(np.array([np.nan, np.nan])) is None
-    names = [i.name for i in ITEMS]
+    names = [i.name for i in stage_items(REPORT_MODULES)]
     assert "disagreement_curves" in names and "disagreement_example" in names

@@ -10,8 +10,9 @@ import pytest
 from workflow_helpers import ROOT, prepare, snakemake
 
 from mimic_deid.deid.duration import assign_duration_classes
-from mimic_deid.report.content import ITEMS, TABLES
+from mimic_deid.report.content import item_names, stage_items
 from mimic_deid.report.tables import DURATION_COLUMNS, duration_table
+from mimic_deid.stages import REPORT_MODULES
 
 
 def test_duration_table_rows_for_both_methods() -> None:
@@ -45,8 +46,8 @@ def test_duration_table_uses_the_released_classes_for_the_chosen_method() -> Non
 
 
 def test_duration_table_is_a_report_item_with_a_caption() -> None:
-    assert "duration_methods" in TABLES
-    item = next(i for i in ITEMS if i.name == "duration_methods")
+    assert "duration_methods" in item_names("public", "table", REPORT_MODULES)
+    item = next(i for i in stage_items(REPORT_MODULES) if i.name == "duration_methods")
     assert item.section == "Duration classes" and "{duration_method}" in item.caption
     assert (ROOT / "workflow" / "report" / "duration_methods.rst").is_file()
 

@@ -33,15 +33,15 @@ from mimic_deid.evaluate.curves import (
     main_class_curves,
 )
 from mimic_deid.report import content
-from mimic_deid.report.content import (
-    FIGURES,
-    GA_INPUTS,
-    ITEMS,
-    PRIVATE_FIGURES,
-    TABLES,
-    build_report,
-    load_report_data,
-)
+from mimic_deid.report.content import build_report, item_names, stage_items
+from mimic_deid.report.inputs import load_report_data
+from mimic_deid.report.items import GA_INPUTS
+from mimic_deid.stages import REPORT_MODULES
+
+ITEMS = stage_items(REPORT_MODULES)
+FIGURES = item_names("public", "figure", REPORT_MODULES)
+TABLES = item_names("public", "table", REPORT_MODULES)
+PRIVATE_FIGURES = item_names("private", "figure", REPORT_MODULES)
 
 N, LENGTH = 12, 30
 LONG_STAY = 977  # hours, the first patient's; it loses LONG_STAY - LENGTH hours
@@ -202,7 +202,7 @@ def reports(tmp_path_factory) -> dict:
                                     series_distance="euclidean", audience=who)  # fmt: skip
             base = folder / who
             build_report(data, base / "figures", base / "tables", base / "index.html",
-                         audience=who)  # fmt: skip
+                         audience=who, modules=REPORT_MODULES)  # fmt: skip
             out[who] = {"data": data, "dir": base}
     finally:
         mp.undo()
@@ -254,7 +254,7 @@ def test_public_report_refuses_the_ga_inputs(reports):
         "the private report (audience 'private') reads it"
     )
     with pytest.raises(ConfigError) as err:
-        content.report_items("press")
+        content.report_items("press", REPORT_MODULES)
     assert str(err.value) == "report audience must be one of ['public', 'private'], got 'press'"
 
 

@@ -20,6 +20,7 @@ from mimic_deid.report.decision import (
     strongest_attacker,
 )
 from mimic_deid.report.sweep import sweep_overview
+from mimic_deid.stages import REPORT_MODULES
 
 POINT = {"dk": 5, "fk": 3, "heuristic": "range", "method": "adhoc-it50-ns0.01"}
 OTHER = {"dk": 5, "fk": 3, "heuristic": "range", "method": "genetic-p20"}
@@ -226,7 +227,14 @@ def _build(tmp_path: Path, passed: dict[str, bool], **card_changes) -> tuple[Pat
     pairs.to_csv(inputs["cross_release"], index=False)
     data = load_report_data(inputs, POINT, duration_method="greedy", series_distance="euclidean")
     out = tmp_path / "report"
-    build_report(data, out / "figures", out / "tables", out / "index.html", folders=FOLDERS)
+    build_report(
+        data,
+        out / "figures",
+        out / "tables",
+        out / "index.html",
+        folders=FOLDERS,
+        modules=REPORT_MODULES,
+    )
     return out, (out / "index.html").read_text()
 
 

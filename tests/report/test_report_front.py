@@ -23,6 +23,7 @@ from mimic_deid.report.front import GLOSSARY, NOT_A_CHECKOUT, SYNTHETIC_LABEL, g
 from mimic_deid.report.html import write_index
 from mimic_deid.report.sequences import attack_table, sequences_table
 from mimic_deid.report.tables import DECIMALS, round_table, write_table
+from mimic_deid.stages import REPORT_MODULES
 
 POINT = {"dk": 5, "fk": 3, "heuristic": "range", "method": "adhoc-it50-ns0.01"}
 COHORT = {
@@ -99,7 +100,14 @@ def built(tmp_path_factory) -> dict:
     out = {}
     for kind in ("synthetic", "csv"):
         base = folder / kind
-        build_report(data, base / "figures", base / "tables", base / "index.html", run=_run(kind))
+        build_report(
+            data,
+            base / "figures",
+            base / "tables",
+            base / "index.html",
+            run=_run(kind),
+            modules=REPORT_MODULES,
+        )
         out[kind] = base
     return out
 

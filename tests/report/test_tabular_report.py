@@ -1,4 +1,4 @@
-"""Report tables and figures of the tabular stage (items tabular_* of report.content.ITEMS)."""
+"""Report tables and figures of the tabular stage (items tabular_* of report.tabular.ITEMS)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from test_tabular import HIERARCHIES, synthetic_sources
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.report import content
 from mimic_deid.report import tabular as tab
+from mimic_deid.stages import REPORT_MODULES
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
     check_tabular_release,
@@ -23,6 +24,7 @@ from mimic_deid.tabular import (
     procedure_uniqueness,
     release_table,
 )
+from mimic_deid.tabular.stage import REPORT_INPUTS as TABULAR_REPORT_INPUTS
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +67,13 @@ def outputs() -> dict:
 
 
 def test_tabular_items_are_registered():
-    names = [i.name for i in content.ITEMS if i.name.startswith("tabular_")]
+    names = [i.name for i in content.stage_items(REPORT_MODULES) if i.name.startswith("tabular_")]
     assert names == [
         "tabular_uniqueness", "tabular_loss_vs_suppression", "tabular_nodes_checked",
         "tabular_inverse_ola", "tabular_concealing", "tabular_dps", "tabular_epsilon_la",
         "tabular_release", "tabular_joint_risk",
     ]  # fmt: skip
-    assert set(tab.TABULAR_INPUTS.values()) == {
+    assert set(TABULAR_REPORT_INPUTS.values()) == {
         "uniqueness", "ola", "inverse", "concealing", "dps_grid", "dps", "epsilon_la", "release",
         "check", "joint_risk",
     }  # fmt: skip

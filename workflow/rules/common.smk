@@ -16,7 +16,7 @@ from mimic_deid.deid import (
     tuning_labels,
 )
 from mimic_deid.deid.demographics import check_release_config
-from mimic_deid.deid.tuning import TUNED_METHODS, TUNING_GRID_METHOD
+from mimic_deid.deid.tuning import TUNING_GRID_METHOD
 from mimic_deid.deid.methods import REGISTRY, method_labels, method_of
 from mimic_deid.core.errors import ConfigError, MimicDeidError
 from mimic_deid.sources import open_source
@@ -29,17 +29,20 @@ from mimic_deid.sources.tables import (
     SEQUENCE_TABLES,
     get_small_spec,
 )
-from mimic_deid.report.content import FIGURES, PRIVATE_FIGURES, TABLES
+from mimic_deid.report.content import item_names
 from mimic_deid.core.seeding import master_seed
 from mimic_deid.evaluate.pairing import release_name, release_pairs
 from mimic_deid.stages import (
+    REPORT_MODULES,
     STAGES,
     check_source_tables,
     check_stage_configs,
     get_stage,
+    report_stages,
     selected_stages,
 )
 from mimic_deid.stages import sweep_points as sweep_points_of
+from mimic_deid.series.stage import primary_point as primary_point_of
 from mimic_deid.pipeline.variables import load_variables, series_variables
 
 try:
@@ -297,12 +300,7 @@ def cross_release_input(wildcards):
 
 def primary_point():
     """The sweep point the figures show: the first of the sweep."""
-    return sweep_points()[0]
-
-
-def first_method(name):
-    """The first label of release method ``name`` in the sweep, or None."""
-    return next((m for m in METHODS if m.startswith(f"{name}-")), None)
+    return primary_point_of(config)
 
 
 def sweep_summary_input(wildcards):
@@ -324,58 +322,33 @@ def sweep_summary_input(wildcards):
     }
 
 
-def report_input(wildcards):
-    """The public report's inputs: public artefacts, and private ones the report reduces to
-    counts (meta, duration: lengths) or to disagreement measures (main_curves: the main
-    class's curves, drawn without its original values; the per-series and per-class
-    disagreement tables, drawn for a certified release only); never the GA examples' inputs
-    (private_report_input)."""
-    p = dict(primary_point(), release="stays")
-    inputs = {
-        "meta": path("meta", release="stays"),
-        "classes": path("duration", **p),
-        "baseline_summary": path("baseline_summary", **p),
-        "baseline_series": path("baseline_series", **p),
-        "summary": path("disagreement_summary", **p),
-        "per_series": path("disagreement_series", **p),
-        "linkage": path("linkage", **p),
-        "utility": path("utility", **p),
-        "sweep": PATHS["sweep_csv"],
-        "variables": config["variables"],
-        # aggregate counts of the source and the cohort for the front matter (report.front)
-        "cohort_counts": PATHS["cohort_counts"],
-        # the main class's individual disagreement curves (seed Figs 3.1 and 5.4)
-        "main_curves": path("main_curves", **p),
-    }
-    inputs["cross_release"] = PATHS["cross_release"]
-    # every release's card (the release_cards table)
-    for point in sweep_points():
-        for release in RELEASES:
-            name = f"card_{release_name(release, point)}"
-            inputs[name] = path("card", release=release, **point)
-    # the selected comparators' public outputs (a deselected one is absent from the report)
-    for stage in SELECTED_STAGES:
-        for name, (key, wildcards) in stage.report_inputs(config).items():
+def stage_report_input(audience):
+    """The inputs of the report of ``audience``: the variables table (labels and units) and
+    the report inputs each stage declares (Stage.report_inputs: the series stage's, and
+    those of every selected comparator; a deselected one is absent from the report)."""
+    inputs = {"variables": config["variables"]}
+    for stage in report_stages(config):
+        for name, (key, wildcards) in stage.report_inputs(config, audience).items():
             inputs[name] = path(key, **wildcards)
-    for name in TUNED_METHODS:
-        label = first_method(name)
-        if label:
-            inputs[f"tuning_{name}"] = path("tuning_table", dk=p["dk"], method=label)
     return inputs
+
+
+def report_input(wildcards):
+    """The public report's inputs (never the GA examples': private_report_input)."""
+    return stage_report_input("public")
 
 
 def private_report_input(wildcards):
-    """The private report's inputs: the public report's and the GA examples (original and
-    perturbed series of two patients, content.GA_INPUTS), without the sweep summary."""
-    inputs = report_input(wildcards)
-    del inputs["sweep"]
-    # the owner's pairing table: every pair, refused releases' included
-    inputs["cross_release"] = PATHS["cross_release_all"]
-    # the first point of a method whose examples the private report draws (the genetic one)
-    g = next((q for q in sweep_points() if method_of(q["method"]).examples), None)
-    if g:
-        inputs["ga_examples"] = path("method_examples", release="stays", **g)
-    return inputs
+    """The private report's inputs: the public report's without the sweep summary, the
+    owner's pairing table and the GA examples (original and perturbed series of two
+    patients, report.items.GA_INPUTS)."""
+    return stage_report_input("private")
+
+
+# the report's figures and tables: every stage's report items (Stage.report_module)
+REPORT_FIGURES = item_names("public", "figure", REPORT_MODULES)
+REPORT_TABLES = item_names("public", "table", REPORT_MODULES)
+PRIVATE_REPORT_FIGURES = item_names("private", "figure", REPORT_MODULES)
 
 
 # --- report: front matter parameters and the run's last line (report.smk, Snakefile) ---

@@ -1,6 +1,6 @@
 # Report stage: the seed's figures and tables regenerated from this run, a table with a row
 # per sweep point, and a static index page. The figures and tables are those of the registry
-# mimic_deid.report.content.ITEMS: the public ones (rule report, each with its caption
+# the report modules of every stage (mimic_deid.stages.REPORT_MODULES): the public ones (rule report, each with its caption
 # workflow/report/<name>.rst, bundled by `snakemake --report`) and the private ones, which
 # show original values of individual patients (rule private_report, owner-only, not bundled).
 
@@ -42,7 +42,7 @@ rule report:
                 caption=f"../report/{name}.rst",
                 category="Figures",
             )
-            for name in FIGURES
+            for name in REPORT_FIGURES
         ],
         tables=[
             report(
@@ -50,7 +50,7 @@ rule report:
                 caption=f"../report/{name}.rst",
                 category="Tables",
             )
-            for name in TABLES
+            for name in REPORT_TABLES
         ],
     log:
         "logs/report/report.log",
@@ -68,6 +68,7 @@ rule report:
         series_distance=config["evaluate"]["series_distance"],
         run=report_run(),
         folders=report_folders(),
+        modules=REPORT_MODULES,
     script:
         "../scripts/report.py"
 
@@ -78,7 +79,9 @@ rule private_report:
         unpack(private_report_input),
     output:
         index=PATHS["private_report_index"],
-        figures=[path("private_report_figure", name=name) for name in PRIVATE_FIGURES],
+        figures=[
+            path("private_report_figure", name=name) for name in PRIVATE_REPORT_FIGURES
+        ],
     log:
         "logs/report/private_report.log",
     benchmark:
@@ -94,5 +97,6 @@ rule private_report:
         duration_method=config["duration"]["method"],
         series_distance=config["evaluate"]["series_distance"],
         run=report_run(),
+        modules=REPORT_MODULES,
     script:
         "../scripts/report.py"

@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from mimic_deid.core.atomic import read_json
 from mimic_deid.core.logs import run_stage
 from mimic_deid.report import build_report, load_report_data
 from mimic_deid.report.front import git_revision
@@ -18,7 +17,7 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     )
     # the checkout's commit and date, read once per report (__file__ is this script's path)
     run = dict(snakemake.params.run, **git_revision(Path(__file__).resolve().parent))
-    run["cohort"] = read_json(snakemake.input.cohort_counts)
+    run["cohort"] = data.cohort
     figures_dir = Path(snakemake.output.figures[0]).parent
     tables = snakemake.output.get("tables")
     build_report(
@@ -31,4 +30,6 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         run=run,
         # the published release/ folder of every release, named on the first screen
         folders=snakemake.params.get("folders"),
+        # every stage's report module, in the stage list's order
+        modules=snakemake.params.modules,
     )

@@ -1,9 +1,10 @@
 """The diagnosis-code stage's report items (seed 002): its distinguishability curves and the
 GCCens and LDA tables, drawn from the stage's public aggregates.
 
-:func:`load_codes` reads them from the report rule's inputs (``codes_audit``, ``codes_gccens``,
-``codes_lda``, present when the stage is selected, :data:`mimic_deid.stages.STAGES`); each
-item draws an empty figure or table with its columns when the stage did not run.
+:func:`codes_outputs` selects them among the report's inputs (``codes_audit``,
+``codes_gccens``, ``codes_lda``: :data:`mimic_deid.codes.stage.REPORT_INPUTS`, present when
+the stage is selected); each item of :data:`ITEMS` draws an empty figure or table with its
+columns when the stage did not run.
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from typing import Any
 import pandas as pd
 
 from mimic_deid.codes.audit import plot_dis_cdf_points
-from mimic_deid.core.atomic import read_json
+from mimic_deid.report.items import ReportData, ReportItem
 from mimic_deid.report.tables import write_table
 
 __all__ = [
     "GCCENS_COLUMNS",
+    "ITEMS",
     "LDA_COLUMNS",
+    "codes_outputs",
     "gccens_table",
     "lda_table",
-    "load_codes",
     "plot_distinguishability",
 ]
 
@@ -34,16 +36,14 @@ GCCENS_COLUMNS = ("table", "k", "cap", "mean", "sd", "median", "skewness", "modi
 LDA_COLUMNS = ("alignment", "k", "ilm", "alm", "lm", "avg_re", "clusters")
 
 
-def load_codes(inputs: Mapping[str, str]) -> dict[str, Any]:
-    """The codes stage's public outputs among ``inputs``: ``audit`` (audit.json, a dict),
-    ``gccens`` and ``lda`` (DataFrames), each present when the run produced it."""
-    out: dict[str, Any] = {}
-    if "codes_audit" in inputs:
-        out["audit"] = read_json(inputs["codes_audit"])
-    for name in ("gccens", "lda"):
-        if f"codes_{name}" in inputs:
-            out[name] = pd.read_csv(inputs[f"codes_{name}"])
-    return out
+def codes_outputs(data: ReportData) -> dict[str, Any]:
+    """The codes stage's public outputs among the report's inputs: ``audit`` (audit.json, a
+    dict), ``gccens`` and ``lda`` (DataFrames), each present when the run produced it."""
+    return {
+        name: data.inputs[f"codes_{name}"]
+        for name in ("audit", "gccens", "lda")
+        if f"codes_{name}" in data.inputs
+    }
 
 
 def plot_distinguishability(codes: Mapping[str, Any], out: str | os.PathLike) -> None:
@@ -65,3 +65,31 @@ def gccens_table(codes: Mapping[str, Any], out: str | os.PathLike) -> None:
 def lda_table(codes: Mapping[str, Any], out: str | os.PathLike) -> None:
     """The LDA table (:data:`LDA_COLUMNS`)."""
     _table(codes.get("lda"), LDA_COLUMNS, out)
+
+
+#: The codes stage's report items, in page order.
+ITEMS: tuple[ReportItem, ...] = (
+    ReportItem(
+        "codes_distinguishability",
+        "figure",
+        "Diagnosis codes (seed 002)",
+        "Distinguishability of the cohort's diagnosis codes: percent of records matching at "
+        "most x population records (seed Fig. 2).",
+        lambda d, out: plot_distinguishability(codes_outputs(d), out),
+    ),
+    ReportItem(
+        "codes_gccens",
+        "table",
+        "Diagnosis codes (seed 002)",
+        "GCCens: CUL statistics by k and by cap (seed Tables 1/2).",
+        lambda d, out: gccens_table(codes_outputs(d), out),
+    ),
+    ReportItem(
+        "codes_lda",
+        "table",
+        "Diagnosis codes (seed 002)",
+        "LDA: information loss and query error of k-anonymous (ICD, age) trajectories, "
+        "Baseline vs A-GS alignment.",
+        lambda d, out: lda_table(codes_outputs(d), out),
+    ),
+)

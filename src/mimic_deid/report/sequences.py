@@ -2,7 +2,9 @@
 
 Drawn from the stage's public sweep tables (``results/sequences/<table>/sweep.csv``) and
 Friedman tables, concatenated over the tables, and its verbatim-copy attacks
-(``attack.json``, :mod:`mimic_deid.sequences.attack`).
+(``attack.json``, :mod:`mimic_deid.sequences.attack`), as the report's reader read them
+(inputs ``sequences_<artefact>_<table>``, :data:`mimic_deid.sequences.stage.REPORT_INPUTS`).
+:data:`ITEMS` are the stage's report items.
 """
 
 from __future__ import annotations
@@ -14,10 +16,19 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from mimic_deid.report.items import ReportData, ReportItem, table_item
 from mimic_deid.report.plotting import FigureInfo, new_figure, no_data, save
 from mimic_deid.sequences.card import GUARANTEE
 
-__all__ = ["ATTACK_COLUMNS", "GUARANTEE", "attack_table", "plot_sequences", "sequences_table"]
+__all__ = [
+    "ATTACK_COLUMNS",
+    "GUARANTEE",
+    "ITEMS",
+    "attack_table",
+    "plot_sequences",
+    "sequences_table",
+    "sweep_rows",
+]
 
 MEASURES = (
     ("similarity", "Definition 4 similarity"),
@@ -137,3 +148,65 @@ def attack_table(attacks: list[dict], verdicts: Mapping[str, str] | None = None)
         for a in attacks
     ]
     return pd.DataFrame(rows, columns=list(ATTACK_COLUMNS))
+
+
+def _stacked(data: ReportData, prefix: str) -> pd.DataFrame:
+    """The per-table frames of inputs ``<prefix><table>`` stacked, in input-name order."""
+    frames = [v for k, v in sorted(data.inputs.items()) if k.startswith(prefix)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def sweep_rows(data: ReportData) -> pd.DataFrame:
+    """The stage's sweep rows over its tables (empty when the stage is not part of the run)."""
+    return _stacked(data, "sequences_sweep_")
+
+
+def _friedman(data: ReportData) -> pd.DataFrame:
+    tests = _stacked(data, "sequences_friedman_")
+    return tests if not tests.empty else pd.DataFrame({"note": ["no sequences sweep in this run"]})
+
+
+def _attacks(data: ReportData) -> pd.DataFrame:
+    attacks = [v for k, v in sorted(data.inputs.items()) if k.startswith("sequences_attack_")]
+    verdicts = {  # keyed as attack.json names its table (input sequences_check_<t>)
+        k.removeprefix("sequences_check_").upper(): v["verdict"]
+        for k, v in sorted(data.inputs.items())
+        if k.startswith("sequences_check_")
+    }
+    return attack_table(attacks, verdicts)
+
+
+#: The sequences stage's report items, in page order.
+ITEMS: tuple[ReportItem, ...] = (
+    ReportItem(
+        "sequences_measures",
+        "figure",
+        "Sequences (seed 004)",
+        "Markov-model synthesis of TRANSFERS and CPTEVENTS: the seed's four measures against "
+        "eps (seed Figs. 2-5). seed_ratio is the seed's ratio test and is NOT eps-differential "
+        "privacy; laplace is eps-DP for the released counts.",
+        lambda d, out: plot_sequences(sweep_rows(d), out),
+    ),
+    ReportItem(
+        "sequences_summary",
+        "table",
+        "Sequences (seed 004)",
+        "Mean measures per table, mechanism and eps, with what each mechanism promises.",
+        table_item(lambda d: sequences_table(sweep_rows(d))),
+    ),
+    ReportItem(
+        "sequences_friedman",
+        "table",
+        "Sequences (seed 004)",
+        "Friedman tests across the LSH settings (|H|, w), blocks = (eps, repetition).",
+        table_item(_friedman),
+    ),
+    ReportItem(
+        "sequences_attack",
+        "table",
+        "Sequences (seed 004)",
+        "Verbatim-copy attack on each release: released sequences that copy a source sequence "
+        "unique in the source, and the membership advantage against a holdout half.",
+        table_item(_attacks),
+    ),
+)

@@ -1,29 +1,32 @@
 """Report figures and tables of the tabular stage (seed 003 chapter 6 on MIMIC-III).
 
-:func:`load_tabular` reads the stage's public outputs (input names ``tabular_*`` of the report
-rule); each ``*_table`` returns a printable DataFrame and each ``plot_*`` writes one PNG. An
-empty ``tabular`` mapping (stage not run) gives a one-row note or a "no data" panel.
+:func:`tabular_outputs` selects the stage's public outputs among the report's inputs (input
+names ``tabular_*``, :data:`mimic_deid.tabular.stage.REPORT_INPUTS`, read by
+:mod:`mimic_deid.report.inputs`); each ``*_table`` returns a printable DataFrame and each
+``plot_*`` writes one PNG. An empty ``tabular`` mapping (stage not run) gives a one-row note or
+a "no data" panel. :data:`ITEMS` are the stage's report items.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mimic_deid.core.atomic import read_json
+from mimic_deid.report.items import ReportData, ReportItem, table_item
 from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save
+from mimic_deid.tabular.stage import REPORT_INPUTS
 
 __all__ = [
-    "TABULAR_INPUTS",
+    "ITEMS",
     "concealing_table",
     "dps_table",
     "inverse_table",
     "joint_risk_table",
-    "load_tabular",
+    "tabular_outputs",
     "nodes_checked_table",
     "ola_release_table",
     "plot_epsilon_la",
@@ -31,19 +34,6 @@ __all__ = [
     "uniqueness_table",
 ]
 
-#: Report-rule input name -> (what it holds, reader).
-TABULAR_INPUTS: dict[str, str] = {
-    "tabular_uniqueness": "uniqueness",
-    "tabular_ola": "ola",
-    "tabular_inverse": "inverse",
-    "tabular_concealing": "concealing",
-    "tabular_dps_grid": "dps_grid",
-    "tabular_dps": "dps",
-    "tabular_epsilon_la": "epsilon_la",
-    "tabular_release_summary": "release",
-    "tabular_check": "check",
-    "tabular_joint_risk": "joint_risk",
-}
 NOT_RUN = pd.DataFrame({"note": ["tabular stage not run"]})
 NO_MODELS = pd.DataFrame(
     {"note": ["no m-concealing model: tabular.procedures is 0 (PROCEDURES_ICD not read)"]}
@@ -55,14 +45,10 @@ METRIC_LABELS = {
 }
 
 
-def load_tabular(inputs: Mapping[str, str]) -> dict[str, Any]:
-    """The tabular outputs present in ``inputs`` (CSV as DataFrame, JSON as dict)."""
-    out: dict[str, Any] = {}
-    for name, key in TABULAR_INPUTS.items():
-        if name in inputs:
-            path = os.fspath(inputs[name])
-            out[key] = read_json(path) if path.endswith(".json") else pd.read_csv(path)
-    return out
+def tabular_outputs(data: ReportData) -> dict[str, Any]:
+    """The tabular stage's outputs among the report's inputs, by the name its tables use
+    (:data:`~mimic_deid.tabular.stage.REPORT_INPUTS`); empty when the stage did not run."""
+    return {key: data.inputs[name] for name, key in REPORT_INPUTS.items() if name in data.inputs}
 
 
 def uniqueness_table(tab: Mapping[str, Any]) -> pd.DataFrame:
@@ -240,3 +226,77 @@ def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> Figu
             legend(ax, fontsize=8)
     fig.suptitle("epsilon-safe LA: good nodes (Prec < 0.5, suppression < 5 %) and suppression")
     return save(fig, out_path)
+
+
+def _table(make: Callable[[Mapping[str, Any]], pd.DataFrame]) -> Callable[[ReportData, str], None]:
+    return table_item(lambda d: make(tabular_outputs(d)))
+
+
+#: The tabular stage's report items, in page order.
+ITEMS: tuple[ReportItem, ...] = (
+    ReportItem(
+        "tabular_uniqueness",
+        "table",
+        "Tabular: demographics and procedures",
+        "Records alone in their class: demographics and procedure sequences (seed 003 §3.1, §3.2).",
+        _table(uniqueness_table),
+    ),
+    ReportItem(
+        "tabular_loss_vs_suppression",
+        "figure",
+        "Tabular: demographics and procedures",
+        "OLA: information loss of the chosen node against allowed suppression (seed 003 Fig. 6.1).",
+        lambda d, out: plot_loss_vs_suppression(tabular_outputs(d), out),
+    ),
+    ReportItem(
+        "tabular_nodes_checked",
+        "table",
+        "Tabular: demographics and procedures",
+        "OLA: lattice nodes checked per k and max_sup (seed 003 Table 6.9).",
+        _table(nodes_checked_table),
+    ),
+    ReportItem(
+        "tabular_inverse_ola",
+        "table",
+        "Tabular: demographics and procedures",
+        "Inverse OLA: best k within a loss budget (seed 003 Tables 6.2, 6.3).",
+        _table(inverse_table),
+    ),
+    ReportItem(
+        "tabular_concealing",
+        "table",
+        "Tabular: demographics and procedures",
+        "m-concealing of Inverse OLA's releases when procedures may be known (seed 003 Tables 6.4-6.8).",
+        _table(concealing_table),
+    ),
+    ReportItem(
+        "tabular_dps",
+        "table",
+        "Tabular: demographics and procedures",
+        "DPS: delta per (beta, epsilon) and k (seed 003 §6.2.1).",
+        _table(dps_table),
+    ),
+    ReportItem(
+        "tabular_epsilon_la",
+        "figure",
+        "Tabular: demographics and procedures",
+        "epsilon-safe LA: probability of a good node and suppression per penalty (seed 003 Figs. 6.3, 6.4, C.1).",
+        lambda d, out: plot_epsilon_la(tabular_outputs(d), out),
+    ),
+    ReportItem(
+        "tabular_release",
+        "table",
+        "Tabular: demographics and procedures",
+        "The OLA release at tabular.release: its node, the records kept and the verdict of "
+        "its check (claims T1-T4).",
+        _table(ola_release_table),
+    ),
+    ReportItem(
+        "tabular_joint_risk",
+        "table",
+        "Tabular: demographics and procedures",
+        "Released stays by duration class and demographics: what holding both reveals "
+        "(seed 000 §7.2).",
+        _table(joint_risk_table),
+    ),
+)

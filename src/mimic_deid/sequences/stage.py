@@ -26,6 +26,8 @@ from mimic_deid.core.errors import ConfigError, ReleaseCheckError, require_choic
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.numbers import percent
 from mimic_deid.core.seeding import derive_rng
+from mimic_deid.core.stage import Stage, Target
+from mimic_deid.pipeline.variables import load_variables, series_variables
 from mimic_deid.sequences.events import EventLog, check_log, cpt_events, transfer_events
 from mimic_deid.sequences.generate import generate
 from mimic_deid.sequences.lsh import cluster_signatures, signatures
@@ -33,10 +35,15 @@ from mimic_deid.sequences.metrics import dataset_similarity, top_bigram_intersec
 from mimic_deid.sequences.model import CTE_LEVELS, STE_LEVELS, Ensemble, factor_values, fit_ensemble
 from mimic_deid.sequences.privacy import MECHANISMS, Budget, anonymise, check_epsilon, components
 from mimic_deid.sequences.split import histogram_gap, split_sections, transition_times
+from mimic_deid.sources.extract import EXTRACTION_TABLES
+from mimic_deid.sources.tables import SEQUENCE_TABLES
 
 log = get_logger(__name__)
 
 __all__ = [
+    "REPORT_INPUTS",
+    "STAGE",
+    "TARGETS",
     "Clustering",
     "Settings",
     "check_sequences_config",
@@ -415,3 +422,58 @@ def friedman_tests(sweep: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
                 )
             out.append(row)
     return pd.DataFrame(out)
+
+
+# --------------------------------------------------------------------------- the stage
+
+#: The artefacts of each sequence table (``rule all`` and the named target ``sequences``).
+TARGETS = ("seq_published", "seq_summary", "seq_check", "seq_sweep", "seq_friedman")
+#: Report-rule input name prefix -> the artefact key its report items read, per table.
+REPORT_INPUTS = {
+    "sequences_sweep": "seq_sweep",
+    "sequences_friedman": "seq_friedman",
+    "sequences_attack": "seq_attack",
+    "sequences_check": "seq_check",
+}
+
+
+def _tables(config: Mapping) -> tuple[str, ...]:
+    chosen = config["sequences"]["tables"]
+    own = tuple(t.upper() for t in chosen if t in SEQUENCE_TABLES)
+    # the `vitals` table is made of the stays series (the series pipeline's extraction)
+    return own + (EXTRACTION_TABLES if "vitals" in chosen else ())
+
+
+def _targets(config: Mapping) -> tuple[Target, ...]:
+    return tuple((key, {"table": t}) for t in config["sequences"]["tables"] for key in TARGETS)
+
+
+def _report_inputs(config: Mapping, audience: str = "public") -> dict[str, Target]:
+    return {
+        f"{name}_{t}": (key, {"table": t})
+        for t in config["sequences"]["tables"]
+        for name, key in REPORT_INPUTS.items()
+    }
+
+
+def _check(config: Mapping) -> None:
+    section = config["sequences"]
+    names: list[str] = []  # the variables table is read only when `vitals` needs it
+    if "vitals" in section["tables"]:
+        names = [v.name for v in series_variables(load_variables(config["variables"]))]
+    check_sequences_config(section, names)
+
+
+#: The sequences stage (seed 004): Markov-model synthesis of TRANSFERS, CPTEVENTS and an
+#: optional vitals table; its report items in :mod:`mimic_deid.report.sequences`.
+STAGE = Stage(
+    name="sequences",
+    config_section="sequences",
+    tables=_tables,
+    targets=_targets,
+    report_inputs=_report_inputs,
+    report_module="mimic_deid.report.sequences",
+    check_config=_check,
+    rule_files=("sequences.smk",),
+    seed_namespace="sequences",
+)

@@ -53,6 +53,9 @@ log = get_logger(__name__)
 
 SMALL_ORDER = ("icustays", "admissions", "patients")
 EVENT_ORDER = ("chartevents", "labevents")
+#: The MIMIC-III file stems the raw extraction reads: every stage that needs the cohort or
+#: the hourly series reads them.
+EXTRACTION_TABLES: tuple[str, ...] = tuple(t.upper() for t in (*SMALL_ORDER, *EVENT_ORDER))
 SPOOL_COMPRESSION = "lz4"
 #: Admissions per bucket in one spool file (a ``hadm_id`` range, :func:`spool_bounds`): the
 #: unit sorted at once, ~180,000 event rows on the synthetic data, so the memory of the final

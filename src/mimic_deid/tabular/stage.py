@@ -23,6 +23,7 @@ import pandas as pd
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
+from mimic_deid.core.stage import Stage, Target
 from mimic_deid.deid.hierarchy import Encoded, encode
 from mimic_deid.sources import tables
 from mimic_deid.sources.extract import read_small_table
@@ -42,6 +43,9 @@ from mimic_deid.tabular.ola import inverse_ola, ola
 from mimic_deid.tabular.uniqueness import demographic_uniqueness, procedure_uniqueness
 
 __all__ = [
+    "REPORT_INPUTS",
+    "STAGE",
+    "TARGETS",
     "read_source_tables",
     "NO_ADMISSIBLE_PAIR",
     "SEED_NAMESPACE",
@@ -454,3 +458,68 @@ def release_table(
         "loss_normalised": r.loss_normalised,
     }
     return release, summary
+
+
+# --------------------------------------------------------------------------- the stage
+
+#: The stage's own artefacts (the light `tabular` target); the joint risk with the stays'
+#: duration classes is built only with the series pipeline (``STAGE.with_stages``).
+TARGETS = (
+    "tabular_uniqueness",
+    "tabular_ola",
+    "tabular_inverse",
+    "tabular_concealing",
+    "tabular_dps_grid",
+    "tabular_dps",
+    "tabular_epsilon_la",
+    "tabular_release_summary",
+    "tabular_check",
+)
+#: Report-rule input name (the artefact key) -> the name its report items read it by.
+REPORT_INPUTS: dict[str, str] = {
+    "tabular_uniqueness": "uniqueness",
+    "tabular_ola": "ola",
+    "tabular_inverse": "inverse",
+    "tabular_concealing": "concealing",
+    "tabular_dps_grid": "dps_grid",
+    "tabular_dps": "dps",
+    "tabular_epsilon_la": "epsilon_la",
+    "tabular_release_summary": "release",
+    "tabular_check": "check",
+    "tabular_joint_risk": "joint_risk",
+}
+
+
+def _tables(config: Mapping) -> tuple[str, ...]:
+    # PROCEDURES_ICD is read only when procedures are joined to the demographics
+    procedures = (tables.PROCEDURES_ICD.file_stem,) if config["tabular"]["procedures"] > 0 else ()
+    return ("PATIENTS", "ADMISSIONS", *procedures)
+
+
+def _targets(config: Mapping) -> tuple[Target, ...]:
+    return tuple((key, {}) for key in TARGETS)
+
+
+def _report_inputs(config: Mapping, audience: str = "public") -> dict[str, Target]:
+    return {key: (key, {}) for key in REPORT_INPUTS}
+
+
+def _check(config: Mapping) -> None:
+    check_tabular_config(config["tabular"])
+
+
+#: The tabular stage (seed 003): demographics and procedures, OLA, Inverse OLA, m-concealing,
+#: epsilon-safe LA; its report items in :mod:`mimic_deid.report.tabular`.
+STAGE = Stage(
+    name="tabular",
+    config_section="tabular",
+    tables=_tables,
+    targets=_targets,
+    report_inputs=_report_inputs,
+    report_module="mimic_deid.report.tabular",
+    with_stages={"series": (("tabular_joint_risk", {}),)},
+    check_config=_check,
+    rule_files=("tabular.smk",),
+    seed_namespace=SEED_NAMESPACE,
+    table_readers=tuple(SOURCE_TABLES.values()),
+)
