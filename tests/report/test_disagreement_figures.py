@@ -19,7 +19,7 @@ from mimic_deid.evaluate.curves import (
     main_class_keys,
 )
 from mimic_deid.evaluate.disagreement import summarise_curves
-from mimic_deid.report import figures
+from mimic_deid.report import disagreement as dis_figures
 from mimic_deid.report.content import stage_items
 from mimic_deid.report.series import example_target
 from mimic_deid.stages import REPORT_MODULES
@@ -97,7 +97,7 @@ def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None
     np.testing.assert_allclose(per_record["result"].auc, ref.auc / 6, rtol=1e-12)
 
     summary = summarise_curves(ref).assign(group="all", class_length=6)
-    info = figures.plot_disagreement_curves(
+    info = dis_figures.plot_disagreement_curves(
         summary, ref.curves, ref.n_reachable, 6, tmp_path / "c.png", n_curves=5
     )
     assert (tmp_path / "c.png").read_bytes()[:8] == PNG_MAGIC
@@ -105,7 +105,7 @@ def test_main_class_curves_match_the_disagreement_of_the_class(tmp_path) -> None
     assert info["axes"][1]["title"].startswith("5 of the 12 normalised")
     t = example_target(ref.auc)
     assert ref.auc[t] == np.sort(ref.auc)[5]
-    figures.plot_disagreement_example(
+    dis_figures.plot_disagreement_example(
         c["X_orig"],
         c["X_rel"],
         F[:, :2],
@@ -155,9 +155,11 @@ def test_the_curves_artefact_gives_back_what_was_computed(tmp_path) -> None:
 
 
 def test_no_data_and_registry(tmp_path) -> None:
-    figures.plot_disagreement_curves(None, np.empty((0, 0)), np.empty(0), 30, tmp_path / "n.png")
+    dis_figures.plot_disagreement_curves(
+        None, np.empty((0, 0)), np.empty(0), 30, tmp_path / "n.png"
+    )
     empty = np.empty((0, 0))
-    figures.plot_disagreement_example(
+    dis_figures.plot_disagreement_example(
         empty,
         empty,
         empty,

@@ -12,6 +12,7 @@ import pytest
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.evaluate.privacy import SERIES_DISTANCES
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
+from mimic_deid.report import disagreement as dis_figures
 from mimic_deid.report import figures, html, shaping, tables
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -302,7 +303,7 @@ def test_duration_inputs_rejected():
 def test_summary_disagreement(tmp_path, disagreement, normalised):
     base, rel, _, _ = disagreement
     out = tmp_path / "s.png"
-    info = figures.plot_summary_disagreement(base, rel, 30, out, normalised=normalised)
+    info = dis_figures.plot_summary_disagreement(base, rel, 30, out, normalised=normalised)
     _png_ok(out)
     _labels_ok(info, 1)
     ax = info["axes"][0]
@@ -315,19 +316,19 @@ def test_summary_disagreement(tmp_path, disagreement, normalised):
 
 def test_summary_disagreement_no_data_and_baseline_only(tmp_path, disagreement):
     base, rel, _, _ = disagreement
-    info = figures.plot_summary_disagreement(base, rel, 12345, tmp_path / "e.png")
+    info = dis_figures.plot_summary_disagreement(base, rel, 12345, tmp_path / "e.png")
     _png_ok(tmp_path / "e.png")
     assert info["axes"][0]["ylabel"]
-    info = figures.plot_summary_disagreement(base, None, 9, tmp_path / "b.png", stats=("mean",))
+    info = dis_figures.plot_summary_disagreement(base, None, 9, tmp_path / "b.png", stats=("mean",))
     assert info["axes"][0]["legend"] == ["mean, original"]
     with pytest.raises(InputDataError) as info:
-        figures.plot_summary_disagreement(base, rel, 9, tmp_path / "x.png", stats=("median",))
+        dis_figures.plot_summary_disagreement(base, rel, 9, tmp_path / "x.png", stats=("median",))
     assert str(info.value) == (
         "stats: unknown statistic(s) ['median']; expected some of ['min', 'mean', 'max', "
         "'q10', 'q25', 'q50', 'q75', 'q90']"
     )
     with pytest.raises(InputDataError) as info:
-        figures.plot_summary_disagreement(
+        dis_figures.plot_summary_disagreement(
             base.drop(columns="normalised"), rel, 9, tmp_path / "x.png"
         )
     assert str(info.value) == (
@@ -340,13 +341,13 @@ def test_summary_disagreement_no_data_and_baseline_only(tmp_path, disagreement):
 
 def test_disagreement_axes_name_the_configured_series_distance(tmp_path, disagreement):
     base, rel, base_s, rel_s = disagreement
-    info = figures.plot_summary_disagreement(base, rel, 30, tmp_path / "d.png")
+    info = dis_figures.plot_summary_disagreement(base, rel, 30, tmp_path / "d.png")
     assert info["axes"][0]["ylabel"] == "disagreement (Euclidean series distance, series units)"
-    info = figures.plot_summary_disagreement(
+    info = dis_figures.plot_summary_disagreement(
         base, rel, 30, tmp_path / "d.png", series_distance="dtw"
     )
     assert info["axes"][0]["ylabel"] == "disagreement (DTW series distance, series units)"
-    info = figures.plot_first_disagreement_cdf(
+    info = dis_figures.plot_first_disagreement_cdf(
         base_s, rel_s, 30, tmp_path / "c.png", series_distance="per_record"
     )
     assert info["axes"][0]["xlabel"] == (
@@ -354,12 +355,12 @@ def test_disagreement_axes_name_the_configured_series_distance(tmp_path, disagre
         "log scale)"
     )
     with pytest.raises(ConfigError) as err:
-        figures.plot_first_disagreement_cdf(base_s, rel_s, 30, tmp_path / "x.png", "mjc")
+        dis_figures.plot_first_disagreement_cdf(base_s, rel_s, 30, tmp_path / "x.png", "mjc")
     assert str(err.value) == (
         "series distance (evaluate/series_distance) must be one of ['euclidean', 'per_record', "
         "'dtw'], got 'mjc'"
     )
-    assert set(figures.DISTANCE_UNITS) == set(SERIES_DISTANCES)
+    assert set(dis_figures.DISTANCE_UNITS) == set(SERIES_DISTANCES)
     assert not (tmp_path / "x.png").exists()
 
 
@@ -367,7 +368,7 @@ def test_disagreement_axes_name_the_configured_series_distance(tmp_path, disagre
 def test_first_disagreement_cdf(tmp_path, disagreement, class_length):
     _, _, base_s, rel_s = disagreement
     out = tmp_path / "c.png"
-    info = figures.plot_first_disagreement_cdf(base_s, rel_s, class_length, out)
+    info = dis_figures.plot_first_disagreement_cdf(base_s, rel_s, class_length, out)
     _png_ok(out)
     _labels_ok(info, 1)
     ax = info["axes"][0]
@@ -381,11 +382,11 @@ def test_first_disagreement_cdf(tmp_path, disagreement, class_length):
 
 def test_first_disagreement_cdf_all_zero_or_empty(tmp_path):
     df = pd.DataFrame({"class_length": [5] * 4, "first_disagreement": [0.0, 0.0, 0.0, np.nan]})
-    info = figures.plot_first_disagreement_cdf(df, df, 5, tmp_path / "z.png")
+    info = dis_figures.plot_first_disagreement_cdf(df, df, 5, tmp_path / "z.png")
     _png_ok(tmp_path / "z.png")
     assert "1 undefined" in info["axes"][0]["legend"][0]
     assert "zero values drawn at" in info["axes"][0]["title"]
-    figures.plot_first_disagreement_cdf(pd.DataFrame(), None, None, tmp_path / "e.png")
+    dis_figures.plot_first_disagreement_cdf(pd.DataFrame(), None, None, tmp_path / "e.png")
     _png_ok(tmp_path / "e.png")
 
 

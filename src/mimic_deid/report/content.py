@@ -162,6 +162,39 @@ def build_report(
         The stages' report modules, in page order (:data:`mimic_deid.stages.REPORT_MODULES`).
     """
     base = os.path.dirname(os.fspath(index_out))
+    sections = _draw_items(data, audience, modules, figures_dir, tables_dir, base)
+    p = data.point
+    label = f"dk={p['dk']}, fk={p['fk']}, {p['heuristic']} heuristic, method {p['method']}"
+    page = [
+        {
+            "title": title,
+            "items": items,
+            **({"text": _page_text(label, audience)} if i == 0 else {}),
+        }
+        for i, (title, items) in enumerate(sections.items())
+    ]
+    title = "mimic-deid report" if audience == "public" else "mimic-deid private report"
+    if run is not None:
+        page = front_sections({**run, "series": int(data.lengths.size), "point": label}) + page
+        if run.get("source_kind") == "synthetic":
+            title += f" ({SYNTHETIC_LABEL})"
+    if audience == "public":
+        page = [decision_section(data.cards, folders)] + page
+    if sweep_csv is not None:
+        page.append(_sweep_section(data, os.path.relpath(os.fspath(sweep_csv), base)))
+    write_index(index_out, title, page)
+
+
+def _draw_items(
+    data: ReportData,
+    audience: str,
+    modules: Sequence[str],
+    figures_dir: str | os.PathLike,
+    tables_dir: str | os.PathLike,
+    base: str,
+) -> dict[str, list[dict]]:
+    """Draw every item of ``audience`` (or its note when not drawn); its page entries by
+    section, in page order."""
     sections: dict[str, list[dict]] = {}
     fields = _caption_fields(data, modules)
     for item in report_items(audience, modules):
@@ -180,47 +213,28 @@ def build_report(
         elif note:
             entry |= {"note": note, "note_text": note}
         shown.append(entry)
-    p = data.point
-    label = f"dk={p['dk']}, fk={p['fk']}, {p['heuristic']} heuristic, method {p['method']}"
-    page = [
-        {
-            "title": title,
-            "items": items,
-            **({"text": _page_text(label, audience)} if i == 0 else {}),
-        }
-        for i, (title, items) in enumerate(sections.items())
-    ]
-    title = "mimic-deid report" if audience == "public" else "mimic-deid private report"
-    if run is not None:
-        page = front_sections({**run, "series": int(data.lengths.size), "point": label}) + page
-        if run.get("source_kind") == "synthetic":
-            title += f" ({SYNTHETIC_LABEL})"
-    if audience == "public":
-        page = [decision_section(data.cards, folders)] + page
-    if sweep_csv is None:
-        write_index(index_out, title, page)
-        return
-    page.append(
-        {
-            "title": "Sweep",
-            "items": [
-                {
-                    "kind": "table",
-                    "path": os.path.relpath(os.fspath(sweep_csv), base),
-                    "caption": "One row per sweep point: what the release lost, how often each "
-                    "attacker re-identifies a series with exact feature knowledge, and the test "
-                    "ROC-AUC of mortality prediction: the data owner's baseline on every "
-                    "variable, then each trust setting on the released variables (original side "
-                    "as evaluate.utility.cross says), and of the long-stay task. A refused "
-                    "release's utility and perturbation cells are left empty (the public report "
-                    "draws certified releases only). Every column, attacker error and "
-                    "disagreement statistic is in the linked CSV (docs/outputs.md).",
-                    "data": sweep_overview(
-                        data.sweep if data.sweep is not None else pd.DataFrame(),
-                        certified_only=True,
-                    ),
-                }
-            ],
-        }
-    )
-    write_index(index_out, title, page)
+    return sections
+
+
+def _sweep_section(data: ReportData, link: str) -> dict:
+    """The public report's last section: the sweep overview, linking the whole CSV."""
+    return {
+        "title": "Sweep",
+        "items": [
+            {
+                "kind": "table",
+                "path": link,
+                "caption": "One row per sweep point: what the release lost, how often each "
+                "attacker re-identifies a series with exact feature knowledge, and the test "
+                "ROC-AUC of mortality prediction: the data owner's baseline on every "
+                "variable, then each trust setting on the released variables (original side "
+                "as evaluate.utility.cross says), and of the long-stay task. A refused "
+                "release's utility and perturbation cells are left empty (the public report "
+                "draws certified releases only). Every column, attacker error and "
+                "disagreement statistic is in the linked CSV (docs/outputs.md).",
+                "data": sweep_overview(
+                    data.sweep if data.sweep is not None else pd.DataFrame(), certified_only=True
+                ),
+            }
+        ],
+    }

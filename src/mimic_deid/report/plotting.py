@@ -9,6 +9,7 @@ read instead of the image.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:  # matplotlib is imported where a figure is drawn: the workflo
 __all__ = [
     "DPI",
     "NO_DATA",
+    "ORIGINAL_COLOR",
+    "RELEASE_COLOR",
+    "SUPPRESSED_COLOR",
     "STYLE",
     "FigureInfo",
     "corner_note",
@@ -30,11 +34,18 @@ __all__ = [
     "new_figure",
     "no_data",
     "save",
+    "two_decimals",
 ]
 
 FigureInfo = dict[str, Any]
 """``{"path", "title", "axes": [{"title", "xlabel", "ylabel", "xscale", "yscale",
 "legend"}]}``."""
+
+#: Original (pre-release) data is green, the de-identified release blue (seed Fig. 6.6), a
+#: suppressed series red.
+ORIGINAL_COLOR = "tab:green"
+RELEASE_COLOR = "tab:blue"
+SUPPRESSED_COLOR = "tab:red"
 
 #: Resolution of every report PNG.
 DPI = 120
@@ -129,3 +140,8 @@ def legend(ax: Axes, **kwargs: Any) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         ax.legend(**kwargs)
+
+
+def two_decimals(value: float) -> str:
+    """A figure's number with two decimals, ``n/a`` when not finite."""
+    return "n/a" if not math.isfinite(value) else f"{value:.2f}"

@@ -34,6 +34,7 @@ import pandas as pd
 from mimic_deid.core.numbers import measure, percent, percent_ci
 from mimic_deid.deid.tuning import TUNED_METHODS
 from mimic_deid.evaluate.curves import ORIGINAL_KEYS
+from mimic_deid.report import disagreement as dis
 from mimic_deid.report import figures as fig
 from mimic_deid.report.decision import certified_names
 from mimic_deid.report.items import ReportData, ReportItem
@@ -82,7 +83,7 @@ def _summary_curves(
     which: str, stats: tuple[str, ...], normalised: bool = False
 ) -> Callable[[ReportData, str], None]:
     def draw(data: ReportData, out: str) -> None:
-        fig.plot_summary_disagreement(
+        dis.plot_summary_disagreement(
             data.baseline_summary,
             data.summary,
             getattr(data, which),
@@ -98,9 +99,9 @@ def _summary_curves(
 def _draw_curves(data: ReportData, out: str) -> None:
     c = data.main_curves
     if not c:
-        fig.plot_disagreement_curves(None, np.empty((0, 0)), np.empty(0), data.main_class or 0, out)
+        dis.plot_disagreement_curves(None, np.empty((0, 0)), np.empty(0), data.main_class or 0, out)
         return
-    fig.plot_disagreement_curves(
+    dis.plot_disagreement_curves(
         data.summary, c["result"].curves, c["result"].n_reachable, c["class_length"], out
     )
 
@@ -130,13 +131,13 @@ def _example(data: ReportData, out: str, original: bool) -> None:
     target = example_target(c["result"].auc) if c else None
     if target is None or (original and not set(ORIGINAL_KEYS) <= set(c)):
         empty = np.empty((0, 0))
-        fig.plot_disagreement_example(
+        dis.plot_disagreement_example(
             empty, empty, empty, empty, np.empty(0), np.empty(0), 0.0, 0.0, 0, None, 0, {}, out
         )
         return
     r = c["result"]
     label, unit = data.units.get(c["variable"], (c["variable"], ""))
-    fig.plot_disagreement_example(
+    dis.plot_disagreement_example(
         c["X_orig"] if original else None,
         c["X_rel"],
         c["F_orig"][:, :2] if original else None,
@@ -153,7 +154,7 @@ def _example(data: ReportData, out: str, original: bool) -> None:
             "unit": unit,
             "feature_x": c["names"][0],
             "feature_y": c["names"][1] if len(c["names"]) > 1 else c["names"][0],
-            "distance": fig.distance_unit(data.series_distance),
+            "distance": dis.distance_unit(data.series_distance),
         },
         out,
     )
@@ -294,7 +295,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "figure",
         "Disagreement",
         "First-disagreement CDF, class of {main_class} h (seed Fig. 6.6).",
-        lambda d, out: fig.plot_first_disagreement_cdf(
+        lambda d, out: dis.plot_first_disagreement_cdf(
             d.baseline_series, d.per_series, d.main_class, out, d.series_distance
         ),
         release="stays",
