@@ -446,6 +446,9 @@ def test_sweep_overview_shows_the_compared_columns_rounded():
             "test_roc_auc_orig_orig_released": [0.8412],
             "test_roc_auc_deid_orig": [0.8012],
             "utility_cross": ["gap_filled"],
+            # written by the sweep summary's utility_columns; the overview only shows them
+            "delta_roc_auc": [0.8012 - 0.8412],
+            "delta_roc_auc_all": [0.8012 - 0.8813],
         }
     )
     out = sweep_overview(summary)

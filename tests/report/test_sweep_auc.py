@@ -128,8 +128,9 @@ def test_the_public_sweep_row_withholds_what_a_refused_release_s_values_give():
     assert row["verdict_stays"] == refused["verdict"] and row["release_top1_pct_err0"] == 20.0
     row = sweep_row(*args, {"stays": certified, "ihm48": refused}, withhold_refused=True)
     empty = {c for c in row if pd.isna(row[c]) and pd.notna(full[c])}
-    utility = {c for c in full if c.startswith("test_")}
+    utility = {c for c in full if c.startswith(("test_", "delta_roc_auc"))}
     assert empty == {c for c in utility if "orig_orig" not in c}
+    assert {"delta_roc_auc", "delta_roc_auc_all"} <= empty
     assert row["test_roc_auc_orig_orig_all"] == 0.90  # the owner's baseline stays
     with pytest.raises(ValueError) as err:
         sweep_row(*args, withhold_refused=True)
@@ -160,4 +161,11 @@ def test_utility_columns_name_the_baselines_and_pick_the_headline_cross():
         assert roc == pytest.approx({**expected, **headline})
         assert cols["utility_cross"] == cross
         assert cols["test_pr_auc_orig_orig_all"] == pytest.approx(0.45)
-        assert len(cols) == 1 + 2 * (len(expected) + len(headline))
+        # the ΔROC-AUC columns: de-id./orig. against each baseline, of the headline cross
+        assert cols["delta_roc_auc"] == pytest.approx(
+            headline["test_roc_auc_deid_orig"] - headline["test_roc_auc_orig_orig_released"]
+        )
+        assert cols["delta_roc_auc_all"] == pytest.approx(
+            headline["test_roc_auc_deid_orig"] - expected["test_roc_auc_orig_orig_all"]
+        )
+        assert len(cols) == 1 + 2 * (len(expected) + len(headline)) + 2

@@ -227,7 +227,11 @@ def utility_columns(utility: pd.DataFrame, cross: str = "shipped") -> dict[str, 
         ``test_m_deid_deid``, ``test_m_orig_deid``, ``test_m_deid_orig`` (original side
         ``cross``), and both original sides of the settings they change,
         ``test_m_{setting}_shipped`` / ``_gap_filled``. A task other than mortality puts its
-        name after the metric (``test_roc_auc_long_stay_deid_deid``).
+        name after the metric (``test_roc_auc_long_stay_deid_deid``). ``delta_roc_auc`` and
+        ``delta_roc_auc_all``: the mortality test ROC-AUC of a model trained on the release
+        (de-id./orig.) minus that of one trained on the original data on the released
+        variables (the cost of the perturbation) or on all variables (the data owner's whole
+        cost, withholding included), all scored on original test data.
     """
     test = utility_keys(utility[utility["split"].astype(str) == "test"])
     out: dict[str, object] = {"utility_cross": cross}
@@ -243,6 +247,10 @@ def utility_columns(utility: pd.DataFrame, cross: str = "shipped") -> dict[str, 
                 out[f"test_{metric}_{task}{name}_{row.cross}"] = value
             if row.cross == cross:
                 out[f"test_{metric}_{task}{name}"] = value
+    for delta, variables in (("delta_roc_auc", "released"), ("delta_roc_auc_all", "all")):
+        train_orig = f"test_roc_auc_orig_orig_{variables}"
+        if {"test_roc_auc_deid_orig", train_orig} <= out.keys():
+            out[delta] = out["test_roc_auc_deid_orig"] - out[train_orig]
     return out
 
 
@@ -353,18 +361,10 @@ def sweep_overview(
     Returns
     -------
     DataFrame
-        The :data:`OVERVIEW_COLUMNS` present in ``summary``, renamed to their headings;
-        the ``ΔROC-AUC de-id./orig.`` columns are the test ROC-AUC of a model trained on the
-        release minus that of one trained on the original data on the released variables
-        (the cost of the perturbation) or on all variables (the data owner's whole cost,
-        withholding included), all scored on original test data.
+        The :data:`OVERVIEW_COLUMNS` present in ``summary``, renamed to their headings (the
+        ``ΔROC-AUC`` columns come finished from :func:`utility_columns`).
     """
     frame = summary.copy()
-    train_deid = "test_roc_auc_deid_orig"
-    for delta, baseline in (("delta_roc_auc", "released"), ("delta_roc_auc_all", "all")):
-        train_orig = f"test_roc_auc_orig_orig_{baseline}"
-        if {train_deid, train_orig} <= set(frame.columns):
-            frame[delta] = frame[train_deid] - frame[train_orig]
     if certified_only:
         method_columns = {c for m in REGISTRY.values() for c in (m.sweep_columns or {})}
         for verdict, columns in (
