@@ -32,7 +32,7 @@ from mimic_deid.codes.workload import avg_relative_error, query_workload
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.core.stage import Stage, Target
+from mimic_deid.core.stage import Stage, artefacts
 from mimic_deid.sources.extract import EXTRACTION_TABLES, read_small_table
 from mimic_deid.sources.tables import CODE_TABLES
 
@@ -413,28 +413,12 @@ def _tables(config: Mapping) -> tuple[str, ...]:
     return EXTRACTION_TABLES + tuple(t.upper() for t in CODE_TABLES)
 
 
-def _targets(config: Mapping) -> tuple[Target, ...]:
-    return tuple((key, {}) for key in TARGETS)
-
-
-def _report_inputs(config: Mapping, audience: str = "public") -> dict[str, Target]:
-    return {key: (key, {}) for key in REPORT_INPUTS}
-
-
 def _check(config: Mapping) -> None:
     check_codes_config(config["codes"])
 
 
 #: The diagnosis-code stage (seed 002): risk audit, GCCens and LDA; its report items in
 #: :mod:`mimic_deid.report.codes`.
-STAGE = Stage(
-    name="codes",
-    config_section="codes",
-    tables=_tables,
-    targets=_targets,
-    report_inputs=_report_inputs,
-    report_module="mimic_deid.report.codes",
-    check_config=_check,
-    rule_files=("codes.smk",),
-    seed_namespace="codes",
-)
+STAGE = Stage(name="codes", config_section="codes", tables=_tables, targets=artefacts(TARGETS),
+              report_inputs=artefacts(REPORT_INPUTS), report_module="mimic_deid.report.codes",
+              check_config=_check, rule_files=("codes.smk",), seed_namespace="codes")  # fmt: skip

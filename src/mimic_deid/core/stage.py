@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Stage", "Target", "no_check", "no_report_inputs"]
+__all__ = ["Stage", "Target", "artefacts", "no_check", "no_report_inputs"]
 
 #: An artefact of a stage: its key in ``workflow/paths.py`` and the wildcards to fill in.
 Target = tuple[str, Mapping[str, Any]]
@@ -25,6 +25,18 @@ Target = tuple[str, Mapping[str, Any]]
 def no_report_inputs(config: Mapping[str, Any], audience: str = "public") -> dict[str, Target]:
     """The report inputs of a stage the report does not read: none."""
     return {}
+
+
+def artefacts(keys: tuple[str, ...]) -> Callable[..., Any]:
+    """The ``targets`` or ``report_inputs`` of a stage whose artefacts have no wildcards:
+    ``(key, {})`` for every key (as a dict keyed by the key itself for report inputs, given
+    an ``audience``)."""
+
+    def targets(config: Mapping[str, Any], audience: str | None = None) -> Any:
+        pairs = tuple((key, {}) for key in keys)
+        return pairs if audience is None else dict(zip(keys, pairs, strict=True))
+
+    return targets
 
 
 def no_check(config: Mapping[str, Any]) -> None:

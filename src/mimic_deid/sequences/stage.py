@@ -466,14 +466,6 @@ def _check(config: Mapping) -> None:
 
 #: The sequences stage (seed 004): Markov-model synthesis of TRANSFERS, CPTEVENTS and an
 #: optional vitals table; its report items in :mod:`mimic_deid.report.sequences`.
-STAGE = Stage(
-    name="sequences",
-    config_section="sequences",
-    tables=_tables,
-    targets=_targets,
-    report_inputs=_report_inputs,
-    report_module="mimic_deid.report.sequences",
-    check_config=_check,
-    rule_files=("sequences.smk",),
-    seed_namespace="sequences",
-)
+STAGE = Stage(name="sequences", config_section="sequences", tables=_tables, targets=_targets,
+              report_inputs=_report_inputs, report_module="mimic_deid.report.sequences",
+              check_config=_check, rule_files=("sequences.smk",), seed_namespace="sequences")  # fmt: skip

@@ -104,12 +104,7 @@ def _report_inputs(config: Mapping[str, Any], audience: str = "public") -> dict[
 
 
 #: The series stage; its report items in :mod:`mimic_deid.report.series`.
-STAGE = Stage(
-    name="series",
-    config_section="deid",
-    tables=_tables,
-    targets=_targets,
-    report_inputs=_report_inputs,
-    report_module="mimic_deid.report.series",
-    rule_files=("source.smk", "cohort.smk", "series.smk", "deid.smk", "evaluate.smk", "report.smk"),
-)
+STAGE = Stage(name="series", config_section="deid", tables=_tables, targets=_targets,
+              report_inputs=_report_inputs, report_module="mimic_deid.report.series",
+              rule_files=("source.smk", "cohort.smk", "series.smk", "deid.smk", "evaluate.smk",
+                          "report.smk"))  # fmt: skip

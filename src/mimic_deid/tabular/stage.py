@@ -23,7 +23,7 @@ import pandas as pd
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.core.stage import Stage, Target
+from mimic_deid.core.stage import Stage, artefacts
 from mimic_deid.deid.hierarchy import Encoded, encode
 from mimic_deid.sources import tables
 from mimic_deid.sources.extract import read_small_table
@@ -496,30 +496,14 @@ def _tables(config: Mapping) -> tuple[str, ...]:
     return ("PATIENTS", "ADMISSIONS", *procedures)
 
 
-def _targets(config: Mapping) -> tuple[Target, ...]:
-    return tuple((key, {}) for key in TARGETS)
-
-
-def _report_inputs(config: Mapping, audience: str = "public") -> dict[str, Target]:
-    return {key: (key, {}) for key in REPORT_INPUTS}
-
-
 def _check(config: Mapping) -> None:
     check_tabular_config(config["tabular"])
 
 
 #: The tabular stage (seed 003): demographics and procedures, OLA, Inverse OLA, m-concealing,
 #: epsilon-safe LA; its report items in :mod:`mimic_deid.report.tabular`.
-STAGE = Stage(
-    name="tabular",
-    config_section="tabular",
-    tables=_tables,
-    targets=_targets,
-    report_inputs=_report_inputs,
-    report_module="mimic_deid.report.tabular",
-    with_stages={"series": (("tabular_joint_risk", {}),)},
-    check_config=_check,
-    rule_files=("tabular.smk",),
-    seed_namespace=SEED_NAMESPACE,
-    table_readers=tuple(SOURCE_TABLES.values()),
-)
+STAGE = Stage(name="tabular", config_section="tabular", tables=_tables, targets=artefacts(TARGETS),
+              report_inputs=artefacts(tuple(REPORT_INPUTS)), report_module="mimic_deid.report.tabular",
+              with_stages={"series": (("tabular_joint_risk", {}),)}, check_config=_check,
+              rule_files=("tabular.smk",), seed_namespace=SEED_NAMESPACE,
+              table_readers=tuple(SOURCE_TABLES.values()))  # fmt: skip
