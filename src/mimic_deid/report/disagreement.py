@@ -399,9 +399,30 @@ def plot_disagreement_example(
             hours, released[first], color=RELEASE_COLOR, marker=".", label="first included release"
         )
     legend(ax_s, loc="best")
-    ax_f.scatter(F_released[:, 0], F_released[:, 1], s=10, color="0.6", label="released series")
+    _example_features(ax_f, F_known, F_released, target, first)
+    # one step per increment: distinct thresholds, the value reached at each
+    t, idx = np.unique(thresholds[ok], return_index=True)
+    last = np.r_[idx[1:] - 1, ok.sum() - 1]
+    v = curve[ok][last]
+    edges = np.r_[t, t_max]
+    ax_d.stairs(v, edges, color="tab:red", linewidth=1.5, label="disagreement")
+    ax_d.stairs(v, edges, fill=True, color="tab:blue", alpha=0.2, label="Δ-AUC")
+    legend(ax_d, loc="best")
+    return save(fig, out_path)
+
+
+def _example_features(
+    ax: Any,
+    F_known: np.ndarray | None,
+    F_released: np.ndarray,
+    target: int,
+    first: int | None,
+) -> None:
+    """Seed Fig. 3.1's middle panel: the class's released features, the target (the
+    attacker's knowledge, or its released features) and the first included series."""
+    ax.scatter(F_released[:, 0], F_released[:, 1], s=10, color="0.6", label="released series")
     star = F_known if F_known is not None else F_released
-    ax_f.scatter(
+    ax.scatter(
         [star[target, 0]],
         [star[target, 1]],
         marker="*",
@@ -413,7 +434,7 @@ def plot_disagreement_example(
         zorder=3,
     )
     if first is not None:
-        ax_f.scatter(
+        ax.scatter(
             [F_released[first, 0]],
             [F_released[first, 1]],
             s=40,
@@ -421,13 +442,4 @@ def plot_disagreement_example(
             label="first included",
             zorder=3,
         )
-    legend(ax_f, loc="best")
-    # one step per increment: distinct thresholds, the value reached at each
-    t, idx = np.unique(thresholds[ok], return_index=True)
-    last = np.r_[idx[1:] - 1, ok.sum() - 1]
-    v = curve[ok][last]
-    edges = np.r_[t, t_max]
-    ax_d.stairs(v, edges, color="tab:red", linewidth=1.5, label="disagreement")
-    ax_d.stairs(v, edges, fill=True, color="tab:blue", alpha=0.2, label="Δ-AUC")
-    legend(ax_d, loc="best")
-    return save(fig, out_path)
+    legend(ax, loc="best")

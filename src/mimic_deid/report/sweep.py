@@ -155,6 +155,39 @@ def sweep_row(
         )
         row.update(part := _disagreement_stats(alt, "alt_"))
         from_values |= part
+    row.update(_linkage_columns(linkage))
+    for release, check in (checks or {}).items():
+        row[f"verdict_{release}"] = check["verdict"]
+    if pairing is not None:
+        row.update(_pairing_columns(point, pairing))
+    utility_cells = utility_columns(utility, utility_cross)
+    row.update(utility_cells)
+    if withhold_refused:
+        if checks is None:
+            raise ValueError("sweep_row: withhold_refused needs the point's checks")
+        _withhold(row, checks, list(from_values), list(utility_cells))
+    return row
+
+
+def _withhold(
+    row: dict, checks: Mapping[str, Mapping], stays_values: list[str], utility_cells: list[str]
+) -> None:
+    """Empty, in ``row``, the cells computed from a refused release's values: the ``stays``
+    release's perturbation and disagreement, the ``ihm48`` release's utility (every setting
+    but the owner's ``orig_orig`` baseline)."""
+    withheld = {
+        "stays": stays_values,
+        "ihm48": [c for c in utility_cells if "orig_orig" not in c and c != "utility_cross"],
+    }
+    for release, columns in withheld.items():
+        if release in checks and str(checks[release]["verdict"]).strip() != "certified":
+            row.update(dict.fromkeys(columns, float("nan")))
+
+
+def _linkage_columns(linkage: Mapping) -> dict[str, object]:
+    """Every attacker's top-1 and top-5 rates per error and side (``linkage.json``), and the
+    strong attacker's bound and interval."""
+    row: dict[str, object] = {}
     attacks = {"": linkage, "strong_": linkage.get("strong", {})}
     if "alternative" in linkage:
         attacks["alt_"] = linkage["alternative"]
@@ -171,22 +204,6 @@ def sweep_row(
         low, high = linkage["bound"].get("strong_top1_ci", (float("nan"),) * 2)
         row["strong_top1_ci_low_pct"] = _pct(low)
         row["strong_top1_ci_high_pct"] = _pct(high)
-    for release, check in (checks or {}).items():
-        row[f"verdict_{release}"] = check["verdict"]
-    if pairing is not None:
-        row.update(_pairing_columns(point, pairing))
-    utility_cells = utility_columns(utility, utility_cross)
-    row.update(utility_cells)
-    if withhold_refused:
-        if checks is None:
-            raise ValueError("sweep_row: withhold_refused needs the point's checks")
-        withheld = {
-            "stays": list(from_values),
-            "ihm48": [c for c in utility_cells if "orig_orig" not in c and c != "utility_cross"],
-        }
-        for release, columns in withheld.items():
-            if release in checks and str(checks[release]["verdict"]).strip() != "certified":
-                row.update(dict.fromkeys(columns, float("nan")))
     return row
 
 
