@@ -27,17 +27,14 @@ from mimic_deid.report.items import AUDIENCES, GA_INPUTS, ReportData
 
 __all__ = ["load_report_data", "read_input"]
 
+#: The series inputs that are :class:`ReportData` fields of the same name, as read.
+AS_READ = ("baseline_summary", "summary", "baseline_series", "per_series", "linkage", "utility")
 #: The series inputs :func:`load_report_data` turns into :class:`ReportData` fields; every
 #: other input is kept as read in ``ReportData.inputs``.
 SERIES_INPUTS = (
     "meta",
     "classes",
-    "baseline_summary",
-    "baseline_series",
-    "summary",
-    "per_series",
-    "linkage",
-    "utility",
+    *AS_READ,
     "variables",
     "main_curves",
     "cross_release",
@@ -107,12 +104,7 @@ def load_report_data(
         point=dict(point),
         lengths=meta["length"].to_numpy(),
         class_lengths=classes["class_length"].to_numpy(),
-        baseline_summary=read["baseline_summary"],
-        summary=read["summary"],
-        baseline_series=read["baseline_series"],
-        per_series=read["per_series"],
-        linkage=read["linkage"],
-        utility=read["utility"],
+        **{name: read[name] for name in AS_READ},
         tuning={kind: read[f"tuning_{kind}"] for kind in TUNED_METHODS if f"tuning_{kind}" in read},
         ga_examples=read.get("ga_examples", []),
         units={v.name: (v.label, v.unit) for v in read["variables"]},
