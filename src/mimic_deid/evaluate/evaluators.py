@@ -29,11 +29,13 @@ import pandas as pd
 from mimic_deid.evaluate.disagreement import (
     class_std,
     disagreement_rows,
+    standardised_series,
     summarise_curve_matrix,
 )
 from mimic_deid.evaluate.distances import (
     dtw_distances,
     feature_distances,
+    series_centre,
     series_distances,
 )
 from mimic_deid.evaluate.linkage import finish_score, linkage_header, score_rows
@@ -45,7 +47,9 @@ __all__ = [
     "ClassSeries",
     "Disagreement",
     "Linkage",
+    "class_series",
     "disagreement_distances",
+    "run_blocks",
 ]
 
 #: The two sides of every attack: the original series released unchanged, and the release.
@@ -89,6 +93,44 @@ class ClassSeries:
     @property
     def same(self) -> bool:
         return self.X_r is self.X_o
+
+
+def class_series(
+    X_o: np.ndarray,
+    X_r: np.ndarray,
+    standardise: bool,
+    series_distance: str,
+    dtw_window: int | None,
+) -> ClassSeries:
+    """The kernel's arrays of one class (``X_r is X_o`` for the baseline): the column centres
+    of its distances and, with ``standardise``, the series in units of each dimension's
+    class-wide std over the original non-null values
+    (:func:`~mimic_deid.evaluate.disagreement.standardised_series`)."""
+    same = X_r is X_o
+    centre_rel = series_centre(X_o, X_r)
+    centre_base = centre_rel if same else series_centre(X_o, X_o)
+    X_os, X_rs, centre_dis = X_o, X_r, centre_rel
+    if standardise:
+        X_os, X_rs = standardised_series(X_o, X_r)
+        centre_dis = series_centre(X_os, X_rs)
+    return ClassSeries(
+        X_o, X_r, centre_rel, centre_base, X_os, X_rs, centre_dis, series_distance, dtw_window,
+        # the Euclidean distance of the unscaled series is shared by the linkage attack's
+        # reconstruction error and (without standardise) the Euclidean disagreement
+        shared=series_distance != "dtw" and not standardise,
+    )  # fmt: skip
+
+
+def run_blocks(
+    series: ClassSeries, rows: np.ndarray, evaluators: Sequence, block_rows: int
+) -> None:
+    """Give every block of ``block_rows`` targets (``rows``, ascending class indices) of a
+    class to every evaluator, in order; each block's distances are computed once."""
+    for s in range(0, rows.size, block_rows):
+        part = slice(s, min(rows.size, s + block_rows))
+        block = Block(series, rows[part], part)
+        for evaluator in evaluators:
+            evaluator.block(block)
 
 
 def disagreement_distances(
