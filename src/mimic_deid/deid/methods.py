@@ -615,11 +615,6 @@ def apply_method(
     method = method_of(label)
     if method.summarise is not None:
         summary.update(method.summarise(per_series))
-    imputed = [c for c in per_series.columns if c.startswith("imputed_")]
-    if imputed:  # records filled by the method's imputation rule, per variable
-        summary["imputed_records"] = {
-            c.removeprefix("imputed_"): int(per_series[c].sum()) for c in imputed
-        }
     log.info(
         "%s: unfeasibility %.3f, distortion %.3f per record",
         label,
