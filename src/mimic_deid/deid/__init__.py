@@ -1,6 +1,7 @@
 """De-identification: duration k-classes, demographic cells, Mondrian feature targets, release methods, the
 pseudonymous release and its privacy check."""
 
+from mimic_deid.deid.apply import apply_method
 from mimic_deid.deid.check import (
     check_linkage_bound,
     check_plausible_values,
@@ -41,7 +42,6 @@ from mimic_deid.deid.kapra import KPGrouping, check_kp_groups, kp_anonymise, kp_
 from mimic_deid.deid.methods import (
     REGISTRY,
     ReleaseMethod,
-    apply_method,
     method_label,
     method_labels,
     parse_method_label,
