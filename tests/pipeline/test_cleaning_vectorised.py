@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from series_reference import clean_events
 
 from mimic_deid.pipeline.cleaning import (
     RATIO_RE2,
-    clean_events,
     clean_rows,
     clean_stats,
     conversion_mask,
