@@ -9,10 +9,9 @@ from scipy.stats import skew
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.evaluate.model import _bootstrap, _weighted_auc_ap
 from mimic_deid.evaluate.utility import (
     METRIC_COLUMNS,
-    _bootstrap,
-    _weighted_auc_ap,
     benchmark_features,
     datasets_from_long,
     evaluate_model,
