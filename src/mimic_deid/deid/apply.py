@@ -17,7 +17,14 @@ import pandas as pd
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.core.threads import map_tasks
-from mimic_deid.deid.classes import KEY, ClassArray, class_frame, map_classes, split_cells
+from mimic_deid.deid.classes import (
+    KEY,
+    ClassArray,
+    class_frame,
+    map_classes,
+    outcomes_by_class,
+    split_cells,
+)
 from mimic_deid.deid.features import FeatureSpec, feature_spec
 from mimic_deid.deid.methods import REGISTRY, method_of, parse_method_label, run_method
 from mimic_deid.deid.optimise import OptimiseResult, evaluate
@@ -176,8 +183,7 @@ def apply_method(
     classes = split_cells(classes, cell_of)
     T = [class_target_matrix(targets, cls, spec) for cls in classes]
     n = len(classes)
-    by_key = outcomes.set_index(KEY) if outcomes is not None and method.takes_outcomes else None
-    per_unit_outcomes = [None if by_key is None else by_key.loc[c.keys].to_numpy() for c in classes]
+    per_unit_outcomes = outcomes_by_class(outcomes if method.takes_outcomes else None, classes)
     if method.plan is not None:
         results = _release_planned(classes, T, spec, label, seed, threads)
     else:

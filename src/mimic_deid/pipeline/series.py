@@ -348,23 +348,8 @@ def build_releases(
         length, mortality; sorted by icustay_id; no split column, see
         :func:`mimic_deid.pipeline.split.add_splits`); cleaning counts per variable.
     """
-    for release in releases:
-        if release not in RELEASES:
-            raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
-    if ihm_hours <= 0:
-        raise ConfigError(
-            f"config parameter 'series/ihm_hours': expected a positive number of hours, "
-            f"got {ihm_hours}"
-        )
-    require_table(
-        stays,
-        "stays",
-        ("subject_id", "hadm_id", "icustay_id", "intime", "outtime", "los_hours", "mortality"),
-    )
     events_dir = Path(raw_dir) / "events"
-    parts = sorted(events_dir.glob(EVENTS_GLOB))
-    if not parts:
-        raise InputDataError(f"{events_dir}: no {EVENTS_GLOB} files (run the extract step first)")
+    parts = _check_build(events_dir, stays, ihm_hours, releases)
     cohorts = {"stays": stays, "ihm48": stays[stays["los_hours"] >= ihm_hours]}
     for release in releases:
         log.info("%s: %d cohort stays eligible", release, len(cohorts[release]))
@@ -393,27 +378,56 @@ def build_releases(
             stats[release] = merge_stats(stats[release], part.stats[release])
         dropped_at_end += part.dropped_at_end
 
-    out = {}
+    if "ihm48" in releases:
+        stats["ihm48"]["ihm_window"] = {
+            "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
+            "dropped_at_end": dropped_at_end,
+        }
+    return {
+        r: (pieces[r], _release_meta(pieces[r], r, cohorts[r], events_dir), stats[r])
+        for r in releases
+    }
+
+
+def _check_build(
+    events_dir: Path, stays: pd.DataFrame, ihm_hours: int, releases: tuple[str, ...]
+) -> list[Path]:
+    """The event parts of :func:`build_releases`, after its arguments are checked."""
     for release in releases:
-        series = pieces.pop(release)
-        ids, _, _, length = series.stays()
-        if not len(ids):
-            raise InputDataError(
-                f"release '{release}': no cohort stay has a recording of a series variable "
-                f"in {events_dir}"
-            )
-        meta = release_meta(ids, length, cohorts[release])
-        if release == "ihm48":
-            stats[release]["ihm_window"] = {
-                "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
-                "dropped_at_end": dropped_at_end,
-            }
-        log.info(
-            "%s: %d series, %d grid hours (median length %d h)",
-            release,
-            len(meta),
-            int(length.sum()),
-            int(np.median(meta["length"])),
+        if release not in RELEASES:
+            raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
+    if ihm_hours <= 0:
+        raise ConfigError(
+            f"config parameter 'series/ihm_hours': expected a positive number of hours, "
+            f"got {ihm_hours}"
         )
-        out[release] = (series, meta, stats[release])
-    return out
+    require_table(
+        stays,
+        "stays",
+        ("subject_id", "hadm_id", "icustay_id", "intime", "outtime", "los_hours", "mortality"),
+    )
+    parts = sorted(events_dir.glob(EVENTS_GLOB))
+    if not parts:
+        raise InputDataError(f"{events_dir}: no {EVENTS_GLOB} files (run the extract step first)")
+    return parts
+
+
+def _release_meta(
+    series: ReleaseSeries, release: str, cohort: pd.DataFrame, events_dir: Path
+) -> pd.DataFrame:
+    """The meta table of one release's series (:func:`release_meta`), logged."""
+    ids, _, _, length = series.stays()
+    if not len(ids):
+        raise InputDataError(
+            f"release '{release}': no cohort stay has a recording of a series variable "
+            f"in {events_dir}"
+        )
+    meta = release_meta(ids, length, cohort)
+    log.info(
+        "%s: %d series, %d grid hours (median length %d h)",
+        release,
+        len(meta),
+        int(length.sum()),
+        int(np.median(meta["length"])),
+    )
+    return meta
