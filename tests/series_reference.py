@@ -18,6 +18,9 @@ from mimic_deid.pipeline.cleaning import (
     KEPT,
     _arrow_text,
     _float_array,
+    _numeric,
+    _ratio,
+    _text_map,
     clean_rows,
     clean_stats,
 )
@@ -155,3 +158,23 @@ def build_release(
             raw_dir, stays, variables, spool, ihm_hours, (release,)
         )[release]
         return series.frame(), meta, stats
+
+
+def parse_numeric(value: pd.Series, valuenum: pd.Series) -> np.ndarray:
+    """VALUENUM where present, else VALUE parsed as a number; NaN when neither is a number."""
+    return _numeric(_arrow_text(value), _float_array(valuenum))
+
+
+def parse_ratio(value: pd.Series, valuenum: pd.Series, part: int) -> np.ndarray:
+    """Part ``part`` (0 first, 1 second) of "a/b" values; other values parsed as numeric."""
+    return _ratio(_arrow_text(value), _float_array(valuenum), part)
+
+
+def parse_text_map(value: pd.Series, valuenum: pd.Series, text_map: dict[str, float]) -> np.ndarray:
+    """VALUE (lower-cased, stripped) looked up in ``text_map``; values not in it parsed as numeric."""
+    return _text_map(_arrow_text(value), _float_array(valuenum), text_map)
+
+
+def itemid_to_variable(variables: list[Variable]) -> dict[int, str]:
+    """Map every configured itemid to its variable name."""
+    return {i: v.name for v in variables for i in v.all_itemids}

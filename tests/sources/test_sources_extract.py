@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
+from source_reference import drop_exact_duplicates, sort_events
 
 from mimic_deid.core.atomic import read_json
 from mimic_deid.core.errors import ConfigError, InputDataError
@@ -277,7 +278,7 @@ def test_drop_exact_duplicates_treats_nulls_as_equal_and_keeps_near_duplicates()
             "valuenum": [None, None, 1.0, 1.5, 1.5],
         }
     )
-    out, dropped = spool.drop_exact_duplicates(tab)
+    out, dropped = drop_exact_duplicates(tab)
     assert out.column("valuenum").to_pylist() == [None, 1.0, 1.5, 1.5]
     assert dropped == {"chartevents": 1}
 
@@ -304,7 +305,7 @@ def test_sorting_and_dropping_duplicates_in_one_take_gives_the_same_table() -> N
     ).select(tables.EVENT_SCHEMA.names)
     # chunked, as read back from the spool, with 600 rows given twice
     tab = pa.concat_tables([base.slice(0, 1500), base.slice(1500), base.slice(0, 600)])
-    want, want_dropped = spool.drop_exact_duplicates(spool.sort_events(tab))
+    want, want_dropped = drop_exact_duplicates(sort_events(tab))
     got, got_dropped = spool.sort_unique_events(tab)
     assert want_dropped and sum(want_dropped.values()) >= 600
     assert got_dropped == want_dropped

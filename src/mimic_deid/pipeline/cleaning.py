@@ -171,21 +171,6 @@ def _text_map(value: pa.Array, valuenum: np.ndarray, text_map: dict[str, float])
     return out
 
 
-def parse_numeric(value: pd.Series, valuenum: pd.Series) -> np.ndarray:
-    """VALUENUM where present, else VALUE parsed as a number; NaN when neither is a number."""
-    return _numeric(_arrow_text(value), _float_array(valuenum))
-
-
-def parse_ratio(value: pd.Series, valuenum: pd.Series, part: int) -> np.ndarray:
-    """Part ``part`` (0 first, 1 second) of "a/b" values; other values parsed as numeric."""
-    return _ratio(_arrow_text(value), _float_array(valuenum), part)
-
-
-def parse_text_map(value: pd.Series, valuenum: pd.Series, text_map: dict[str, float]) -> np.ndarray:
-    """VALUE (lower-cased, stripped) looked up in ``text_map``; values not in it parsed as numeric."""
-    return _text_map(_arrow_text(value), _float_array(valuenum), text_map)
-
-
 def _float_array(values: pd.Series | np.ndarray) -> np.ndarray:
     return pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan

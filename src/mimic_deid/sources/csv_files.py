@@ -22,7 +22,6 @@ __all__ = [
     "find_table_file",
     "folders_holding",
     "gzip_damage",
-    "header_of",
     "is_decompress_error",
     "is_gzip",
     "map_columns",
@@ -250,9 +249,3 @@ def map_columns(
             )
     wanted = {c.name for c in spec.columns}
     return parser_names, {k: v for k, v in present.items() if k in wanted}
-
-
-def header_of(path: str | os.PathLike) -> list[str]:
-    """The header names of a CSV(.gz) file, as written (for loaders and tests)."""
-    names, _ = read_head(path, str(path))
-    return names

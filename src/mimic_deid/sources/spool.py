@@ -28,9 +28,7 @@ __all__ = [
     "SPOOL_ADMISSIONS",
     "SPOOL_COMPRESSION",
     "allow_open_files",
-    "drop_exact_duplicates",
     "hadm_ranges",
-    "sort_events",
     "sort_unique_events",
     "sorted_file",
     "spool_bounds",
@@ -280,29 +278,10 @@ def _count_dropped(table_column: pa.ChunkedArray | pa.Array) -> dict[str, int]:
     return dict(zip(names.tolist(), counts.tolist(), strict=True))
 
 
-def drop_exact_duplicates(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
-    """Drop rows equal in every column to the previous row of the sorted ``tab``.
-
-    Nulls compare equal to nulls (see :func:`_duplicate_rows`). Returns the table and the
-    rows dropped per event table (``table`` column value).
-    """
-    dup = _duplicate_rows(tab)
-    if not dup.any():
-        return tab, {}
-    dropped = _count_dropped(tab.column("table").filter(pa.array(dup)))
-    return tab.filter(pa.array(~dup)), dropped
-
-
-def sort_events(tab: pa.Table) -> pa.Table:
-    """Sort by :data:`tables.EVENT_SORT_KEYS` (nulls last) into one contiguous chunk."""
-    if tab.num_rows:
-        tab = tab.sort_by([(k, "ascending") for k in tables.EVENT_SORT_KEYS])
-    return tab.combine_chunks()
-
-
 def sort_unique_events(tab: pa.Table) -> tuple[pa.Table, dict[str, int]]:
-    """:func:`sort_events` then :func:`drop_exact_duplicates`, with one copy of the rows: the
-    sort order and the duplicates are found on the unsorted table, and only the rows kept are
+    """The events sorted by :data:`~mimic_deid.sources.tables.EVENT_SORT_KEYS` without their
+    exact duplicate rows, and the rows dropped per table; with one copy of the rows: the sort
+    order and the duplicates are found on the unsorted table, and only the rows kept are
     taken, in order, into one contiguous chunk per column."""
     if not tab.num_rows:
         return tab.combine_chunks(), {}
