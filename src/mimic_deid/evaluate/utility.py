@@ -43,7 +43,6 @@ from mimic_deid.evaluate.benchmark_features import (
     SUBSEQUENCES,
     benchmark_features,
     datasets_from_long,
-    feature_names,
     features_from_long,
     subsequence_bounds,
 )
@@ -69,7 +68,6 @@ __all__ = [
     "benchmark_features",
     "datasets_from_long",
     "evaluate_model",
-    "feature_names",
     "features_from_long",
     "fit_mortality_model",
     "subsequence_bounds",
