@@ -2,12 +2,8 @@
 pseudonymous release and its privacy check."""
 
 from mimic_deid.deid.apply import apply_method
-from mimic_deid.deid.check import (
-    check_linkage_bound,
-    check_plausible_values,
-    check_release,
-    check_sweep_point,
-)
+from mimic_deid.deid.check import check_linkage_bound, check_release, check_sweep_point
+from mimic_deid.deid.claim_checks import check_plausible_values
 from mimic_deid.deid.classes import (
     KEY,
     ClassArray,

@@ -289,6 +289,16 @@ def release_dictionary(
     return {"release": release, "files": files}
 
 
+def _coded(name: str, values: pd.Series, meaning: str, codes) -> dict:
+    """The dictionary entry of a coded index column: ``codes`` (value, meaning) with their
+    counts in ``values``."""
+    counts = _counts(values)
+    categories = [
+        {"value": v, "meaning": m, "level": 0, "count": counts.get(v, 0)} for v, m in codes
+    ]
+    return _column(name, values.dtype, None, meaning, categories=categories)
+
+
 def _index_column(name: str, values: pd.Series, hierarchies: Mapping) -> dict:
     """The dictionary entry of one column of the release index."""
     if name == "pseudonym":
@@ -303,34 +313,20 @@ def _index_column(name: str, values: pd.Series, hierarchies: Mapping) -> dict:
             )  # fmt: skip
         )
     elif name == "split":
-        counts = _counts(values)
-        return (
-            _column(
-                name,
-                values.dtype,
-                None,
-                "the series' split of the data (published only by a release de-identified "
-                "per split, whose classes and demographic cells are counted within it)",
-                categories=[
-                    {"value": s, "meaning": m, "level": 0, "count": counts.get(s, 0)}
-                    for s, m in _SPLITS.items()
-                ],
-            )  # fmt: skip
+        return _coded(
+            name,
+            values,
+            "the series' split of the data (published only by a release de-identified "
+            "per split, whose classes and demographic cells are counted within it)",
+            _SPLITS.items(),
         )
     elif name in _LABELS:
         no, yes, what = _LABELS[name]
-        counts = _counts(values)
-        return (
-            _column(
-                name,
-                values.dtype,
-                None,
-                f"{what} (every published class holds at least deid.outcome_l distinct values)",
-                categories=[
-                    {"value": str(v), "meaning": m, "level": 0, "count": counts.get(str(v), 0)}
-                    for v, m in ((0, no), (1, yes))
-                ],
-            )  # fmt: skip
+        return _coded(
+            name,
+            values,
+            f"{what} (every published class holds at least deid.outcome_l distinct values)",
+            (("0", no), ("1", yes)),
         )
     elif name in STAY_DEMOGRAPHICS:
         if name not in hierarchies:

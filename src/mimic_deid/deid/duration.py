@@ -370,16 +370,16 @@ def unpublished_groups(
         what = "the whole release" if group == "all" else f"split '{group}'"
         if n < dk:
             out.append(
-                {
-                    "group": str(group),
-                    "series": n,
-                    "parameter": "deid.dk",
-                    "value": int(dk),
-                    "largest": n,
-                    "reason": f"{what}: {n} series, fewer than deid.dk = {dk} "
+                _refusal(
+                    group,
+                    n,
+                    "deid.dk",
+                    dk,
+                    n,
+                    f"{what}: {n} series, fewer than deid.dk = {dk} "
                     f"(a duration class needs dk series of one group); "
                     f"the largest dk that fits: {n}",
-                }
+                )
             )
             continue
         distinct = None
@@ -389,31 +389,42 @@ def unpublished_groups(
             distinct = int(merged[cols].nunique().min()) if cols else None
         if distinct is not None:
             out.append(
-                {
-                    "group": str(group),
-                    "series": n,
-                    "parameter": "deid.outcome_l",
-                    "value": int(outcome_l),
-                    "largest": distinct,
-                    "reason": f"{what}: {n} series, no duration class with deid.outcome_l "
+                _refusal(
+                    group,
+                    n,
+                    "deid.outcome_l",
+                    outcome_l,
+                    distinct,
+                    f"{what}: {n} series, no duration class with deid.outcome_l "
                     f"= {outcome_l} distinct outcomes of every label (the group holds "
                     f"{distinct}); the largest outcome_l that fits: {distinct}, in one class "
                     f"(a larger dk, up to {n}, makes fewer, larger classes)",
-                }
+                )
             )
         else:
             out.append(
-                {
-                    "group": str(group),
-                    "series": n,
-                    "parameter": "deid.dk",
-                    "value": int(dk),
-                    "largest": n,
-                    "reason": f"{what}: {n} series, none in a published duration class at "
-                    f"deid.dk = {dk}",
-                }
+                _refusal(
+                    group,
+                    n,
+                    "deid.dk",
+                    dk,
+                    n,
+                    f"{what}: {n} series, none in a published duration class at deid.dk = {dk}",
+                )
             )
     return out
+
+
+def _refusal(group, n: int, parameter: str, value, largest: int, reason: str) -> dict:
+    """One row of :func:`unpublished_groups`."""
+    return {
+        "group": str(group),
+        "series": n,
+        "parameter": parameter,
+        "value": int(value),
+        "largest": largest,
+        "reason": reason,
+    }
 
 
 #: The preset sized for a cohort of about 100 subjects, named by the advice of

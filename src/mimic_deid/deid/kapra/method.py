@@ -119,13 +119,7 @@ def _run(X, targets, spec, params: Mapping[str, Any], rng, algorithm: str) -> Op
         detail[f"lo_{var}"] = res.lo
         detail[f"hi_{var}"] = res.hi
     result = evaluate(X, out, targets, spec, np.full(n, iterations, dtype=np.int64))
-    return OptimiseResult(
-        X=result.X,
-        unfeasibility=result.unfeasibility,
-        distortion=result.distortion,
-        iterations=result.iterations,
-        detail=detail,
-    )
+    return dataclasses.replace(result, detail=detail)
 
 
 def run_kapra(X, targets, spec, params, rng) -> OptimiseResult:
