@@ -11,10 +11,13 @@ per block and only if an evaluator asks for it. An *evaluator* is anything with
 
 and results never depend on the block size. Two kinds exist: :class:`Disagreement` (the
 disagreement curves of seed §5.2) and :class:`Linkage` (one attacker's linkage attack, seed
-§5.3, on both sides: the original series released unchanged, and the release). A new attacker
-is one more :class:`Linkage` (or a new class with the same two methods), not an edit of the loop;
+§5.3, on both sides: the original series released unchanged, and the release);
 :class:`AttackerLinkage` runs one member of the attacker family
-(:mod:`mimic_deid.evaluate.attackers`) on the release side.
+(:mod:`mimic_deid.evaluate.attackers`) on the release side. :func:`run_blocks` gives every
+block to every evaluator. Which evaluators a release's privacy rule runs is the evaluator
+registry (:data:`~mimic_deid.evaluate.registry.EVALUATORS`): a new feature attacker is one
+class and one line there, a new member of the family one class and one line in
+:data:`~mimic_deid.evaluate.attackers.ATTACKERS`; neither edits the loop.
 """
 
 from __future__ import annotations
