@@ -496,7 +496,7 @@ def evaluate_release(
     settings = _settings(standardise, block_rows, series_distance, dtw_window, seed, max_targets)
     request = Request(
         knowledge, tuple(float(e) for e in linkage_errors), tuple(check_attackers(family or ())),
-        settings.seed, settings.standardise, settings.block_rows, fk,
+        settings.seed, settings.standardise, settings.block_rows, fk, tuple(dims),
     )  # fmt: skip
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)

@@ -37,8 +37,9 @@ Entries (:data:`EVALUATORS`, in this order; one class and one registry line each
 
 A feature attacker's noise in class (group, length) comes from ``derive_rng(seed, "linkage",
 *stream, group, length)`` with its :attr:`FeatureAttack.stream` (none for ``seed``). A new
-feature attacker is one subclass of :class:`FeatureAttack` and one line in :data:`EVALUATORS`
-(and its features in :attr:`Request.features`).
+feature attacker is one subclass of :class:`FeatureAttack` (its knowledge:
+:meth:`FeatureAttack.spec`, its results: :meth:`Evaluation.collect`) and one line in
+:data:`EVALUATORS` (``tests/evaluate/test_registry.py`` adds one).
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ class Request:
         Target series per block (the disagreement summary's column block too).
     fk : int or None
         The release's k: the family's strongest member is held to ``1 / fk``.
+    dims : tuple of str
+        The series dimensions, in class-array order (for an entry that names its own
+        features, :meth:`FeatureAttack.spec`).
     """
 
     features: Mapping[str, FeatureSpec]
@@ -112,6 +116,7 @@ class Request:
     standardise: bool = False
     block_rows: int = 256
     fk: int | None = None
+    dims: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -220,11 +225,15 @@ class FeatureAttack(Evaluation):
     stream: tuple[str, ...] = ()
     ranks: bool = False
 
+    def spec(self, request: Request) -> FeatureSpec | None:
+        """The attacker's knowledge: its :attr:`Request.features` entry (None: not run)."""
+        return request.features.get(self.name)
+
     def wanted(self, request: Request) -> bool:
-        return self.name in request.features
+        return self.spec(request) is not None
 
     def start(self, ctx: ClassContext) -> _FeatureClass:
-        spec = ctx.request.features[self.name]
+        spec = self.spec(ctx.request)
         F_o, F_r = compute_features(ctx.orig.X, spec), compute_features(ctx.rel.X, spec)
         rng = ctx.rng("linkage", *self.stream)
         linkage = Linkage(F_o, F_r, rng, ctx.request.errors, TOP, ctx.cells)
