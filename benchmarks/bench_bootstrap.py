@@ -23,7 +23,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mimic_deid.core.atomic import write_json
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.evaluate.utility import _bootstrap
+from mimic_deid.evaluate.model import _bootstrap
 
 OUT = RESULTS / "bootstrap.json"
 

@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from psycopg2 import sql
+from source_reference import header_of
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
-from mimic_deid.sources.csv_source import find_table_file, header_of, is_gzip
+from mimic_deid.sources.csv_files import find_table_file, is_gzip
 from mimic_deid.sources.postgres_source import session
 
 log = get_logger(__name__)

@@ -15,7 +15,7 @@ from mimic_deid.deid import (
     encode_demographics,
     mondrian_targets,
 )
-from mimic_deid.deid.check import check_demographics
+from mimic_deid.deid.claim_checks import check_demographics
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.hierarchy import load_hierarchies
 from mimic_deid.deid.mondrian import mondrian_partition

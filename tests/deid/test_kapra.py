@@ -457,7 +457,7 @@ def test_check_fails_on_a_small_k_group_a_rare_word_and_differing_values():
 
 
 def test_blocked_farthest_pair_and_nearest_centroid_match_the_whole_computation(monkeypatch):
-    from mimic_deid.deid import kapra
+    from mimic_deid.deid.kapra import groups as kapra
 
     rng = np.random.default_rng(11)
     xs = rng.normal(size=(57, 6))

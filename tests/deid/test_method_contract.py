@@ -23,7 +23,10 @@ def _own_files(name: str) -> set[str]:
     for the constraint optimisers, the seed's tuning tables made for them."""
     module = REGISTRY[name].run.__module__
     own = {"src/mimic_deid/deid/methods.py", *HOMONYMS.get(name, ())}
-    if module != "mimic_deid.deid.methods":
+    if module.count(".") > 2:  # a method package split by job (deid/kapra/): all its modules
+        package = ROOT / "src" / module.rsplit(".", 1)[0].replace(".", "/")
+        own |= {str(f.relative_to(ROOT)) for f in package.glob("*.py")}
+    elif module != "mimic_deid.deid.methods":
         own.add("src/" + module.replace(".", "/") + ".py")
     else:  # a thin wrapper in the registry: the module of its name
         own.add(f"src/mimic_deid/deid/{name}.py")

@@ -12,10 +12,19 @@ from mimic_deid.config import validate_config
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features, feature_spec
-from mimic_deid.evaluate.curves import class_curves
+from mimic_deid.evaluate.curves import _class_distances
 from mimic_deid.evaluate.disagreement import class_std, disagreement_from_distances
 from mimic_deid.evaluate.distances import dtw_distances, feature_distances, series_distances
 from mimic_deid.evaluate.privacy import DTW_WINDOW, evaluate_class
+
+
+def class_curves(
+    orig, rel, spec, standardise=False, series_distance="euclidean", dtw_window=DTW_WINDOW
+):
+    """Every disagreement curve of one class, whole class at once (the quantities the
+    blocked evaluation summarises), and the class's original and released features."""
+    DF, DS, F_o, F_r = _class_distances(orig, rel, spec, standardise, series_distance, dtw_window)
+    return disagreement_from_distances(DF, DS), F_o, F_r
 
 
 def ref_dtw_1d(a: np.ndarray, b: np.ndarray, window: int | None) -> float:

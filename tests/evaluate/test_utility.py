@@ -9,14 +9,13 @@ from scipy.stats import skew
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.evaluate.benchmark_features import STATISTICS, SUBSEQUENCES
+from mimic_deid.evaluate.model import _bootstrap, _weighted_auc_ap
 from mimic_deid.evaluate.utility import (
     METRIC_COLUMNS,
-    _bootstrap,
-    _weighted_auc_ap,
     benchmark_features,
     datasets_from_long,
     evaluate_model,
-    feature_names,
     features_from_long,
     fit_mortality_model,
     subsequence_bounds,
@@ -24,6 +23,12 @@ from mimic_deid.evaluate.utility import (
 
 SUBS = ["all", "first10", "first25", "first50", "last10", "last25", "last50"]
 STATS = ["min", "max", "mean", "sd", "skew", "count"]
+
+
+def feature_names(dims: list[str]) -> list[str]:
+    """Names ``"{dim}_{sub}_{stat}"`` of the ``len(dims) * 42`` benchmark features, in column
+    order (:func:`~mimic_deid.evaluate.benchmark_features.benchmark_features`)."""
+    return [f"{d}_{sub}_{stat}" for d in dims for sub, _, _ in SUBSEQUENCES for stat in STATISTICS]
 
 
 def _feat(F: np.ndarray, dims: list[str], row: int, name: str) -> float:

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from series_reference import clean_events
 
 from mimic_deid.core.errors import InputDataError
-from mimic_deid.pipeline.cleaning import CLEAN_COLUMNS, clean_events, merge_stats
+from mimic_deid.pipeline.cleaning import CLEAN_COLUMNS, merge_stats
 from mimic_deid.pipeline.variables import Conversion, Variable, load_variables
 
 VARIABLES = load_variables(Path(__file__).resolve().parents[2] / "config" / "variables.yaml")

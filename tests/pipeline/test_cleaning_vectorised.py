@@ -18,16 +18,13 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from series_reference import clean_events, parse_numeric, parse_ratio, parse_text_map
 
 from mimic_deid.pipeline.cleaning import (
     RATIO_RE2,
-    clean_events,
     clean_rows,
     clean_stats,
     conversion_mask,
-    parse_numeric,
-    parse_ratio,
-    parse_text_map,
 )
 from mimic_deid.pipeline.variables import Conversion, load_variables
 

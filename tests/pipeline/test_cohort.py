@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from series_reference import assign_events_to_stays
 
 from mimic_deid.core.errors import InputDataError
-from mimic_deid.pipeline.cohort import STAYS_COLUMNS, assign_events_to_stays, build_cohort
+from mimic_deid.pipeline.cohort import STAYS_COLUMNS, build_cohort
 
 YEAR = pd.Timedelta(days=365)
 

@@ -9,9 +9,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from series_reference import build_release, resample_hourly
 
 from mimic_deid.core.errors import ConfigError, InputDataError
-from mimic_deid.pipeline.series import build_release, build_releases, resample_hourly
+from mimic_deid.pipeline.series import build_releases
 from mimic_deid.pipeline.variables import load_variables, series_variables
 
 VARIABLES = load_variables(Path(__file__).resolve().parents[2] / "config" / "variables.yaml")
@@ -302,8 +303,8 @@ def test_spooled_release_writes_the_same_file_as_writing_it_whole(
 ) -> None:
     """Streamed row group by row group, in bounded memory, the file is byte-identical."""
     from mimic_deid.core.atomic import PARQUET_COMPRESSION
-    from mimic_deid.pipeline import series as series_mod
-    from mimic_deid.pipeline.series import ReleaseSeries
+    from mimic_deid.pipeline import series_spool as series_mod
+    from mimic_deid.pipeline.series_spool import ReleaseSeries
 
     monkeypatch.setattr(series_mod, "ROW_GROUP_ROWS", 1000)
     monkeypatch.setattr(series_mod, "SPOOL_BATCH_ROWS", 128)

@@ -3,9 +3,10 @@
 from pathlib import Path
 
 import pytest
+from series_reference import itemid_to_variable
 
 from mimic_deid.core.errors import ConfigError
-from mimic_deid.pipeline.variables import itemid_to_variable, load_variables, series_variables
+from mimic_deid.pipeline.variables import load_variables, series_variables
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,11 +11,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from mimic_fixtures import EXPECTED, random_events, write_mimic_dir
+from source_reference import drop_exact_duplicates, sort_events
 
 from mimic_deid.core.atomic import read_json
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.pipeline.variables import load_variables
-from mimic_deid.sources import extract, tables
+from mimic_deid.sources import extract, spool, tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
 
@@ -212,9 +213,9 @@ def test_large_buckets_are_sorted_in_hadm_ranges(
 
 def test_spool_bounds_cut_every_buckets_times_per_file_admissions() -> None:
     hadm = np.array([7, 3, 5, 1, 9, 3, 11])  # distinct: 1 3 5 7 9 11
-    assert extract.spool_bounds(hadm, 2, 1).tolist() == [5, 9]
-    assert extract.spool_bounds(hadm, 1, 4).tolist() == [9]
-    assert extract.spool_bounds(hadm, 8, 256).tolist() == []
+    assert spool.spool_bounds(hadm, 2, 1).tolist() == [5, 9]
+    assert spool.spool_bounds(hadm, 1, 4).tolist() == [9]
+    assert spool.spool_bounds(hadm, 8, 256).tolist() == []
 
 
 def test_parts_are_the_same_whatever_the_spool_ranges_and_threads(
@@ -247,9 +248,9 @@ def test_parts_are_the_same_whatever_the_spool_ranges_and_threads(
 
 def test_hadm_ranges_cover_every_row_within_the_limit() -> None:
     hadm = np.array([5, 1, 1, 2, 9, 9, 9, 9, 3, 2, 5])
-    ranges = extract.hadm_ranges(hadm, 3)
+    ranges = spool.hadm_ranges(hadm, 3)
     assert ranges == [(1, 1), (2, 3), (5, 5), (9, 9)]  # 9 alone exceeds the limit
-    assert extract.hadm_ranges(np.array([], dtype=np.int64), 3) == []
+    assert spool.hadm_ranges(np.array([], dtype=np.int64), 3) == []
 
 
 def test_exact_duplicate_event_rows_are_dropped_and_counted(tmp_path: Path) -> None:
@@ -277,7 +278,7 @@ def test_drop_exact_duplicates_treats_nulls_as_equal_and_keeps_near_duplicates()
             "valuenum": [None, None, 1.0, 1.5, 1.5],
         }
     )
-    out, dropped = extract.drop_exact_duplicates(tab)
+    out, dropped = drop_exact_duplicates(tab)
     assert out.column("valuenum").to_pylist() == [None, 1.0, 1.5, 1.5]
     assert dropped == {"chartevents": 1}
 
@@ -304,8 +305,8 @@ def test_sorting_and_dropping_duplicates_in_one_take_gives_the_same_table() -> N
     ).select(tables.EVENT_SCHEMA.names)
     # chunked, as read back from the spool, with 600 rows given twice
     tab = pa.concat_tables([base.slice(0, 1500), base.slice(1500), base.slice(0, 600)])
-    want, want_dropped = extract.drop_exact_duplicates(extract.sort_events(tab))
-    got, got_dropped = extract.sort_unique_events(tab)
+    want, want_dropped = drop_exact_duplicates(sort_events(tab))
+    got, got_dropped = spool.sort_unique_events(tab)
     assert want_dropped and sum(want_dropped.values()) >= 600
     assert got_dropped == want_dropped
     assert got.equals(want)
@@ -392,7 +393,7 @@ def test_too_many_spool_files_for_the_open_file_limit_is_one_line(
 
     monkeypatch.setattr(resource, "getrlimit", lambda _: (64, 300))
     with pytest.raises(ConfigError) as info:
-        extract.BucketSpool(tmp_path / "spool", 8, 1000, bounds=np.arange(10))
+        spool.BucketSpool(tmp_path / "spool", 8, 1000, bounds=np.arange(10))
     assert str(info.value) == (
         "the extraction spools events to 88 files at once (config parameter "
         "'source/event_buckets' x hadm_id ranges of 128 admissions each), but this process may "

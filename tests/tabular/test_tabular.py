@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom
+from tabular_reference import brute_force_inverse, brute_force_ola
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.seeding import derive_rng
@@ -20,8 +21,6 @@ from mimic_deid.tabular import (
     Encoded,
     Lattice,
     LossModel,
-    brute_force_inverse,
-    brute_force_ola,
     check_k_values,
     class_sizes,
     concealing_grid,

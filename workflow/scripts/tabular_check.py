@@ -3,23 +3,18 @@ a refusal only with config `strict: true`)."""
 
 import pandas as pd
 
+from mimic_deid import tabular
 from mimic_deid.core.atomic import read_json, write_json
 from mimic_deid.core.logs import run_stage
-from mimic_deid.tabular import (
-    DEMOGRAPHIC_QIS,
-    check_tabular_release,
-    load_hierarchies,
-    procedure_columns,
-)
 
 p = snakemake.params
 with run_stage(snakemake.rule, snakemake.log[0]):
-    result = check_tabular_release(
+    result = tabular.check_tabular_release(
         pd.read_parquet(snakemake.input.release),
         read_json(snakemake.input.summary),
         pd.read_parquet(snakemake.input.demographics),
-        load_hierarchies(snakemake.input.hierarchies),
-        [*DEMOGRAPHIC_QIS, *procedure_columns(p.procedures)],
+        tabular.load_hierarchies(snakemake.input.hierarchies),
+        [*tabular.DEMOGRAPHIC_QIS, *tabular.procedure_columns(p.procedures)],
         k=int(p.release["k"]),
         max_sup=float(p.release["max_sup"]),
         strict=bool(p.strict),

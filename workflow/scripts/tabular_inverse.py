@@ -2,23 +2,17 @@
 
 import pandas as pd
 
+from mimic_deid import tabular
 from mimic_deid.core.atomic import write_csv
 from mimic_deid.core.logs import run_stage
-from mimic_deid.tabular import (
-    DEMOGRAPHIC_QIS,
-    concealing_grid,
-    inverse_grid,
-    load_hierarchies,
-    procedure_columns,
-)
 
 p = snakemake.params
 with run_stage(snakemake.rule, snakemake.log[0]):
-    hierarchies = load_hierarchies(snakemake.input.hierarchies)
-    procs = procedure_columns(p.procedures)
-    views = {"all": [*DEMOGRAPHIC_QIS, *procs], "reduced": ["yob", "gender", *procs]}
+    hierarchies = tabular.load_hierarchies(snakemake.input.hierarchies)
+    procs = tabular.procedure_columns(p.procedures)
+    views = {"all": [*tabular.DEMOGRAPHIC_QIS, *procs], "reduced": ["yob", "gender", *procs]}
     inv = p.inverse
-    grid = inverse_grid(
+    grid = tabular.inverse_grid(
         pd.read_parquet(snakemake.input.demographics),
         hierarchies,
         views,
@@ -30,5 +24,5 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         n: pd.read_parquet(f)
         for n, f in zip(p.model_procedures, snakemake.input.models, strict=True)
     }
-    conc = concealing_grid(tables, hierarchies, p.models, inv["max_loss"], inv["max_sup"])
+    conc = tabular.concealing_grid(tables, hierarchies, p.models, inv["max_loss"], inv["max_sup"])
     write_csv(conc, snakemake.output.concealing)

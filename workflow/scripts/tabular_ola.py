@@ -2,25 +2,19 @@
 
 import pandas as pd
 
+from mimic_deid import tabular
 from mimic_deid.core.atomic import write_csv, write_json, write_parquet
 from mimic_deid.core.logs import run_stage
-from mimic_deid.tabular import (
-    DEMOGRAPHIC_QIS,
-    load_hierarchies,
-    ola_grid,
-    procedure_columns,
-    release_table,
-)
 
 p = snakemake.params
 with run_stage(snakemake.rule, snakemake.log[0]):
     table = pd.read_parquet(snakemake.input.demographics)
-    hierarchies = load_hierarchies(snakemake.input.hierarchies)
-    qis = [*DEMOGRAPHIC_QIS, *procedure_columns(p.procedures)]
-    grid = ola_grid(table, hierarchies, qis, p.ola["k"], p.ola["max_sup"], p.ola["metrics"])
+    hierarchies = tabular.load_hierarchies(snakemake.input.hierarchies)
+    qis = [*tabular.DEMOGRAPHIC_QIS, *tabular.procedure_columns(p.procedures)]
+    grid = tabular.ola_grid(table, hierarchies, qis, p.ola["k"], p.ola["max_sup"], p.ola["metrics"])
     write_csv(grid, snakemake.output.grid)
     rel = p.release
-    release, summary = release_table(
+    release, summary = tabular.release_table(
         table, hierarchies, qis, rel["k"], rel["max_sup"], rel["metric"]
     )
     write_parquet(release, snakemake.output.release)

@@ -365,23 +365,7 @@ def mdav(
     freq_of = freq[inverse.ravel()]
     progress = Progress(f"LDA {alignment} k={k}", N, log, unit="trajectories")
     while remaining.size:
-        if remaining.size >= 2 * k:
-            mode = remaining[np.argmax(freq_of[remaining])]
-            cand = _take(traj, remaining)
-            ci, ca = batch(
-                traj.icd[mode, : traj.length[mode]],
-                traj.age[mode, : traj.length[mode]],
-                cand,
-                hicd,
-                hage,
-                w_icd,
-                w_age,
-            )
-            seed_rec = remaining[int(np.argmax(ci + ca))]
-            size = k
-        else:
-            seed_rec = remaining[0]
-            size = remaining.size
+        seed_rec, size = _cluster_seed(traj, remaining, k, freq_of, batch, hicd, hage, w_icd, w_age)
         members = [seed_rec]
         remaining = remaining[remaining != seed_rec]
         n0 = traj.length[seed_rec]
@@ -421,6 +405,17 @@ def mdav(
     progress.close()
     ilm, alm = dataset_losses(traj, cluster, published, pair_to, hicd, hage)
     return LdaResult(cluster, published, pair_to, ilm, alm)
+
+
+def _cluster_seed(traj, remaining, k, freq_of, batch, hicd, hage, w_icd, w_age):
+    """The next cluster's seed record and size: with at least ``2k`` records left, the one
+    farthest from the most frequent trajectory, for ``k`` members; else the first, for all."""
+    if remaining.size < 2 * k:
+        return remaining[0], remaining.size
+    mode = remaining[np.argmax(freq_of[remaining])]
+    icd, age = traj.icd[mode, : traj.length[mode]], traj.age[mode, : traj.length[mode]]
+    ci, ca = batch(icd, age, _take(traj, remaining), hicd, hage, w_icd, w_age)
+    return remaining[int(np.argmax(ci + ca))], k
 
 
 def dataset_losses(traj, cluster, published, pair_to, hicd, hage) -> tuple[float, float]:

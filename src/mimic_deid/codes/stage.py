@@ -294,6 +294,34 @@ def lda_trajectories(
     return traj, hicd, hage, info
 
 
+def _lda_row(res, alignment: str, k: int, workload, hicd, hage, max_query_pairs: int) -> dict:
+    """One row of :func:`lda_table`: the losses, AvgRE and groups of one LDA result."""
+    smallest = check_k_anonymous(res, k)
+    are = avg_relative_error(workload, res, hicd, hage)
+    by_size = {f"avg_re_{s}": are.get(f"avg_re_{s}") for s in range(1, max_query_pairs + 1)}
+    log.info(
+        "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f (%d queries)",
+        alignment,
+        k,
+        res.ilm,
+        res.alm,
+        are["avg_re"],
+        len(workload),
+    )
+    return {
+        "alignment": alignment,
+        "k": k,
+        "ilm": res.ilm,
+        "alm": res.alm,
+        "lm": res.ilm + res.alm,
+        "avg_re": are["avg_re"],
+        **{key: float("nan") if v is None else v for key, v in by_size.items()},
+        "queries": len(workload),
+        "clusters": len(res.published),
+        "smallest_group": smallest,
+    }
+
+
 def lda_table(
     diag: pd.DataFrame,
     sample: np.ndarray,
@@ -365,32 +393,7 @@ def lda_table(
                     "trajectories clustered"
                 )
             res = mdav(traj, int(k), hicd, hage, w_icd, w_age, alignment)
-            smallest = check_k_anonymous(res, int(k))
-            are = avg_relative_error(workload, res, hicd, hage)
-            by_size = {f"avg_re_{s}": are.get(f"avg_re_{s}") for s in range(1, max_query_pairs + 1)}
-            out.append(
-                {
-                    "alignment": alignment,
-                    "k": int(k),
-                    "ilm": res.ilm,
-                    "alm": res.alm,
-                    "lm": res.ilm + res.alm,
-                    "avg_re": are["avg_re"],
-                    **{key: float("nan") if v is None else v for key, v in by_size.items()},
-                    "queries": len(workload),
-                    "clusters": len(res.published),
-                    "smallest_group": smallest,
-                }
-            )
-            log.info(
-                "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f (%d queries)",
-                alignment,
-                k,
-                res.ilm,
-                res.alm,
-                are["avg_re"],
-                len(workload),
-            )
+            out.append(_lda_row(res, alignment, int(k), workload, hicd, hage, max_query_pairs))
     info["workload"] = {
         "support": workload.support,
         "max_query_pairs": workload.max_pairs,

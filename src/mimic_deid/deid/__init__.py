@@ -1,12 +1,9 @@
 """De-identification: duration k-classes, demographic cells, Mondrian feature targets, release methods, the
 pseudonymous release and its privacy check."""
 
-from mimic_deid.deid.check import (
-    check_linkage_bound,
-    check_plausible_values,
-    check_release,
-    check_sweep_point,
-)
+from mimic_deid.deid.apply import apply_method
+from mimic_deid.deid.check import check_linkage_bound, check_release, check_sweep_point
+from mimic_deid.deid.claim_checks import check_plausible_values
 from mimic_deid.deid.classes import (
     KEY,
     ClassArray,
@@ -41,7 +38,6 @@ from mimic_deid.deid.kapra import KPGrouping, check_kp_groups, kp_anonymise, kp_
 from mimic_deid.deid.methods import (
     REGISTRY,
     ReleaseMethod,
-    apply_method,
     method_label,
     method_labels,
     parse_method_label,

@@ -30,6 +30,7 @@ __all__ = [
     "dims_of",
     "iter_class_arrays",
     "map_classes",
+    "outcomes_by_class",
     "read_release_classes",
     "split_cells",
     "unit_keys",
@@ -146,6 +147,17 @@ def unit_keys(frame: pd.DataFrame) -> list[str]:
     ``class_length`` and, where present, the demographic ``cell`` (a method's own group ids,
     e.g. the (k,P) k-groups, are unique only within it)."""
     return ["group", "class_length", *(["cell"] if "cell" in frame.columns else [])]
+
+
+def outcomes_by_class(
+    outcomes: pd.DataFrame | None, classes: Sequence[ClassArray]
+) -> list[np.ndarray | None]:
+    """The outcome labels of every class's series, in its key order, shape (n, t) each
+    (``outcomes``: ``icustay_id`` and the labels; None: None per class)."""
+    if outcomes is None:
+        return [None] * len(classes)
+    by_key = outcomes.set_index(KEY)
+    return [by_key.loc[cls.keys].to_numpy() for cls in classes]
 
 
 def split_cells(classes: Sequence[ClassArray], cells: pd.Series) -> list[ClassArray]:

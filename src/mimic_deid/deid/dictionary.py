@@ -273,63 +273,9 @@ def release_dictionary(
                 "published)",
             )  # fmt: skip
         )
-    index_columns = []
-    for name in index_public.columns:
-        values = index_public[name]
-        if name == "pseudonym":
-            index_columns.append(_column(name, values.dtype, None, "as in series.parquet"))
-        elif name == "duration_class":
-            index_columns.append(
-                _column(
-                    name,
-                    values.dtype,
-                    "hours",
-                    "released length of the series (every class holds at least dk series)",
-                )  # fmt: skip
-            )
-        elif name == "split":
-            counts = _counts(values)
-            index_columns.append(
-                _column(
-                    name,
-                    values.dtype,
-                    None,
-                    "the series' split of the data (published only by a release de-identified "
-                    "per split, whose classes and demographic cells are counted within it)",
-                    categories=[
-                        {"value": s, "meaning": m, "level": 0, "count": counts.get(s, 0)}
-                        for s, m in _SPLITS.items()
-                    ],
-                )  # fmt: skip
-            )
-        elif name in _LABELS:
-            no, yes, what = _LABELS[name]
-            counts = _counts(values)
-            index_columns.append(
-                _column(
-                    name,
-                    values.dtype,
-                    None,
-                    f"{what} (every published class holds at least deid.outcome_l distinct values)",
-                    categories=[
-                        {"value": str(v), "meaning": m, "level": 0, "count": counts.get(str(v), 0)}
-                        for v, m in ((0, no), (1, yes))
-                    ],
-                )  # fmt: skip
-            )
-        elif name in STAY_DEMOGRAPHICS:
-            if name not in hierarchies:
-                raise InputDataError(
-                    f"index.parquet: demographic '{name}' has no hierarchy in the hierarchies "
-                    f"file; it defines {sorted(hierarchies)}"
-                )
-            index_columns.append(_demographic(name, values, hierarchies[name]))
-        else:
-            raise InputDataError(
-                f"index.parquet: column '{name}' has no entry in the data dictionary; expected "
-                "pseudonym, duration_class, split, a demographic "
-                f"{list(STAY_DEMOGRAPHICS)} or a label {list(_LABELS)}"
-            )
+    index_columns = [
+        _index_column(name, index_public[name], hierarchies) for name in index_public.columns
+    ]
     files = [
         {"file": "series.parquet", "meaning": "one row per (series, hour)",
          "rows": int(len(series_public) if series_rows is None else series_rows), "columns": series_columns},
@@ -341,6 +287,60 @@ def release_dictionary(
         {"file": DICTIONARY_MD, "meaning": "this data dictionary, as text"},
     ]  # fmt: skip
     return {"release": release, "files": files}
+
+
+def _coded(name: str, values: pd.Series, meaning: str, codes) -> dict:
+    """The dictionary entry of a coded index column: ``codes`` (value, meaning) with their
+    counts in ``values``."""
+    counts = _counts(values)
+    categories = [
+        {"value": v, "meaning": m, "level": 0, "count": counts.get(v, 0)} for v, m in codes
+    ]
+    return _column(name, values.dtype, None, meaning, categories=categories)
+
+
+def _index_column(name: str, values: pd.Series, hierarchies: Mapping) -> dict:
+    """The dictionary entry of one column of the release index."""
+    if name == "pseudonym":
+        return _column(name, values.dtype, None, "as in series.parquet")
+    elif name == "duration_class":
+        return (
+            _column(
+                name,
+                values.dtype,
+                "hours",
+                "released length of the series (every class holds at least dk series)",
+            )  # fmt: skip
+        )
+    elif name == "split":
+        return _coded(
+            name,
+            values,
+            "the series' split of the data (published only by a release de-identified "
+            "per split, whose classes and demographic cells are counted within it)",
+            _SPLITS.items(),
+        )
+    elif name in _LABELS:
+        no, yes, what = _LABELS[name]
+        return _coded(
+            name,
+            values,
+            f"{what} (every published class holds at least deid.outcome_l distinct values)",
+            (("0", no), ("1", yes)),
+        )
+    elif name in STAY_DEMOGRAPHICS:
+        if name not in hierarchies:
+            raise InputDataError(
+                f"index.parquet: demographic '{name}' has no hierarchy in the hierarchies "
+                f"file; it defines {sorted(hierarchies)}"
+            )
+        return _demographic(name, values, hierarchies[name])
+    else:
+        raise InputDataError(
+            f"index.parquet: column '{name}' has no entry in the data dictionary; expected "
+            "pseudonym, duration_class, split, a demographic "
+            f"{list(STAY_DEMOGRAPHICS)} or a label {list(_LABELS)}"
+        )
 
 
 #: A sequence release's states, per table: what a state is, and what each known one means.

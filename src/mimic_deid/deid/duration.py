@@ -46,6 +46,31 @@ from mimic_deid.core.errors import (
     require_int,
 )
 from mimic_deid.core.logs import get_logger
+from mimic_deid.deid.duration_stats import (
+    check_lengths,
+    duration_summary,
+    duration_uniqueness,
+    records_lost,
+)
+
+__all__ = [
+    "DURATION_METHODS",
+    "GROUP_BY_SPLIT",
+    "LABELLED",
+    "LABELS",
+    "SMALL_COHORT_PRESET",
+    "algorithm3_classes",
+    "assign_duration_classes",
+    "assign_duration_classes_grouped",
+    "deid_groups",
+    "duration_classes",
+    "duration_summary",
+    "duration_uniqueness",
+    "outcome_diverse",
+    "records_lost",
+    "require_publishable",
+    "unpublished_groups",
+]
 
 log = get_logger(__name__)
 
@@ -60,25 +85,6 @@ def _check_method(method: str) -> str:
 
 def _check_k(k: int, name: str = "k") -> int:
     return require_int(k, f"duration {name} (dk)" if name == "k" else f"duration {name}")
-
-
-def _check_lengths(lengths: np.ndarray, name: str = "lengths") -> np.ndarray:
-    arr = np.asarray(lengths)
-    if arr.ndim != 1:
-        raise InputDataError(f"{name} must be one-dimensional (n_series,), got shape {arr.shape}")
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        as_int = arr.astype(np.int64) if np.all(np.isfinite(arr)) else None
-        if as_int is None or not np.array_equal(as_int, arr):
-            raise InputDataError(f"{name} must be whole numbers of hours, got dtype {arr.dtype}")
-        arr = as_int
-    arr = arr.astype(np.int64, copy=False)
-    if arr.size and arr.min() < 1:
-        bad = int(np.sum(arr < 1))
-        raise InputDataError(
-            f"{name}: {bad} series have length < 1 hour (minimum {int(arr.min())}); "
-            "every series must have at least one hour"
-        )
-    return arr
 
 
 def assign_duration_classes(lengths: np.ndarray, k: int, method: str = "greedy") -> np.ndarray:
@@ -115,7 +121,7 @@ def assign_duration_classes(lengths: np.ndarray, k: int, method: str = "greedy")
     """
     k = _check_k(k)
     method = _check_method(method)
-    lengths = _check_lengths(lengths)
+    lengths = check_lengths(lengths)
     n = lengths.size
     out = np.zeros(n, dtype=np.int32)
     if n == 0:
@@ -231,7 +237,7 @@ def assign_duration_classes_grouped(
     """
     k = _check_k(k)
     method = _check_method(method)
-    lengths = _check_lengths(lengths)
+    lengths = check_lengths(lengths)
     if groups is None:
         return assign_duration_classes(lengths, k, method)
     groups = np.asarray(groups)
@@ -245,125 +251,6 @@ def assign_duration_classes_grouped(
         idx = np.flatnonzero(codes == g)
         out[idx] = assign_duration_classes(lengths[idx], k, method)
     return out
-
-
-def _check_pair(lengths: np.ndarray, class_lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    lengths = _check_lengths(lengths)
-    class_lengths = np.asarray(class_lengths).astype(np.int64, copy=False)
-    if class_lengths.shape != lengths.shape:
-        raise InputDataError(
-            f"class_lengths must have the shape of lengths {lengths.shape}, "
-            f"got {class_lengths.shape}"
-        )
-    outside = (class_lengths < 0) | (class_lengths > lengths)
-    if outside.any():
-        first = int(np.flatnonzero(outside)[0])
-        raise InputDataError(
-            f"class_lengths must lie in [0, length] for every series; {int(outside.sum())} "
-            f"series lie outside (first: class length {int(class_lengths[first])} for length "
-            f"{int(lengths[first])})"
-        )
-    return lengths, class_lengths
-
-
-def records_lost(lengths: np.ndarray, class_lengths: np.ndarray) -> np.ndarray:
-    """Hours each series loses to its duration class.
-
-    Parameters
-    ----------
-    lengths, class_lengths : ndarray of int, shape (n,)
-        Original lengths and class lengths (0 = suppressed), in hours.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        ``length - class_length``: the leading hours dropped; a suppressed series loses all.
-    """
-    lengths, class_lengths = _check_pair(lengths, class_lengths)
-    return lengths - class_lengths
-
-
-def duration_summary(lengths: np.ndarray, class_lengths: np.ndarray) -> dict:
-    """Public summary of a duration de-identification (seed §6.1).
-
-    Parameters
-    ----------
-    lengths, class_lengths : ndarray of int, shape (n,)
-        Original lengths and class lengths (0 = suppressed).
-
-    Returns
-    -------
-    dict
-        ``series_in``, ``released``, ``moved`` (released with a shorter class), ``suppressed``,
-        ``classes`` (number of released class lengths), ``smallest_class`` (size of the
-        smallest released class, None if nothing is released), ``records_in``,
-        ``records_lost`` (total), ``records_lost_mean`` / ``records_lost_sd`` (hours lost per
-        series) and ``records_lost_pct_mean`` / ``records_lost_pct_sd`` (percent of the series'
-        hours lost).
-
-    Notes
-    -----
-    Conventions: a suppressed series counts as losing ALL its records (100 %), so suppression
-    is never hidden by the averages; means and standard deviations are over every input series
-    (released and suppressed); standard deviations are population SDs (``ddof=0``). With no
-    input series the per-series statistics are None.
-    """
-    lengths, class_lengths = _check_pair(lengths, class_lengths)
-    n = int(lengths.size)
-    released = class_lengths > 0
-    lost = records_lost(lengths, class_lengths).astype(np.float64)
-    pct = 100.0 * lost / np.maximum(lengths, 1)
-    _, sizes = np.unique(class_lengths[released], return_counts=True)
-
-    def stat(values: np.ndarray, fn) -> float | None:
-        return float(fn(values)) if n else None
-
-    return {
-        "series_in": n,
-        "released": int(released.sum()),
-        "moved": int(np.sum(released & (class_lengths < lengths))),
-        "suppressed": int(n - released.sum()),
-        "classes": int(sizes.size),
-        "smallest_class": int(sizes.min()) if sizes.size else None,
-        "records_in": int(lengths.sum()),
-        "records_lost": int(lost.sum()),
-        "records_lost_mean": stat(lost, np.mean),
-        "records_lost_sd": stat(lost, np.std),
-        "records_lost_pct_mean": stat(pct, np.mean),
-        "records_lost_pct_sd": stat(pct, np.std),
-    }
-
-
-def duration_uniqueness(lengths: np.ndarray, at_most: int = 5) -> dict:
-    """How identifying the lengths are before de-identification (seed §6.1).
-
-    Parameters
-    ----------
-    lengths : ndarray of int, shape (n,)
-        Original series lengths in hours (one hour class per distinct length).
-    at_most : int
-        Size bound of a "small" hour class (the seed counts classes of at most 5 series).
-
-    Returns
-    -------
-    dict
-        ``unique_series`` (series alone in their hour class), ``small_series`` (series in an
-        hour class of at most ``at_most`` series), ``small_pct`` (percent of all series),
-        ``small_min_length`` (shortest length with a small class, None if there is none) and
-        ``at_most``.
-    """
-    lengths = _check_lengths(lengths)
-    at_most = require_int(at_most, "duration uniqueness bound")
-    _, inverse, sizes = np.unique(lengths, return_inverse=True, return_counts=True)
-    per_series = sizes[inverse]
-    small = per_series <= at_most
-    return {
-        "at_most": at_most,
-        "unique_series": int(np.sum(per_series == 1)),
-        "small_series": int(small.sum()),
-        "small_pct": float(100.0 * small.mean()) if lengths.size else None,
-        "small_min_length": int(lengths[small].min()) if small.any() else None,
-    }
 
 
 #: Releases that publish the outcome labels (:data:`LABELS`): only the one that needs them.
@@ -483,16 +370,16 @@ def unpublished_groups(
         what = "the whole release" if group == "all" else f"split '{group}'"
         if n < dk:
             out.append(
-                {
-                    "group": str(group),
-                    "series": n,
-                    "parameter": "deid.dk",
-                    "value": int(dk),
-                    "largest": n,
-                    "reason": f"{what}: {n} series, fewer than deid.dk = {dk} "
+                _refusal(
+                    group,
+                    n,
+                    "deid.dk",
+                    dk,
+                    n,
+                    f"{what}: {n} series, fewer than deid.dk = {dk} "
                     f"(a duration class needs dk series of one group); "
                     f"the largest dk that fits: {n}",
-                }
+                )
             )
             continue
         distinct = None
@@ -502,31 +389,42 @@ def unpublished_groups(
             distinct = int(merged[cols].nunique().min()) if cols else None
         if distinct is not None:
             out.append(
-                {
-                    "group": str(group),
-                    "series": n,
-                    "parameter": "deid.outcome_l",
-                    "value": int(outcome_l),
-                    "largest": distinct,
-                    "reason": f"{what}: {n} series, no duration class with deid.outcome_l "
+                _refusal(
+                    group,
+                    n,
+                    "deid.outcome_l",
+                    outcome_l,
+                    distinct,
+                    f"{what}: {n} series, no duration class with deid.outcome_l "
                     f"= {outcome_l} distinct outcomes of every label (the group holds "
                     f"{distinct}); the largest outcome_l that fits: {distinct}, in one class "
                     f"(a larger dk, up to {n}, makes fewer, larger classes)",
-                }
+                )
             )
         else:
             out.append(
-                {
-                    "group": str(group),
-                    "series": n,
-                    "parameter": "deid.dk",
-                    "value": int(dk),
-                    "largest": n,
-                    "reason": f"{what}: {n} series, none in a published duration class at "
-                    f"deid.dk = {dk}",
-                }
+                _refusal(
+                    group,
+                    n,
+                    "deid.dk",
+                    dk,
+                    n,
+                    f"{what}: {n} series, none in a published duration class at deid.dk = {dk}",
+                )
             )
     return out
+
+
+def _refusal(group, n: int, parameter: str, value, largest: int, reason: str) -> dict:
+    """One row of :func:`unpublished_groups`."""
+    return {
+        "group": str(group),
+        "series": n,
+        "parameter": parameter,
+        "value": int(value),
+        "largest": largest,
+        "reason": reason,
+    }
 
 
 #: The preset sized for a cohort of about 100 subjects, named by the advice of

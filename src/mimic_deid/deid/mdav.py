@@ -45,6 +45,7 @@ a different problem), so it is written here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -293,13 +294,7 @@ def run_mdav(X, targets, spec, params: Mapping[str, Any], rng) -> OptimiseResult
     else:
         sse = sst = np.zeros(0)
     result = evaluate(X, out, targets, spec, np.full(n, rounds, dtype=np.int64))
-    return OptimiseResult(
-        X=result.X,
-        unfeasibility=result.unfeasibility,
-        distortion=result.distortion,
-        iterations=result.iterations,
-        detail={"cluster": labels, "sse": sse, "sst": sst},
-    )
+    return dataclasses.replace(result, detail={"cluster": labels, "sse": sse, "sst": sst})
 
 
 def mdav_summary(per_series: pd.DataFrame) -> dict:

@@ -13,7 +13,7 @@ reveals nothing of the pattern:
 - a class in which no series observed the variable keeps it entirely null.
 
 After this, within a duration class a released variable is either complete for every series or
-null for every series (checked by :func:`mimic_deid.deid.check.check_missing_withheld`).
+null for every series (checked by :func:`mimic_deid.deid.claim_checks.check_missing_withheld`).
 """
 
 from __future__ import annotations

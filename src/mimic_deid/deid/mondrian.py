@@ -258,29 +258,14 @@ def mondrian_partition(
         return labels
 
     diversity = _Diversity(X, n) if heuristic == "diversity" else None
-    Y = None
-    if outcomes is not None and ell > 1:
-        outcomes = np.asarray(outcomes)
-        if outcomes.ndim != 2 or outcomes.shape[0] != n:
-            raise InputDataError(
-                f"outcomes must be a 2-D array with one row per series ({n}), got {outcomes.shape}"
-            )
-        Y = _one_hot(outcomes)
+    Y = _outcome_codes(outcomes, n) if outcomes is not None and ell > 1 else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)
         global_range = np.nanmax(F, axis=0) - np.nanmin(F, axis=0)
     range_ok = np.isfinite(global_range) & (global_range > 0)
 
     leaves: list[np.ndarray] = []
-    if cells is None:
-        stack: list[np.ndarray] = [np.arange(n, dtype=np.int64)]
-    else:
-        cells = np.asarray(cells)
-        if cells.shape != (n,):
-            raise InputDataError(f"cells must have one entry per series ({n}), got {cells.shape}")
-        order = np.argsort(cells, kind="stable")
-        bounds = np.flatnonzero(np.diff(cells[order])) + 1
-        stack = list(reversed(np.split(order, bounds)))  # first cell processed first
+    stack = _cell_stack(cells, n)
     while stack:
         P = stack.pop()
         if P.size < 2 * k or m == 0:
@@ -293,31 +278,59 @@ def mondrian_partition(
         if not allowed.any():
             leaves.append(P)
             continue
-        cand = np.flatnonzero(allowed)
-        if diversity is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", category=RuntimeWarning)
-                part_range = np.nanmax(FP[:, cand], axis=0) - np.nanmin(FP[:, cand], axis=0)
-            norm = part_range / global_range[cand]
-            j = cand[np.argsort(-norm, kind="stable")[0]]
-        else:
-            scores = diversity.scores(P, left[:, cand])
-            j = cand[int(np.argmax(scores))]
+        j = _split_feature(FP, P, left, np.flatnonzero(allowed), diversity, global_range)
         stack.append(P[~left[:, j]])  # right half (values > split, or null)
         stack.append(P[left[:, j]])  # left half, processed first
 
     first = np.array([leaf.min() for leaf in leaves], dtype=np.int64)
     for label, leaf_idx in enumerate(np.argsort(first, kind="stable")):
         labels[leaves[leaf_idx]] = label
+    smallest = min(leaf.size for leaf in leaves)
     log.info(
         "Mondrian %s k=%d: %d series -> %d classes (smallest %d)",
         heuristic,
         k,
         n,
         len(leaves),
-        min(leaf.size for leaf in leaves),
+        smallest,
     )
     return labels
+
+
+def _split_feature(FP, P, left, cand, diversity, global_range) -> int:
+    """The feature partition ``P`` (features ``FP``) is split on, among the allowed ``cand``:
+    the widest normalised range (``range``) or the best diversity score."""
+    if diversity is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=RuntimeWarning)
+            part_range = np.nanmax(FP[:, cand], axis=0) - np.nanmin(FP[:, cand], axis=0)
+        norm = part_range / global_range[cand]
+        return cand[np.argsort(-norm, kind="stable")[0]]
+    scores = diversity.scores(P, left[:, cand])
+    return cand[int(np.argmax(scores))]
+
+
+def _outcome_codes(outcomes: np.ndarray, n: int):
+    """The outcomes (n, t) one-hot coded (:func:`_one_hot`), after their shape is checked."""
+    outcomes = np.asarray(outcomes)
+    if outcomes.ndim != 2 or outcomes.shape[0] != n:
+        raise InputDataError(
+            f"outcomes must be a 2-D array with one row per series ({n}), got {outcomes.shape}"
+        )
+    return _one_hot(outcomes)
+
+
+def _cell_stack(cells: np.ndarray | None, n: int) -> list[np.ndarray]:
+    """The partitions the split starts from: every series (``cells`` None) or one per
+    demographic cell, the first cell last (it is popped first)."""
+    if cells is None:
+        return [np.arange(n, dtype=np.int64)]
+    cells = np.asarray(cells)
+    if cells.shape != (n,):
+        raise InputDataError(f"cells must have one entry per series ({n}), got {cells.shape}")
+    order = np.argsort(cells, kind="stable")
+    bounds = np.flatnonzero(np.diff(cells[order])) + 1
+    return list(reversed(np.split(order, bounds)))
 
 
 def class_targets(F: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -167,26 +167,58 @@ def assemble_release(
         c for c in (demographics.columns if demographics is not None else []) if c != key_col
     ]
     if demographics is not None:
-        require_columns(demographics, [key_col], "demographics table")
-        index = index.merge(demographics.drop_duplicates(key_col), on=key_col, how="left")
-        lost = int(index[demo_cols].isna().any(axis=1).sum()) if demo_cols else 0
-        if lost:
-            raise InputDataError(
-                f"demographics table: {lost} released series have no published demographics; "
-                f"expected one row per released '{key_col}'"
-            )
+        index = _with_demographics(index, demographics, demo_cols, key_col)
     if labels is not None:
-        require_columns(labels, [key_col, *LABELS], "label table")
-        lab = labels[[key_col, *LABELS]].drop_duplicates(key_col)
-        index = index.merge(lab, on=key_col, how="left")
-        for label_col, public in LABELS.items():
-            if index[label_col].isna().any():
-                raise InputDataError(
-                    f"label table: {int(index[label_col].isna().sum())} released series have "
-                    f"no '{label_col}'; expected one row per released '{key_col}'"
-                )
-            index[public] = index.pop(label_col).to_numpy().astype(np.int8)
+        index = _with_labels(index, labels, key_col)
+    series_public = _public_series(series_private, index, dims, key_col)
 
+    cols = ["pseudonym", "duration_class", *(["split"] if publish_split else []), *demo_cols]
+    cols += list(LABELS.values()) if labels is not None else []
+    index_public = index[cols].copy()
+    for c in demo_cols:
+        index_public[c] = index_public[c].astype(str)
+    index_public["pseudonym"] = index_public["pseudonym"].astype(str)
+    if publish_split:
+        index_public["split"] = index_public["split"].astype(str)
+    index_public = index_public.sort_values("pseudonym", kind="stable").reset_index(drop=True)
+    log.info("release assembled: %d series, %d rows", len(index_public), len(series_public))
+    return series_public, index_public
+
+
+def _with_demographics(
+    index: pd.DataFrame, demographics: pd.DataFrame, demo_cols: list[str], key_col: str
+) -> pd.DataFrame:
+    """The index with every released series' published demographics."""
+    require_columns(demographics, [key_col], "demographics table")
+    index = index.merge(demographics.drop_duplicates(key_col), on=key_col, how="left")
+    lost = int(index[demo_cols].isna().any(axis=1).sum()) if demo_cols else 0
+    if lost:
+        raise InputDataError(
+            f"demographics table: {lost} released series have no published demographics; "
+            f"expected one row per released '{key_col}'"
+        )
+    return index
+
+
+def _with_labels(index: pd.DataFrame, labels: pd.DataFrame, key_col: str) -> pd.DataFrame:
+    """The index with every released series' public labels (:data:`LABELS`, int8)."""
+    require_columns(labels, [key_col, *LABELS], "label table")
+    lab = labels[[key_col, *LABELS]].drop_duplicates(key_col)
+    index = index.merge(lab, on=key_col, how="left")
+    for label_col, public in LABELS.items():
+        if index[label_col].isna().any():
+            raise InputDataError(
+                f"label table: {int(index[label_col].isna().sum())} released series have "
+                f"no '{label_col}'; expected one row per released '{key_col}'"
+            )
+        index[public] = index.pop(label_col).to_numpy().astype(np.int8)
+    return index
+
+
+def _public_series(
+    series_private: pd.DataFrame, index: pd.DataFrame, dims: list[str], key_col: str
+) -> pd.DataFrame:
+    """The released series under their pseudonyms, sorted by (pseudonym, hour)."""
     row_keys = series_private[key_col].to_numpy()
     known = np.isin(row_keys, index[key_col].to_numpy())
     if not known.all():
@@ -204,19 +236,7 @@ def assemble_release(
     for d in dims:
         series_public[d] = series_private[d].to_numpy(dtype=np.float64)
     series_public = series_public.sort_values(["pseudonym", "hour"], kind="stable")
-    series_public = series_public.reset_index(drop=True)
-
-    cols = ["pseudonym", "duration_class", *(["split"] if publish_split else []), *demo_cols]
-    cols += list(LABELS.values()) if labels is not None else []
-    index_public = index[cols].copy()
-    for c in demo_cols:
-        index_public[c] = index_public[c].astype(str)
-    index_public["pseudonym"] = index_public["pseudonym"].astype(str)
-    if publish_split:
-        index_public["split"] = index_public["split"].astype(str)
-    index_public = index_public.sort_values("pseudonym", kind="stable").reset_index(drop=True)
-    log.info("release assembled: %d series, %d rows", len(index_public), len(series_public))
-    return series_public, index_public
+    return series_public.reset_index(drop=True)
 
 
 def pseudonymous_release(

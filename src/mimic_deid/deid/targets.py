@@ -16,7 +16,7 @@ import pandas as pd
 
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.core.logs import get_logger
-from mimic_deid.deid.classes import KEY, ClassArray, map_classes
+from mimic_deid.deid.classes import KEY, ClassArray, map_classes, outcomes_by_class
 from mimic_deid.deid.demographics import DemographicCodes, demographic_cells
 from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.deid.mondrian import class_targets, mondrian_partition
@@ -108,11 +108,7 @@ def mondrian_targets(
         columns), demographic_cells, smallest_demographic_cell (``mondrian.json``).
     """
     spec = feature_spec(dict(features), dims)
-    if outcomes is not None:
-        by_key = outcomes.set_index(KEY)
-        per_class = [by_key.loc[cls.keys].to_numpy() for cls in classes]
-    else:
-        per_class = [None] * len(classes)
+    per_class = outcomes_by_class(outcomes, classes)
     results = map_classes(
         _partition_class,
         classes,

@@ -306,7 +306,7 @@ def strongest_attacker(family: Mapping[str, Mapping], k: int | None = None) -> d
     Parameters
     ----------
     family : mapping
-        ``linkage.json``'s ``family``: name -> :func:`~mimic_deid.evaluate.privacy.linkage_summary`
+        ``linkage.json``'s ``family``: name -> :func:`~mimic_deid.evaluate.linkage.linkage_summary`
         with a ``release`` side keyed by error ``"0"``.
     k : int, optional
         The release's k: adds ``bound`` (``1 / k``), ``within`` and ``refused_by`` (every

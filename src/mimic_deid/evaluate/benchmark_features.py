@@ -56,11 +56,6 @@ _CHUNK_ELEMENTS = 1_000_000  # series x hours x dims per vectorised block (~8 MB
 N_STAT = len(STATISTICS)
 
 
-def feature_names(dims: list[str]) -> list[str]:
-    """Names ``"{dim}_{sub}_{stat}"`` of the ``len(dims) * 42`` features, in column order."""
-    return [f"{d}_{sub}_{stat}" for d in dims for sub, _, _ in SUBSEQUENCES for stat in STATISTICS]
-
-
 def subsequence_bounds(length: int) -> list[tuple[int, int]]:
     """Hour ranges ``[start, stop)`` of the 7 subsequences of a series of ``length`` hours.
 
@@ -133,7 +128,8 @@ def benchmark_features(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray float64, shape (n_series, n_dims * 7 * 6)
-        Columns in :func:`feature_names` order. Series are processed in groups of equal length,
+        Columns per dimension, then subsequence (:data:`SUBSEQUENCES`), then statistic
+        (:data:`STATISTICS`). Series are processed in groups of equal length,
         vectorised within a group.
     """
     X = np.asarray(X, dtype=np.float64)

@@ -46,7 +46,6 @@ from mimic_deid.evaluate.privacy import (
 __all__ = [
     "MAIN_CLASS_HOURS",
     "ORIGINAL_KEYS",
-    "class_curves",
     "closest_class",
     "curves_from_table",
     "curves_table",
@@ -63,40 +62,6 @@ ORIGINAL_KEYS = ("X_orig", "F_orig")
 _ROW_FIELDS = ("auc", "first_threshold", "first_disagreement", "t_max", "n_reachable")
 _LISTS = ("curves", "thresholds", "F_orig", "F_rel", "X_orig", "X_rel")
 _META = b"mimic_deid"
-
-
-def class_curves(
-    orig: ClassArray,
-    rel: ClassArray,
-    spec: FeatureSpec,
-    standardise: bool = False,
-    series_distance: str = "euclidean",
-    dtw_window: int | None = DTW_WINDOW,
-) -> tuple[DisagreementResult, np.ndarray, np.ndarray]:
-    """Every disagreement curve of one class with its thresholds.
-
-    The same quantities as :func:`~mimic_deid.evaluate.privacy.evaluate_class` (whole class
-    at once, so only for the class the report shows): seed Fig. 5.4's individual curves and
-    Fig. 3.1's step curve.
-
-    Parameters
-    ----------
-    orig, rel : ClassArray
-        The original and the released series of the class (same keys).
-    spec : FeatureSpec
-        The features the disagreement ranks by.
-    standardise, series_distance, dtw_window
-        As in :func:`~mimic_deid.evaluate.privacy.evaluate_class`.
-
-    Returns
-    -------
-    result : DisagreementResult
-        With ``curves`` and ``thresholds`` (n, n).
-    F_orig, F_rel : ndarray, shape (n, m)
-        The original and released features.
-    """
-    DF, DS, F_o, F_r = _class_distances(orig, rel, spec, standardise, series_distance, dtw_window)
-    return disagreement_from_distances(DF, DS), F_o, F_r
 
 
 def _class_distances(
@@ -180,7 +145,7 @@ def main_class_curves(
     features : mapping of variable to list of statistics
         The features the disagreement ranks by (config ``deid.features``).
     standardise, series_distance, dtw_window
-        As in :func:`class_curves` (config ``evaluate``).
+        As in :func:`~mimic_deid.evaluate.privacy.evaluate_class` (config ``evaluate``).
 
     Returns
     -------

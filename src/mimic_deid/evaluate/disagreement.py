@@ -118,8 +118,25 @@ def standardised_class(
     X_os, X_rs : ndarray, shape (n, L, D)
         The series in std units.
     """
+    return class_std(F_o, axis=0), *standardised_series(X_o, X_r)
+
+
+def standardised_series(X_o: np.ndarray, X_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The series of :func:`standardised_class`: every dimension of ``X_o`` and ``X_r``
+    (n, L, D) divided by its class-wide std over the original non-null values."""
     dim_scale = safe_scale(class_std(X_o, axis=(0, 1)), X_o.shape[2])
-    return class_std(F_o, axis=0), X_o / dim_scale, X_r / dim_scale
+    return X_o / dim_scale, X_r / dim_scale
+
+
+def check_series(X_orig: np.ndarray, X_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate and convert one class's original and released series, (n, L, D) each."""
+    X_o = np.asarray(X_orig, dtype=np.float64)
+    X_r = np.asarray(X_rel, dtype=np.float64)
+    if X_o.ndim != 3 or X_o.shape != X_r.shape:
+        raise InputDataError(
+            f"X_orig and X_rel must both be (n, L, D), got {X_o.shape} and {X_r.shape}"
+        )
+    return X_o, X_r
 
 
 def check_class(
@@ -128,16 +145,11 @@ def check_class(
     """Validate and convert one class's arrays: features (n, m) x2, series (n, L, D) x2."""
     F_o = np.asarray(F_orig, dtype=np.float64)
     F_r = np.asarray(F_rel, dtype=np.float64)
-    X_o = np.asarray(X_orig, dtype=np.float64)
-    X_r = np.asarray(X_rel, dtype=np.float64)
     if F_o.ndim != 2 or F_o.shape != F_r.shape:
         raise InputDataError(
             f"F_orig and F_rel must both be (n, m), got {F_o.shape} and {F_r.shape}"
         )
-    if X_o.ndim != 3 or X_o.shape != X_r.shape:
-        raise InputDataError(
-            f"X_orig and X_rel must both be (n, L, D), got {X_o.shape} and {X_r.shape}"
-        )
+    X_o, X_r = check_series(X_orig, X_rel)
     if X_o.shape[0] != F_o.shape[0]:
         raise InputDataError(f"features have {F_o.shape[0]} rows but series have {X_o.shape[0]}")
     return F_o, F_r, X_o, X_r

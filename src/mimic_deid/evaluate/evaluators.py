@@ -11,10 +11,13 @@ per block and only if an evaluator asks for it. An *evaluator* is anything with
 
 and results never depend on the block size. Two kinds exist: :class:`Disagreement` (the
 disagreement curves of seed §5.2) and :class:`Linkage` (one attacker's linkage attack, seed
-§5.3, on both sides: the original series released unchanged, and the release). A new attacker
-is one more :class:`Linkage` (or a new class with the same two methods), not an edit of the loop;
+§5.3, on both sides: the original series released unchanged, and the release);
 :class:`AttackerLinkage` runs one member of the attacker family
-(:mod:`mimic_deid.evaluate.attackers`) on the release side.
+(:mod:`mimic_deid.evaluate.attackers`) on the release side. :func:`run_blocks` gives every
+block to every evaluator. Which evaluators a release's privacy rule runs is the evaluator
+registry (:data:`~mimic_deid.evaluate.registry.EVALUATORS`): a new feature attacker is one
+class and one line there, a new member of the family one class and one line in
+:data:`~mimic_deid.evaluate.attackers.ATTACKERS`; neither edits the loop.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ import pandas as pd
 from mimic_deid.evaluate.disagreement import (
     class_std,
     disagreement_rows,
+    standardised_series,
     summarise_curve_matrix,
 )
 from mimic_deid.evaluate.distances import (
     dtw_distances,
     feature_distances,
+    series_centre,
     series_distances,
 )
 from mimic_deid.evaluate.linkage import finish_score, linkage_header, score_rows
@@ -45,7 +50,9 @@ __all__ = [
     "ClassSeries",
     "Disagreement",
     "Linkage",
+    "class_series",
     "disagreement_distances",
+    "run_blocks",
 ]
 
 #: The two sides of every attack: the original series released unchanged, and the release.
@@ -89,6 +96,44 @@ class ClassSeries:
     @property
     def same(self) -> bool:
         return self.X_r is self.X_o
+
+
+def class_series(
+    X_o: np.ndarray,
+    X_r: np.ndarray,
+    standardise: bool,
+    series_distance: str,
+    dtw_window: int | None,
+) -> ClassSeries:
+    """The kernel's arrays of one class (``X_r is X_o`` for the baseline): the column centres
+    of its distances and, with ``standardise``, the series in units of each dimension's
+    class-wide std over the original non-null values
+    (:func:`~mimic_deid.evaluate.disagreement.standardised_series`)."""
+    same = X_r is X_o
+    centre_rel = series_centre(X_o, X_r)
+    centre_base = centre_rel if same else series_centre(X_o, X_o)
+    X_os, X_rs, centre_dis = X_o, X_r, centre_rel
+    if standardise:
+        X_os, X_rs = standardised_series(X_o, X_r)
+        centre_dis = series_centre(X_os, X_rs)
+    return ClassSeries(
+        X_o, X_r, centre_rel, centre_base, X_os, X_rs, centre_dis, series_distance, dtw_window,
+        # the Euclidean distance of the unscaled series is shared by the linkage attack's
+        # reconstruction error and (without standardise) the Euclidean disagreement
+        shared=series_distance != "dtw" and not standardise,
+    )  # fmt: skip
+
+
+def run_blocks(
+    series: ClassSeries, rows: np.ndarray, evaluators: Sequence, block_rows: int
+) -> None:
+    """Give every block of ``block_rows`` targets (``rows``, ascending class indices) of a
+    class to every evaluator, in order; each block's distances are computed once."""
+    for s in range(0, rows.size, block_rows):
+        part = slice(s, min(rows.size, s + block_rows))
+        block = Block(series, rows[part], part)
+        for evaluator in evaluators:
+            evaluator.block(block)
 
 
 def disagreement_distances(

@@ -37,6 +37,7 @@ not of its targets, and the interval is that of the targets attacked.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -229,3 +230,28 @@ def aggregate_linkage(results: list[dict[str, Any]]) -> dict[str, Any]:
         agg["reconstruction_error"] = rec_sum / rec_n if rec_n else float("nan")
         by_error.append(agg)
     return {"n": n, "classes": len(results), "top": top, "by_error": by_error}
+
+
+def linkage_summary(per_class: Mapping[str, list[dict]]) -> dict:
+    """Class-size-weighted linkage results per side, keyed by the estimation error.
+
+    ``{side: {"<error>": {top1, top1_ci, top5, top5_ci, reconstruction_error, n}},
+    "details": {side: ...}}``; ``*_ci`` are 95 % Wilson intervals
+    (:func:`rate_interval`).
+    """
+    out: dict = {"details": {}}
+    for side, results in per_class.items():
+        agg = aggregate_linkage(results)
+        out["details"][side] = agg
+        out[side] = {
+            f"{row['error']:g}": {
+                "top1": row.get("top1"),
+                "top1_ci": row.get("top1_ci"),
+                "top5": row.get("top5"),
+                "top5_ci": row.get("top5_ci"),
+                "reconstruction_error": row["reconstruction_error"],
+                "n": row["n_targets"],
+            }
+            for row in agg["by_error"]
+        }
+    return out

@@ -148,31 +148,40 @@ def pairing_rate(
     columns = [c for c in stats_a.columns if c in set(stats_b.columns)]
     if not columns:
         raise InputDataError("cross-release pairing: the two releases share no variable")
-    own_a = keys_a.reindex(stats_a.index).to_numpy()
-    key_b = keys_b.reindex(stats_b.index).to_numpy()
-    position = {key: i for i, key in enumerate(key_b)}
-    in_both = np.flatnonzero([key in position for key in own_a])
-    in_both = in_both[sample_targets(in_both.size, max_targets, rng)]
+    in_both, truth = _targets(stats_a.index, keys_a, stats_b.index, keys_b, max_targets, rng)
     A = stats_a[columns].to_numpy(dtype=np.float64)[in_both]
     B = stats_b[columns].to_numpy(dtype=np.float64)
     pooled = np.vstack([stats_a[columns].to_numpy(dtype=np.float64), B])
     with np.errstate(invalid="ignore"):
         scale = np.nanstd(pooled, axis=0)
-    truth = np.array([position[key] for key in own_a[in_both]], dtype=np.int64)
     paired = 0.0
     for start in range(0, len(in_both), 256):  # a block of targets at a time
         D = feature_distances(A[start : start + 256], B, scale)
         paired += _shared_hits(D, truth[start : start + 256])
-    n = int(in_both.size)
     chance = _chance(stats_a.index[in_both], stats_b.index[truth], index_a, index_b, B.shape[0])
+    return _pairing(paired, int(in_both.size), int(B.shape[0]), chance, len(columns))
+
+
+def _targets(names_a, keys_a, names_b, keys_b, max_targets, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The targets of a pairing (A's series whose own series B publishes, a sample of at most
+    ``max_targets``) and the position of each one's own series in B."""
+    own_a = keys_a.reindex(names_a).to_numpy()
+    position = {key: i for i, key in enumerate(keys_b.reindex(names_b).to_numpy())}
+    in_both = np.flatnonzero([key in position for key in own_a])
+    in_both = in_both[sample_targets(in_both.size, max_targets, rng)]
+    return in_both, np.array([position[key] for key in own_a[in_both]], dtype=np.int64)
+
+
+def _pairing(paired: float, n: int, candidates: int, chance: dict, features: int) -> dict:
+    """The result of :func:`pairing_rate` (also :func:`shape_pairing_rate`'s)."""
     return {
         "targets": n,
-        "candidates": int(B.shape[0]),
+        "candidates": candidates,
         "paired": paired,
         "rate": paired / n if n else float("nan"),
         "rate_ci": list(rate_interval(paired, n)),
         **chance,
-        "features": len(columns),
+        "features": features,
     }
 
 
@@ -310,28 +319,15 @@ def shape_pairing_rate(
     hours = min(_hours_held(X_a), _hours_held(X_b))
     Z_a = znormalise(X_a[:, :hours, [vars_a.index(v) for v in common]])
     Z_b = znormalise(X_b[:, :hours, [vars_b.index(v) for v in common]])
-    own_a = keys_a.reindex(names_a).to_numpy()
-    position = {key: i for i, key in enumerate(keys_b.reindex(names_b).to_numpy())}
-    in_both = np.flatnonzero([key in position for key in own_a])
-    in_both = in_both[sample_targets(in_both.size, max_targets, rng)]
-    truth = np.array([position[key] for key in own_a[in_both]], dtype=np.int64)
+    in_both, truth = _targets(names_a, keys_a, names_b, keys_b, max_targets, rng)
     paired = 0.0
     for start in range(0, len(in_both), 256):  # a block of targets at a time
         d, counts = series_distances(Z_a[in_both[start : start + 256]], Z_b, return_counts=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             D = d / np.sqrt(counts)
         paired += _shared_hits(D, truth[start : start + 256])
-    n = int(in_both.size)
     chance = _chance(names_a[in_both], names_b[truth], index_a, index_b, Z_b.shape[0])
-    return {
-        "targets": n,
-        "candidates": int(Z_b.shape[0]),
-        "paired": paired,
-        "rate": paired / n if n else float("nan"),
-        "rate_ci": list(rate_interval(paired, n)),
-        **chance,
-        "features": int(hours * len(common)),
-    }
+    return _pairing(paired, int(in_both.size), int(Z_b.shape[0]), chance, int(hours * len(common)))
 
 
 def _hours_held(X: np.ndarray) -> int:

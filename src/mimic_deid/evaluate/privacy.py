@@ -7,11 +7,11 @@ For every duration class the attacker's view is compared with the truth:
   includes more series;
 - **linkage attack** (:mod:`~mimic_deid.evaluate.linkage`): how often an
   attacker who knows a target's features up to a relative error links it to its own released
-  series. Two attackers are measured: the seed's, who knows the features de-identification
-  targets (config ``deid.features``), and a *strong* attacker who knows the mean, variance,
-  min, max and number of observed hours of every released variable
-  (:func:`~mimic_deid.deid.features.attacker_features`). The release promises the strong
-  attacker no more than :func:`linkage_bound`.
+  series. The attackers measured are the entries of the evaluator registry
+  (:data:`~mimic_deid.evaluate.registry.EVALUATORS`: the seed's, the strong, the
+  alternative-feature attacker and the attacker family), each one class and one registry
+  line, all run in one pass over each class's blocks. The release promises the strong
+  attacker and the family no more than :func:`linkage_bound`.
 
 The *baseline* is the same evaluation of the original series released unchanged.
 
@@ -28,7 +28,7 @@ size). Per-series results are the targets' rows.
 Memory and work per class (:func:`evaluate_class`, over the evaluators and the blocked kernel
 of :mod:`mimic_deid.evaluate.evaluators`). The two series-distance matrices a class
 needs (original vs released, original vs original) are each computed once and shared by the
-disagreement and by both attackers' linkage attacks on both sides; everything is computed a
+disagreement and by every attacker's linkage attack on both sides; everything is computed a
 block of ``block_rows`` target series at a time (all of a target's quantities are local to its
 row), so the only class-sized array held is the ``targets x n`` disagreement curves that the
 summary's per-column quantiles need. With ``series_distance="dtw"`` (or ``standardise``) the disagreement's
@@ -49,17 +49,27 @@ from mimic_deid.core.errors import ConfigError, InputDataError, require_choice
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY, ClassArray, map_classes
 from mimic_deid.deid.features import ATTACKER_STATS, FeatureSpec, compute_features, feature_spec
-from mimic_deid.evaluate.attackers import ATTACKERS, check_attackers, strongest_attacker
-from mimic_deid.evaluate.disagreement import check_class, standardised_class
-from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre
+from mimic_deid.evaluate.attackers import check_attackers, strongest_attacker
+from mimic_deid.evaluate.disagreement import check_class, check_series, class_std
+from mimic_deid.evaluate.distances import ROW_CHUNK
 from mimic_deid.evaluate.evaluators import (
     AttackerLinkage,
-    Block,
     ClassSeries,
     Disagreement,
     Linkage,
+    class_series,
+    run_blocks,
 )
-from mimic_deid.evaluate.linkage import MAX_TARGETS, aggregate_linkage, sample_targets
+from mimic_deid.evaluate.linkage import MAX_TARGETS, sample_targets
+from mimic_deid.evaluate.registry import (
+    EVALUATORS,
+    TOP,
+    ClassContext,
+    Evaluation,
+    ReleaseResult,
+    Request,
+    class_frames,
+)
 
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
 BLOCK_ROWS = 256
@@ -73,9 +83,6 @@ SERIES_DISTANCES: tuple[str, ...] = ("euclidean", "per_record", "dtw")
 #: Sakoe-Chiba band of the DTW series distance, in records (config ``evaluate/dtw_window``).
 DTW_WINDOW = 6
 
-#: Ranks at which the linkage attack's success is reported.
-TOP = (1, 5)
-
 __all__ = [
     "BLOCK_ROWS",
     "DTW_WINDOW",
@@ -86,35 +93,8 @@ __all__ = [
     "evaluate_class",
     "evaluate_release",
     "linkage_bound",
-    "linkage_summary",
     "released_by_key",
 ]
-
-
-def _frames(
-    per_row: Mapping[str, np.ndarray],
-    summary: pd.DataFrame,
-    cls: ClassArray,
-    keys: np.ndarray | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per-series rows (``keys``: the targets' pseudonyms) and the summary of one class."""
-    per_series = pd.DataFrame(
-        {
-            "class_length": np.int32(cls.length),
-            "auc": per_row["auc"],
-            "first_threshold": per_row["first_threshold"],
-            "first_disagreement": per_row["first_disagreement"],
-        }
-    )
-    if keys is None:
-        per_series.insert(0, "group", cls.group)
-    else:
-        per_series.insert(0, "pseudonym", keys)
-        per_series.insert(1, "group", cls.group)
-    summary = summary.copy()
-    summary.insert(0, "class_length", np.int32(cls.length))
-    summary.insert(0, "group", cls.group)
-    return per_series, summary
 
 
 def _check_block_rows(block_rows: int) -> int:
@@ -181,9 +161,7 @@ def evaluate_class(
     attackers : mapping, optional
         ``name -> (F_known, F_released, rng)``: each attacker's original features (its
         knowledge before the error, (n, m_a)), the same features of the released series, and
-        the generator of its estimation noise. Each is attacked on both sides (``baseline``:
-        the original series released unchanged; ``release``) with the same noise, as
-        the whole-class attack of ``tests/privacy_reference.py`` with its defaults.
+        the generator of its estimation noise, attacked on both sides with the same noise.
     errors : sequence of float
         The attackers' relative estimation errors.
     block_rows : int
@@ -191,11 +169,8 @@ def evaluate_class(
         :data:`~mimic_deid.evaluate.distances.ROW_CHUNK`; peak memory is the curves
         (``n x n``) plus about a dozen ``block_rows x n`` arrays, and no result depends on it.
     series_distance : {"euclidean", "per_record", "dtw"}
-        The disagreement's ``d_S`` (:data:`SERIES_DISTANCES`); ``per_record`` divides the
-        Euclidean distance by the class length ``L`` (records); ``dtw`` is
-        :func:`~mimic_deid.evaluate.distances.dtw_distances`. The linkage attack's
-        reconstruction error is always the per-value RMS (Euclidean) of
-        :mod:`~mimic_deid.evaluate.linkage`.
+        The disagreement's ``d_S`` (:data:`SERIES_DISTANCES`); the linkage attack's
+        reconstruction error is always the per-value RMS of :mod:`~mimic_deid.evaluate.linkage`.
     dtw_window : int or None
         The DTW band in records (config ``evaluate/dtw_window``; None: unconstrained); used
         only with ``series_distance="dtw"``.
@@ -229,41 +204,26 @@ def evaluate_class(
     series_distance = check_series_distance(series_distance)
     dtw_window = check_dtw_window(dtw_window)
     F_o, F_r, X_o, X_r = check_class(F_orig, F_rel, X_orig, X_rel)
-    n = X_o.shape[0]
-    attackers = dict(attackers or {})
-    errors = tuple(float(e) for e in errors)
-    same = X_rel is X_orig
-    if same:
+    if X_rel is X_orig:
         X_r = X_o  # the baseline: one array, so the kernel shares its distances
-    centre_rel = series_centre(X_o, X_r)
-    centre_base = centre_rel if same else series_centre(X_o, X_o)
-    f_scale = None
-    X_os, X_rs, centre_dis = X_o, X_r, centre_rel
-    if standardise:
-        f_scale, X_os, X_rs = standardised_class(F_o, X_o, X_r)
-        centre_dis = series_centre(X_os, X_rs)
-    series = ClassSeries(
-        X_o, X_r, centre_rel, centre_base, X_os, X_rs, centre_dis, series_distance, dtw_window,
-        # the Euclidean distance of the unscaled series is shared by the linkage attack's
-        # reconstruction error and (without standardise) the Euclidean disagreement
-        shared=series_distance != "dtw" and not standardise,
-    )  # fmt: skip
-    rows = np.arange(n, dtype=np.int64) if targets is None else np.asarray(targets, np.int64)
+    series = class_series(X_o, X_r, standardise, series_distance, dtw_window)
+    rows = (
+        np.arange(X_o.shape[0], dtype=np.int64)
+        if targets is None
+        else np.asarray(targets, np.int64)
+    )
+    f_scale = class_std(F_o, axis=0) if standardise else None
     disagreement = Disagreement(F_o, F_r, f_scale, block_rows, targets=rows.size)
+    errors = tuple(float(e) for e in errors)
     linkages = {
         name: Linkage(F_k, F_kr, rng, errors, TOP, cells)
-        for name, (F_k, F_kr, rng) in attackers.items()
+        for name, (F_k, F_kr, rng) in (attackers or {}).items()
     }
     members = {
         name: AttackerLinkage(attacker, X_o, X_r, rng, TOP, cells)
         for name, (attacker, rng) in (family or {}).items()
     }
-    evaluators = [disagreement, *linkages.values(), *members.values()]
-    for s in range(0, rows.size, block_rows):
-        part = slice(s, min(rows.size, s + block_rows))
-        block = Block(series, rows[part], part)
-        for evaluator in evaluators:
-            evaluator.block(block)
+    run_blocks(series, rows, [disagreement, *linkages.values(), *members.values()], block_rows)
     per_row, summary = disagreement.finish()
     linkage = {name: attack.finish() for name, attack in linkages.items()}
     if members:
@@ -289,14 +249,17 @@ class _Settings:
         return sample_targets(len(cls.keys), self.max_targets, rng)
 
     def evaluate(
-        self, F_o, F_r, X_o, X_r, targets, attackers=None, errors=(), cells=None, family=None
+        self, F_o, F_r, X_o, X_r, targets
     ) -> tuple[dict[str, np.ndarray], pd.DataFrame, dict]:
-        """:func:`evaluate_class` of one class with these settings."""
+        """:func:`evaluate_class` of one class with these settings (the disagreement alone)."""
         return evaluate_class(
-            F_o, F_r, X_o, X_r, standardise=self.standardise, attackers=attackers,
-            errors=errors, block_rows=self.block_rows, series_distance=self.series_distance,
-            dtw_window=self.dtw_window, cells=cells, targets=targets, family=family,
+            F_o, F_r, X_o, X_r, standardise=self.standardise, block_rows=self.block_rows,
+            series_distance=self.series_distance, dtw_window=self.dtw_window, targets=targets,
         )  # fmt: skip
+
+    def series(self, X_o: np.ndarray, X_r: np.ndarray) -> ClassSeries:
+        """The kernel's arrays of one class with these settings."""
+        return class_series(X_o, X_r, self.standardise, self.series_distance, self.dtw_window)
 
 
 def _settings(
@@ -320,7 +283,7 @@ def _settings(
 def _baseline_class(cls: ClassArray, spec: FeatureSpec, settings: _Settings):
     F = compute_features(cls.X, spec)
     per_row, summary, _ = settings.evaluate(F, F, cls.X, cls.X, settings.targets(cls))
-    return _frames(per_row, summary, cls)
+    return class_frames(per_row, summary, cls)
 
 
 def baseline_disagreement(
@@ -410,50 +373,48 @@ def _release_class(
     orig: ClassArray,
     rel: ClassArray,
     pseudonyms: np.ndarray,
-    spec: FeatureSpec,
-    strong: FeatureSpec | None,
-    errors: tuple[float, ...],
-    alt: FeatureSpec | None,
     cells: np.ndarray | None,
     settings: _Settings,
-    family: tuple[str, ...] = (),
-):
+    request: Request,
+) -> dict:
+    """One class through every wanted entry of :data:`EVALUATORS` in one pass over its blocks:
+    ``{name: the entry's finish()}``."""
     if orig.length != rel.length or not np.array_equal(orig.keys, rel.keys):
         raise InputDataError(
             f"release series: the released series of class {orig.group}/{orig.length} h do not "
             "match the original duration classes"
         )
-    seed, where = settings.seed, (orig.group, orig.length)
-    F_orig = compute_features(orig.X, spec)
-    F_rel = compute_features(rel.X, spec)
-    # The same estimation noise for both sides, so before/after are paired.
-    attackers = {"seed": (F_orig, F_rel, derive_rng(seed, "linkage", *where))}
-    if strong is not None:
-        attackers["strong"] = (
-            compute_features(orig.X, strong),
-            compute_features(rel.X, strong),
-            derive_rng(seed, "linkage", "strong", *where),
-        )
+    X_o, X_r = check_series(orig.X, rel.X)
     targets = settings.targets(orig)
-    members = {
-        name: (ATTACKERS[name], derive_rng(seed, "attacker", name, *where)) for name in family
-    }
-    per_row, summary, linkage = settings.evaluate(
-        F_orig, F_rel, orig.X, rel.X, targets, attackers, errors, cells, members
+    ctx = ClassContext(
+        request, orig, rel, settings.series(X_o, X_r), targets, pseudonyms[targets], cells
     )
-    frames = _frames(per_row, summary, orig, pseudonyms[targets])
-    if alt is not None:
-        F_alt, F_alt_rel = compute_features(orig.X, alt), compute_features(rel.X, alt)
-        rng = derive_rng(seed, "linkage", "alternative", *where)
-        alt_row, _, alt_linkage = settings.evaluate(
-            F_alt, F_alt_rel, orig.X, rel.X, targets,
-            {"alternative": (F_alt, F_alt_rel, rng)}, errors, cells,
-        )  # fmt: skip
-        per_series = frames[0]
-        for col in ("auc", "first_threshold", "first_disagreement"):
-            per_series[f"{col}_alt"] = alt_row[col]
-        linkage.update(alt_linkage)
-    return frames, linkage
+    evaluators = {name: entry.start(ctx) for name, entry in _wanted(request).items()}
+    run_blocks(ctx.series, targets, list(evaluators.values()), settings.block_rows)
+    return {name: evaluator.finish() for name, evaluator in evaluators.items()}
+
+
+def _wanted(request: Request) -> dict[str, Evaluation]:
+    return {name: entry for name, entry in EVALUATORS.items() if entry.wanted(request)}
+
+
+def _cells(
+    original: Sequence[ClassArray], to_pseudonym: pd.Series, demographics: pd.DataFrame | None
+) -> list[np.ndarray | None]:
+    """Every class's published demographics, coded (None per class without any)."""
+    columns = [
+        c for c in (demographics.columns if demographics is not None else []) if c != "pseudonym"
+    ]
+    if not columns:
+        return [None] * len(original)
+    code = pd.Series(
+        demographics.groupby(columns, sort=True).ngroup().to_numpy(),
+        index=demographics["pseudonym"].to_numpy(),
+    )
+    cells = [code.reindex(to_pseudonym.loc[cls.keys]).to_numpy() for cls in original]
+    if any(np.isnan(c.astype(np.float64)).any() for c in cells):
+        raise InputDataError("release index: some released series have no demographics")
+    return cells
 
 
 def evaluate_release(
@@ -490,120 +451,71 @@ def evaluate_release(
     linkage_errors : sequence of float
         The attacker's relative feature-estimation errors.
     seed : int
-        Master seed: the attacker's noise in class (group, length) comes from
-        ``derive_rng(seed, "linkage", group, length)`` (the strong attacker's with
-        ``"strong"`` after ``"linkage"``).
+        Master seed of every random stream (:mod:`~mimic_deid.evaluate.registry`).
     strong_features : mapping, optional
         The strong attacker's knowledge (:func:`~mimic_deid.deid.features.attacker_features`
         of the released variables); no strong attack when None.
     fk : int, optional
         The release's k (feature k; a (k,P) method's k-group size), for :func:`linkage_bound`.
-    block_rows : int
-        Target series per block (:func:`evaluate_class`, config ``evaluate/block_rows``).
-    series_distance : {"euclidean", "per_record", "dtw"}
-        The disagreement's series distance (:data:`SERIES_DISTANCES`).
-    dtw_window : int or None
-        The DTW band (:func:`evaluate_class`).
+    block_rows, series_distance, dtw_window
+        As in :func:`evaluate_class`.
     alt_features : mapping, optional
         Seed §6.3's attacker who knows other features than Mondrian's (config
-        ``evaluate/attacker_features``); empty or None: none. Its disagreement is ranked by
-        these features and its linkage attack uses the noise of
-        ``derive_rng(seed, "linkage", "alternative", group, length)``.
+        ``evaluate/attacker_features``); empty or None: none.
     demographics : DataFrame, optional
-        ``pseudonym`` and the published demographics (the release index's columns): every
-        attacker knows a target's and links it only among the series publishing the same
-        (:func:`evaluate_class`'s ``cells``). None or no column: none published.
+        ``pseudonym`` and the published demographics (the release index's columns), known
+        to every attacker (:func:`evaluate_class`'s ``cells``). None or no column: none.
     max_targets : int
-        Targets per class at most (config ``evaluate/max_targets``, module docstring); the
-        sample of class (group, length) comes from ``derive_rng(seed, "targets", group,
-        length)``.
+        Targets per class at most (config ``evaluate/max_targets``, module docstring).
     family : sequence of str, optional
         Members of the attacker family (:data:`~mimic_deid.evaluate.attackers.ATTACKERS`
-        names) run against the release with exact knowledge; member ``name``'s random stream
-        in class (group, length) is ``derive_rng(seed, "attacker", name, group, length)``.
-        None or empty: none (the bound is then the strong attacker's alone).
+        names) run against the release with exact knowledge. None or empty: none (the bound
+        is then the strong attacker's alone).
 
     Returns
     -------
     per_series : DataFrame
         A row per target: pseudonym, group, class_length, auc, first_threshold,
-        first_disagreement, and with
-        ``alt_features`` the same three for that attacker with the suffix ``_alt``.
+        first_disagreement (with ``alt_features`` the same three with the suffix ``_alt``).
     summary : DataFrame
         group, class_length, then :func:`summarise_curves` columns.
     linkage : dict
-        :func:`linkage_summary` of the seed's attacker (keys ``baseline``, ``release``,
-        ``details``), and with ``strong_features`` the strong attacker's under ``strong`` and
-        ``bound`` (:func:`linkage_bound`); with ``alt_features`` that attacker's under
-        ``alternative``. With ``family``: ``family`` (name -> :func:`linkage_summary` of its
-        ``release`` side, with ``knows``) and ``strongest``
-        (:func:`~mimic_deid.evaluate.attackers.strongest_attacker`, with ``fk`` its bound).
+        Each entry's results (:mod:`~mimic_deid.evaluate.registry`), and with the strong
+        attacker and ``fk`` its ``bound`` (:func:`linkage_bound`).
     """
-    family = tuple(check_attackers(family or ()))
     if len(original) != len(released):
         raise InputDataError(
             f"release series: {len(released)} released duration classes for "
             f"{len(original)} original ones"
         )
-    spec = feature_spec(dict(features), dims)
-    strong = (
-        feature_spec(dict(strong_features), dims, allowed=ATTACKER_STATS)
-        if strong_features is not None
-        else None
-    )
-    alt = feature_spec(dict(alt_features), dims) if alt_features else None
+    knowledge = {"seed": feature_spec(dict(features), dims)}
+    if strong_features is not None:
+        knowledge["strong"] = feature_spec(dict(strong_features), dims, allowed=ATTACKER_STATS)
+    if alt_features:
+        knowledge["alternative"] = feature_spec(dict(alt_features), dims)
+    settings = _settings(standardise, block_rows, series_distance, dtw_window, seed, max_targets)
+    request = Request(
+        knowledge, tuple(float(e) for e in linkage_errors), tuple(check_attackers(family or ())),
+        settings.seed, settings.standardise, settings.block_rows, fk, tuple(dims),
+    )  # fmt: skip
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)
-    cells: list[np.ndarray | None] = [None] * n
-    columns = [
-        c for c in (demographics.columns if demographics is not None else []) if c != "pseudonym"
-    ]
-    if columns:
-        code = pd.Series(
-            demographics.groupby(columns, sort=True).ngroup().to_numpy(),
-            index=demographics["pseudonym"].to_numpy(),
-        )
-        cells = [code.reindex(to_pseudonym.loc[cls.keys]).to_numpy() for cls in original]
-        if any(np.isnan(c.astype(np.float64)).any() for c in cells):
-            raise InputDataError("release index: some released series have no demographics")
     results = map_classes(
         _release_class,
         original,
         released,
         [to_pseudonym.loc[cls.keys].to_numpy() for cls in original],
-        [spec] * n,
-        [strong] * n,
-        [tuple(linkage_errors)] * n,
-        [alt] * n,
-        cells,
-        [_settings(standardise, block_rows, series_distance, dtw_window, seed, max_targets)] * n,
-        [family] * n,
+        _cells(original, to_pseudonym, demographics),
+        [settings] * n,
+        [request] * n,
         label="privacy evaluation classes",
     )
-    per_series, summary = _concat([r[0] for r in results])
-
-    def attack(name: str) -> dict:
-        return linkage_summary(
-            {side: [r[1][name][side] for r in results] for side in ("baseline", "release")}
-        )
-
-    linkage = attack("seed")
-    if alt is not None:
-        linkage["alternative"] = attack("alternative")
-    if family:
-        linkage["family"] = {
-            name: {
-                "knows": ATTACKERS[name].knows,
-                **linkage_summary({"release": [r[1]["family"][name]["release"] for r in results]}),
-            }
-            for name in family
-        }
-        linkage["strongest"] = strongest_attacker(linkage["family"], fk)
-    if strong is not None:
-        linkage["strong"] = attack("strong")
-        if fk is not None:
-            linkage["bound"] = linkage_bound(linkage, fk)
-    return per_series, summary, linkage
+    out = ReleaseResult()
+    for name, entry in _wanted(request).items():  # every class's results of one entry
+        entry.collect(request, [r[name] for r in results], out)
+    if "strong" in out.linkage and fk is not None:
+        out.linkage["bound"] = linkage_bound(out.linkage, fk)
+    return out.per_series, out.summary, out.linkage
 
 
 def linkage_bound(linkage: Mapping, k: int) -> dict:
@@ -661,29 +573,4 @@ def linkage_bound(linkage: Mapping, k: int) -> dict:
         out["strongest_top1_ci"] = strongest["top1_ci"]
         out["refused_by"] = strongest["refused_by"]
         out["within"] = bool(out["strong_within"] and strongest["within"])
-    return out
-
-
-def linkage_summary(per_class: Mapping[str, list[dict]]) -> dict:
-    """Class-size-weighted linkage results per side, keyed by the estimation error.
-
-    ``{side: {"<error>": {top1, top1_ci, top5, top5_ci, reconstruction_error, n}},
-    "details": {side: ...}}``; ``*_ci`` are 95 % Wilson intervals
-    (:func:`~mimic_deid.evaluate.linkage.rate_interval`).
-    """
-    out: dict = {"details": {}}
-    for side, results in per_class.items():
-        agg = aggregate_linkage(results)
-        out["details"][side] = agg
-        out[side] = {
-            f"{row['error']:g}": {
-                "top1": row.get("top1"),
-                "top1_ci": row.get("top1_ci"),
-                "top5": row.get("top5"),
-                "top5_ci": row.get("top5_ci"),
-                "reconstruction_error": row["reconstruction_error"],
-                "n": row["n_targets"],
-            }
-            for row in agg["by_error"]
-        }
     return out

@@ -38,7 +38,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mimic_deid.core.logs import get_logger
-from mimic_deid.pipeline.cohort import require_table
 from mimic_deid.pipeline.variables import Conversion, Variable
 
 log = get_logger(__name__)
@@ -170,21 +169,6 @@ def _text_map(value: pa.Array, valuenum: np.ndarray, text_map: dict[str, float])
     if len(missing):
         out[missing] = _numeric(value.take(pa.array(missing)), valuenum[missing])
     return out
-
-
-def parse_numeric(value: pd.Series, valuenum: pd.Series) -> np.ndarray:
-    """VALUENUM where present, else VALUE parsed as a number; NaN when neither is a number."""
-    return _numeric(_arrow_text(value), _float_array(valuenum))
-
-
-def parse_ratio(value: pd.Series, valuenum: pd.Series, part: int) -> np.ndarray:
-    """Part ``part`` (0 first, 1 second) of "a/b" values; other values parsed as numeric."""
-    return _ratio(_arrow_text(value), _float_array(valuenum), part)
-
-
-def parse_text_map(value: pd.Series, valuenum: pd.Series, text_map: dict[str, float]) -> np.ndarray:
-    """VALUE (lower-cased, stripped) looked up in ``text_map``; values not in it parsed as numeric."""
-    return _text_map(_arrow_text(value), _float_array(valuenum), text_map)
 
 
 def _float_array(values: pd.Series | np.ndarray) -> np.ndarray:
@@ -333,7 +317,8 @@ def clean_rows(
 def clean_stats(
     rows: CleanRows, variables: list[Variable], row_mask: np.ndarray | None = None
 ) -> dict[str, dict]:
-    """The counts of :func:`clean_events` for the event rows selected by ``row_mask``.
+    """Per variable, the counts ``{rows, unparseable, converted (list per rule), out_of_range,
+    kept}`` of the event rows selected by ``row_mask``.
 
     ``row_mask`` is a bool array over event rows (``None``: all rows).
     """
@@ -390,44 +375,3 @@ def merge_stats(total: dict[str, dict], part: dict[str, dict]) -> dict[str, dict
             else:
                 acc[key] = acc.get(key, 0) + val
     return out
-
-
-def clean_events(events: pd.DataFrame, variables: list[Variable]) -> tuple[pd.DataFrame, dict]:
-    """Clean the events of stays (after :func:`mimic_deid.pipeline.cohort.assign_events_to_stays`).
-
-    Args:
-        events: columns icustay_id (int64), charttime, itemid, value (string), valuenum
-            (float64, nullable), valueuom (string); events of unconfigured itemids are ignored.
-        variables: the configured variables (all of them, including ``in_series: false``).
-
-    Returns:
-        ``(clean, stats)``: clean has columns icustay_id (int64), charttime, variable (str),
-        value (float64, canonical unit), sorted by (icustay_id, charttime, variable);
-        stats maps variable name -> ``{rows, unparseable, converted (list per rule),
-        out_of_range, kept}``.
-    """
-    require_table(events, "events", EVENT_COLUMNS)
-    itemid = events["itemid"].to_numpy(dtype=np.int64)
-    rows = clean_rows(
-        itemid,
-        _arrow_text(events["value"]),
-        _float_array(events["valuenum"]),
-        _arrow_text(events["valueuom"]),
-        variables,
-    )
-    stats = clean_stats(rows, variables)
-    if len(rows.row) < len(events):
-        log.info("%d events of unconfigured itemids ignored", len(events) - len(rows.row))
-    kept = rows.status == KEPT
-    take = rows.row[kept]
-    names = np.array([v.name for v in variables], dtype=object)
-    clean = pd.DataFrame(
-        {
-            "icustay_id": events["icustay_id"].to_numpy(dtype=np.int64)[take],
-            "charttime": events["charttime"].to_numpy()[take],
-            "variable": pd.Series(names[rows.variable[kept]], dtype="str"),
-            "value": rows.value[kept],
-        }
-    )
-    clean = clean.sort_values(["icustay_id", "charttime", "variable"], kind="stable")
-    return clean.reset_index(drop=True), stats

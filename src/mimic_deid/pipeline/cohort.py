@@ -304,8 +304,9 @@ def match_events_to_stays(
     charttime: np.ndarray,
     stays: StayLookup,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Which events belong to a cohort stay, and its ICUSTAY_ID (the rule of
-    :func:`assign_events_to_stays`), by a sorted lookup of each event's admission.
+    """Which events belong to a cohort stay, and its ICUSTAY_ID, by a sorted lookup of each
+    event's admission: an event with an ICUSTAY_ID belongs to that stay, one without
+    (LABEVENTS) to the stay of its admission when CHARTTIME is in [INTIME, OUTTIME].
 
     Parameters
     ----------
@@ -334,38 +335,3 @@ def match_events_to_stays(
     same_stay = np.asarray(icustay_id, dtype=np.int64) == stay_id
     keep = found & np.where(has_icustay_id, same_stay, in_window)
     return keep, stay_id
-
-
-def assign_events_to_stays(events: pd.DataFrame, stays: pd.DataFrame) -> pd.DataFrame:
-    """Keep the events of cohort stays and give each its stay's ICUSTAY_ID.
-
-    An event with an ICUSTAY_ID belongs to that stay; an event without one (LABEVENTS)
-    belongs to the stay of its admission when CHARTTIME is in [INTIME, OUTTIME]. Events of
-    stays outside the cohort, or outside any stay, are dropped. Relies on the cohort having one
-    stay per admission (:func:`match_events_to_stays`).
-
-    Args:
-        events: rows of ``raw/events/part-*.parquet`` (at least hadm_id, icustay_id (Int64),
-            charttime).
-        stays: the cohort (at least hadm_id, icustay_id, intime, outtime).
-
-    Returns:
-        The kept events, same columns and row order as ``events``, with icustay_id as int64.
-    """
-    require_table(events, "events", EVENTS_COLUMNS)
-    lookup = StayLookup.of(stays)
-    hadm = events["hadm_id"]
-    has_hadm = hadm.notna().to_numpy(dtype=bool)
-    own = events["icustay_id"]
-    has_id = own.notna().to_numpy(dtype=bool)
-    keep, stay_id = match_events_to_stays(
-        pd.to_numeric(hadm.where(has_hadm, -1)).to_numpy(dtype=np.int64),
-        pd.to_numeric(own.where(has_id, -1)).to_numpy(dtype=np.int64),
-        has_id,
-        events["charttime"].to_numpy(),
-        lookup,
-    )
-    keep &= has_hadm
-    out = events.loc[keep, list(events.columns)]
-    out["icustay_id"] = stay_id[keep]
-    return out.reset_index(drop=True)

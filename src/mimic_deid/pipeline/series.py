@@ -17,7 +17,6 @@ Times are handled in whole seconds.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 from collections.abc import Iterator
@@ -30,13 +29,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mimic_deid.core import atomic
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import Progress, get_logger
 from mimic_deid.core.memory import release_memory
-from mimic_deid.core.threads import map_tasks, read_ahead
+from mimic_deid.core.threads import map_tasks
 from mimic_deid.pipeline.cleaning import KEPT, clean_rows, clean_stats, empty_stats, merge_stats
 from mimic_deid.pipeline.cohort import StayLookup, long_stay, match_events_to_stays, require_table
+from mimic_deid.pipeline.series_spool import ReleaseSeries, empty_long
 from mimic_deid.pipeline.variables import Variable, series_variables
 
 log = get_logger(__name__)
@@ -45,12 +44,6 @@ RELEASES = ("stays", "ihm48")
 HOUR_S = 3600
 META_COLUMNS = ("icustay_id", "subject_id", "hadm_id", "length", "mortality", "long_stay")
 EVENTS_GLOB = "part-*.parquet"
-
-
-def _empty_long(dims: list[str]) -> pd.DataFrame:
-    data = {"icustay_id": np.array([], dtype=np.int64), "hour": np.array([], dtype=np.int32)}
-    data.update({d: np.array([], dtype=np.float64) for d in dims})
-    return pd.DataFrame(data)
 
 
 def _interpolate(
@@ -84,31 +77,6 @@ def _interpolate(
     return out
 
 
-def resample_hourly(clean: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
-    """Hourly series of every stay in ``clean`` (vectorised over stays and dimensions).
-
-    Args:
-        clean: cleaned events, columns icustay_id (int64), charttime (datetime64),
-            variable (str), value (float64). Rows of variables not in ``dims`` are ignored
-            (they neither add a column nor move the grid).
-        dims: the series dimensions, in output column order.
-
-    Returns:
-        Long table with columns icustay_id (int64), hour (int32, 0-based from the stay's first
-        recording), one float64 column per dim (NaN = null); sorted by (icustay_id, hour).
-        Stays without any observation of a dim are absent.
-    """
-    require_table(clean, "clean events", ("icustay_id", "charttime", "variable", "value"))
-    codes = pd.Index(list(dims)).get_indexer(clean["variable"]).astype(np.int64)
-    return _resample(
-        clean["icustay_id"].to_numpy(dtype=np.int64),
-        clean["charttime"].to_numpy(),
-        codes,
-        clean["value"].to_numpy(dtype=np.float64),
-        dims,
-    )
-
-
 def _resample(
     icustay_id: np.ndarray,
     charttime: np.ndarray,
@@ -116,15 +84,18 @@ def _resample(
     values: np.ndarray,
     dims: list[str],
 ) -> pd.DataFrame:
-    """:func:`resample_hourly` of observations given as arrays (n,): icustay_id int64,
-    charttime datetime64, codes int64 (index into ``dims``; < 0 ignored), values float64.
+    """Hourly series of observations given as arrays (n,): icustay_id int64, charttime
+    datetime64, codes int64 (index into ``dims``; < 0 ignored), values float64.
 
-    Observations of one dimension in one hour bin are averaged in their input order.
+    Returns the long table icustay_id (int64), hour (int32, 0-based from the stay's first
+    recording), one float64 column per dim (NaN = null), sorted by (icustay_id, hour); a stay
+    without any observation is absent. Observations of one dimension in one hour bin are
+    averaged in their input order.
     """
     times = charttime.astype("datetime64[s]").astype(np.int64)
     keep = (codes >= 0) & ~np.isnat(charttime) & ~np.isnan(values)
     if not keep.any():
-        return _empty_long(dims)
+        return empty_long(dims)
     codes, times, values = codes[keep], times[keep], values[keep]
     stay_ids, stay_idx = np.unique(icustay_id[keep], return_inverse=True)
     order = np.lexsort((times, stay_idx))
@@ -199,194 +170,6 @@ def release_meta(icustay_id: np.ndarray, length: np.ndarray, stays: pd.DataFrame
     return meta
 
 
-#: Rows per Parquet row group of a written series table (~18 MB in memory with 16 float64
-#: dimensions): the writer holds one group, so the series job's memory stops growing with the
-#: release above this size (pyarrow's default, 1,048,576 rows, held ~147 MB).
-ROW_GROUP_ROWS = 131_072
-#: Rows per record batch of a spooled piece (the unit read back when writing).
-SPOOL_BATCH_ROWS = 65_536
-
-
-class ReleaseSeries:
-    """The hourly series of one release, spooled piece by piece to an Arrow IPC file.
-
-    Each piece (the series of some stays, sorted by (icustay_id, hour)) is appended to the
-    object's spool file in ``folder`` when added, as record batches of at most
-    :data:`SPOOL_BATCH_ROWS` rows; only an index of (icustay_id, file, first row, length) per
-    stay and the first row of every batch stay in memory. :meth:`close` ends the file;
-    :meth:`extend` takes over the closed files of another object (e.g. one event part's,
-    spooled by a worker process). :meth:`write` streams the release to Parquet sorted by
-    (icustay_id, hour) holding about one row group, so memory does not grow with the release.
-
-    Parameters
-    ----------
-    folder : a private directory for the spool files (removed by the caller).
-    name : the spool file names' prefix (unique per object in ``folder``).
-    dims : the series dimensions, in column order.
-    """
-
-    def __init__(self, folder: Path, name: str, dims: list[str]) -> None:
-        self.folder, self.name, self.dims = Path(folder), name, list(dims)
-        self.schema = pa.Schema.from_pandas(_empty_long(self.dims), preserve_index=False)
-        self.files: list[Path] = []
-        self._index: list[tuple[np.ndarray, ...]] = []
-        #: per file: the first row of each record batch, then the file's number of rows
-        self._batch_starts: list[np.ndarray] = []
-        self._sink: pa.NativeFile | None = None
-        self._writer: pa.ipc.RecordBatchFileWriter | None = None
-        self._starts: list[int] = [0]  # of the open file
-
-    def add(self, piece: pd.DataFrame) -> None:
-        """Spool one piece (the :func:`resample_hourly` table of some stays)."""
-        if piece.empty:
-            return
-        if self._writer is None:
-            path = self.folder / f"{self.name}-{len(self.files):05d}.arrow"
-            self._sink = pa.OSFile(str(path), "wb")
-            self._writer = pa.ipc.new_file(self._sink, self.schema)
-            self.files.append(path)
-            self._starts = [0]
-        ids, first, length = np.unique(
-            piece["icustay_id"].to_numpy(dtype=np.int64), return_index=True, return_counts=True
-        )
-        file = np.full(len(ids), len(self.files) - 1)
-        self._index.append((ids, file, first + self._starts[-1], length))
-        table = pa.Table.from_pandas(piece, schema=self.schema, preserve_index=False)
-        for batch in table.to_batches(max_chunksize=SPOOL_BATCH_ROWS):
-            self._writer.write_batch(batch)
-            self._starts.append(self._starts[-1] + batch.num_rows)
-
-    def close(self) -> None:
-        """Close the spool file being written (idempotent)."""
-        if self._writer is None:
-            return
-        self._writer.close()
-        self._sink.close()
-        self._writer = self._sink = None
-        self._batch_starts.append(np.asarray(self._starts, dtype=np.int64))
-
-    def extend(self, other: ReleaseSeries) -> None:
-        """Take over the spool files of ``other`` (closed; in the same folder) after this
-        release's own."""
-        if other._writer is not None:
-            raise ValueError("ReleaseSeries.extend: close the other release's spool first")
-        self.close()
-        for ids, file, first, length in other._index:
-            self._index.append((ids, file + len(self.files), first, length))
-        self.files.extend(other.files)
-        self._batch_starts.extend(other._batch_starts)
-
-    def stays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(icustay_id sorted, spool file, first row in the file, length) of every series."""
-        if not self._index:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty, empty
-        ids, file, first, length = (np.concatenate(c) for c in zip(*self._index, strict=True))
-        order = np.argsort(ids, kind="stable")
-        return ids[order], file[order], first[order], length[order]
-
-    @property
-    def rows(self) -> int:
-        return int(sum(int(i[3].sum()) for i in self._index))
-
-    def frame(self) -> pd.DataFrame:
-        """The whole release as one DataFrame sorted by (icustay_id, hour) (small releases)."""
-        tables = list(self.row_groups(ROW_GROUP_ROWS))
-        if not tables:
-            return _empty_long(self.dims)
-        return pa.concat_tables(tables).to_pandas()
-
-    def _column_runs(
-        self, k: int, field: int, runs: list[tuple[int, int]], stack: contextlib.ExitStack
-    ) -> list[pa.Array]:
-        """Rows ``[lo, hi)`` of column ``field`` of spool file ``k``, for each run in ``runs``,
-        as array chunks: zero-copy views of the memory-mapped file (valid until ``stack``
-        closes; other columns unread)."""
-        source = stack.enter_context(pa.memory_map(str(self.files[k])))
-        reader = pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=[field]))
-        starts = self._batch_starts[k]
-        chunks: list[pa.Array] = []
-        for lo, hi in runs:
-            b0 = int(np.searchsorted(starts, lo, side="right")) - 1
-            b1 = int(np.searchsorted(starts, hi - 1, side="right")) - 1
-            column = pa.chunked_array(
-                [reader.get_batch(b).column(0) for b in range(b0, b1 + 1)],
-                type=self.schema.field(field).type,
-            )
-            chunks.extend(column.slice(lo - int(starts[b0]), hi - lo).chunks)
-        return chunks
-
-    def row_groups(self, rows: int) -> Iterator[pa.Table]:
-        """The release in (icustay_id, hour) order, as tables of ``rows`` rows (the last one
-        shorter), each a single contiguous chunk per column.
-
-        Built column by column from the spool files: memory holds the table being built plus
-        one column of its rows being gathered, whatever the size of the release.
-        """
-        self.close()
-        ids, file, first, length = self.stays()
-        ends = np.cumsum(length)
-        starts = ends - length
-        total = int(ends[-1]) if len(ends) else 0
-        for g0 in range(0, total, rows):
-            g1 = min(g0 + rows, total)
-            i = int(np.searchsorted(ends, g0, side="right"))
-            j = int(np.searchsorted(starts, g1, side="left"))
-            # rows [a, b) of each stay i..j-1 fall into this table (the first and last stays
-            # may be cut); in its file they are rows [lo, hi) = [first + a, first + b)
-            a = np.maximum(g0 - starts[i:j], 0)
-            b = np.minimum(g1 - starts[i:j], length[i:j])
-            f, lo, hi = file[i:j], first[i:j] + a, first[i:j] + b
-            # runs: the stays' row ranges in file order, adjacent ranges of a file merged (a
-            # piece's stays of an id range are adjacent in it)
-            order = np.lexsort((lo, f))
-            f_s, lo_s, hi_s = f[order], lo[order], hi[order]
-            new_run = np.ones(len(order), dtype=bool)
-            new_run[1:] = (f_s[1:] != f_s[:-1]) | (lo_s[1:] != hi_s[:-1])
-            run_of = np.cumsum(new_run) - 1
-            heads = np.flatnonzero(new_run)
-            run_file, run_lo = f_s[heads], lo_s[heads]
-            run_hi = np.maximum.reduceat(hi_s, heads)
-            run_size = run_hi - run_lo
-            run_at = np.cumsum(run_size) - run_size  # where each run starts once concatenated
-            # positions, in the concatenated runs, of the rows in id order
-            at = np.empty(len(order), dtype=np.int64)
-            at[order] = run_at[run_of] + (lo_s - run_lo[run_of])
-            n = b - a
-            take = pa.array(np.repeat(at - (np.cumsum(n) - n), n) + np.arange(int(n.sum())))
-            by_file = [
-                (int(k), [(int(x), int(y)) for x, y in zip(run_lo[m], run_hi[m], strict=True)])
-                for k in np.unique(run_file)
-                for m in [run_file == k]
-            ]
-            columns = []
-            for field in range(len(self.schema)):
-                # one column at a time: the files are mapped only while it is gathered, so
-                # memory holds the table being built plus about one column
-                with contextlib.ExitStack() as stack:
-                    chunks = [
-                        c for k, runs in by_file for c in self._column_runs(k, field, runs, stack)
-                    ]
-                    columns.append(pa.concat_arrays(chunks).take(take))
-                    del chunks
-            yield pa.Table.from_arrays(columns, schema=self.schema)
-
-    def write(self, path: str | os.PathLike) -> None:
-        """Write the release to Parquet atomically, sorted by (icustay_id, hour), streamed in
-        row groups of :data:`ROW_GROUP_ROWS`: the next row group is gathered
-        (:meth:`row_groups`) in a second thread while one is encoded and compressed, so memory
-        holds about two row groups."""
-        with (
-            atomic.atomic_path(path, ".parquet") as tmp,
-            pq.ParquetWriter(tmp, self.schema, compression=atomic.PARQUET_COMPRESSION) as writer,
-        ):
-            for table in read_ahead(self.row_groups(ROW_GROUP_ROWS)):
-                writer.write_table(table)
-                del table
-                release_memory()
-
-
-#: The columns of an event part that the series stage reads.
 PART_COLUMNS = ["hadm_id", "icustay_id", "itemid", "charttime", "value", "valuenum", "valueuom"]
 
 
@@ -560,28 +343,13 @@ def build_releases(
 
     Returns:
         ``{release: (series, meta, stats)}``: the :class:`ReleaseSeries` (the long table of
-        :func:`resample_hourly` over all stays with at least one recording, spooled; write it
+        :func:`_resample` over all stays with at least one recording, spooled; write it
         with :meth:`ReleaseSeries.write`); meta (icustay_id, subject_id, hadm_id,
         length, mortality; sorted by icustay_id; no split column, see
         :func:`mimic_deid.pipeline.split.add_splits`); cleaning counts per variable.
     """
-    for release in releases:
-        if release not in RELEASES:
-            raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
-    if ihm_hours <= 0:
-        raise ConfigError(
-            f"config parameter 'series/ihm_hours': expected a positive number of hours, "
-            f"got {ihm_hours}"
-        )
-    require_table(
-        stays,
-        "stays",
-        ("subject_id", "hadm_id", "icustay_id", "intime", "outtime", "los_hours", "mortality"),
-    )
     events_dir = Path(raw_dir) / "events"
-    parts = sorted(events_dir.glob(EVENTS_GLOB))
-    if not parts:
-        raise InputDataError(f"{events_dir}: no {EVENTS_GLOB} files (run the extract step first)")
+    parts = _check_build(events_dir, stays, ihm_hours, releases)
     cohorts = {"stays": stays, "ihm48": stays[stays["los_hours"] >= ihm_hours]}
     for release in releases:
         log.info("%s: %d cohort stays eligible", release, len(cohorts[release]))
@@ -610,50 +378,56 @@ def build_releases(
             stats[release] = merge_stats(stats[release], part.stats[release])
         dropped_at_end += part.dropped_at_end
 
-    out = {}
+    if "ihm48" in releases:
+        stats["ihm48"]["ihm_window"] = {
+            "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
+            "dropped_at_end": dropped_at_end,
+        }
+    return {
+        r: (pieces[r], _release_meta(pieces[r], r, cohorts[r], events_dir), stats[r])
+        for r in releases
+    }
+
+
+def _check_build(
+    events_dir: Path, stays: pd.DataFrame, ihm_hours: int, releases: tuple[str, ...]
+) -> list[Path]:
+    """The event parts of :func:`build_releases`, after its arguments are checked."""
     for release in releases:
-        series = pieces.pop(release)
-        ids, _, _, length = series.stays()
-        if not len(ids):
-            raise InputDataError(
-                f"release '{release}': no cohort stay has a recording of a series variable "
-                f"in {events_dir}"
-            )
-        meta = release_meta(ids, length, cohorts[release])
-        if release == "ihm48":
-            stats[release]["ihm_window"] = {
-                "rule": f"charttime in [INTIME, INTIME + {ihm_hours} h)",
-                "dropped_at_end": dropped_at_end,
-            }
-        log.info(
-            "%s: %d series, %d grid hours (median length %d h)",
-            release,
-            len(meta),
-            int(length.sum()),
-            int(np.median(meta["length"])),
+        if release not in RELEASES:
+            raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
+    if ihm_hours <= 0:
+        raise ConfigError(
+            f"config parameter 'series/ihm_hours': expected a positive number of hours, "
+            f"got {ihm_hours}"
         )
-        out[release] = (series, meta, stats[release])
-    return out
+    require_table(
+        stays,
+        "stays",
+        ("subject_id", "hadm_id", "icustay_id", "intime", "outtime", "los_hours", "mortality"),
+    )
+    parts = sorted(events_dir.glob(EVENTS_GLOB))
+    if not parts:
+        raise InputDataError(f"{events_dir}: no {EVENTS_GLOB} files (run the extract step first)")
+    return parts
 
 
-def build_release(
-    raw_dir: str | os.PathLike,
-    stays: pd.DataFrame,
-    variables: list[Variable],
-    release: str,
-    ihm_hours: int = 48,
-) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """One release of :func:`build_releases` (``stays`` or ``ihm48``), its series as one
-    DataFrame sorted by (icustay_id, hour).
-
-    The series are spooled meanwhile in a scratch directory next to ``raw_dir`` (private
-    data stays below the private tree, never in the system's temporary directory; see
-    :func:`mimic_deid.core.atomic.scratch_dir`).
-    """
-    if release not in RELEASES:
-        raise ConfigError(f"release must be one of {RELEASES}, got {release!r}")
-    with atomic.scratch_dir(Path(raw_dir).parent / "series-spool") as spool:
-        series, meta, stats = build_releases(
-            raw_dir, stays, variables, spool, ihm_hours, (release,)
-        )[release]
-        return series.frame(), meta, stats
+def _release_meta(
+    series: ReleaseSeries, release: str, cohort: pd.DataFrame, events_dir: Path
+) -> pd.DataFrame:
+    """The meta table of one release's series (:func:`release_meta`), logged."""
+    ids, _, _, length = series.stays()
+    if not len(ids):
+        raise InputDataError(
+            f"release '{release}': no cohort stay has a recording of a series variable "
+            f"in {events_dir}"
+        )
+    meta = release_meta(ids, length, cohort)
+    log.info(
+        "%s: %d series, %d grid hours (median length %d h)",
+        release,
+        len(meta),
+        int(length.sum()),
+        int(np.median(meta["length"])),
+    )
+    return meta

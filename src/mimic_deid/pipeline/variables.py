@@ -163,11 +163,6 @@ def series_variables(variables: list[Variable]) -> list[Variable]:
     return [v for v in variables if v.in_series]
 
 
-def itemid_to_variable(variables: list[Variable]) -> dict[int, str]:
-    """Map every configured itemid to its variable name."""
-    return {i: v.name for v in variables for i in v.all_itemids}
-
-
 def configured_itemids(variables: list[Variable]) -> set[int]:
     """Every item id of every variable (CHARTEVENTS and LABEVENTS ids together)."""
     return {i for v in variables for i in v.all_itemids}

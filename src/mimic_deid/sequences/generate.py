@@ -179,32 +179,9 @@ def _filled(df: pd.DataFrame, cols: tuple[str, str], mean: float, sd: float) -> 
     return df.fillna({cols[0]: mean, cols[1]: sd})
 
 
-def generate(
-    ste: Ensemble,
-    cte: Ensemble,
-    days: pd.DataFrame,
-    n_objects: int,
-    rng: np.random.Generator,
-) -> pd.DataFrame:
-    """Generate ``n_objects`` objects from released ensembles (seed 004 §4).
-
-    Parameters
-    ----------
-    ste, cte : Ensemble
-        Released state and cluster-transition ensembles (rows with count > 0).
-    days : DataFrame
-        ``day`` (days since 1970) and ``objects`` (objects starting that day), §3.6.
-    n_objects : int
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    DataFrame
-        object, section (0-based within the object), position (0-based within the section),
-        cluster, state (code), time (hours since 1970), sorted by object, section, position.
-        Empty when every start statistic was suppressed.
-    """
-    empty = pd.DataFrame(
+def _empty_records() -> pd.DataFrame:
+    """The records table of :func:`generate` with no row."""
+    return pd.DataFrame(
         {
             c: pd.Series(dtype=t)
             for c, t in (
@@ -217,6 +194,11 @@ def generate(
             )
         }
     )
+
+
+def _tables(ste: Ensemble, cte: Ensemble) -> tuple[_Table, ...]:
+    """The six released tables :func:`generate` samples: the CTE's start, hour and
+    transitions, the STE's start, hour and transitions."""
     cte_start = _Table(
         _filled(
             cte.start,
@@ -250,11 +232,11 @@ def generate(
         ste.n_states,
         len(ste.models),
     )
-    if n_objects < 1 or len(cte_start.df) == 0 or len(ste_start.df) == 0 or len(days) == 0:
-        return empty
-    cl, sl = _Lookup(cte), _Lookup(ste)
+    return cte_start, cte_hour, cte_trans, ste_start, ste_hour, ste_trans
 
-    # phase 1: start day and hour of every object
+
+def _start_times(days, n_objects, cl, cte, cte_hour, rng) -> np.ndarray:
+    """Phase 1 of :func:`generate`: the start time of every object (its day, then its hour)."""
     p = days["objects"].to_numpy(np.float64)
     day = days["day"].to_numpy(np.int64)[rng.choice(len(days), n_objects, p=p / p.sum())]
     all_cte = cl.candidates(np.full(1, -1), {f: np.zeros(1, np.int64) for f in cte.factors})
@@ -264,27 +246,15 @@ def generate(
     )
     hour = np.where(hrow >= 0, _take(cte_hour, "hour", hrow) if len(cte_hour.df) else 0, 0)
     t0 = day * 24.0 + hour + rng.random(n_objects)
+    return t0
 
-    # phase 2: clusters and time slots of the sections
-    vals = {f: factor_values(f, t0) for f in cte.factors}
-    cand = cl.candidates(np.full(n_objects, -1), vals)
-    row = cte_start.sample(cand, np.zeros(n_objects, np.int64), rng)
-    alive = row >= 0
-    clus = _take(cte_start, "state", row)
-    n_sec = np.maximum(
-        1,
-        np.rint(
-            _normal(
-                _take(cte_start, "length_mean", row),
-                _take(cte_start, "length_sd", row),
-                rng,
-            )
-        ),
-    ).astype(np.int64)
-    n_sec = np.where(alive, np.minimum(n_sec, cte.extra["max_length"]), 0)
+
+def _sections(t0, alive, n_sec, clus, cl, cte, cte_trans, rng):
+    """Phase 2 of :func:`generate`: every object's sections (object, index, cluster, start
+    slot), ordered by object and index; None when no object has one."""
     sec_obj, sec_idx, sec_cl, sec_t = [], [], [], []
     t = t0.copy()
-    for k in range(int(n_sec.max()) if n_objects else 0):
+    for k in range(int(n_sec.max()) if len(t0) else 0):
         on = alive & (n_sec > k)
         if not on.any():
             break
@@ -302,13 +272,62 @@ def generate(
         clus[idx] = np.maximum(nxt, 0)
         t[idx] = t[idx] + dt
     if not sec_obj:
-        return empty
+        return None
     s_obj = np.concatenate(sec_obj)
     s_idx = np.concatenate(sec_idx)
     s_cl = np.concatenate(sec_cl)
     s_t = np.concatenate(sec_t)
     order = np.lexsort((s_idx, s_obj))
     s_obj, s_idx, s_cl, s_t = s_obj[order], s_idx[order], s_cl[order], s_t[order]
+    return s_obj, s_idx, s_cl, s_t
+
+
+def generate(
+    ste: Ensemble,
+    cte: Ensemble,
+    days: pd.DataFrame,
+    n_objects: int,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """Generate ``n_objects`` objects from released ensembles (seed 004 §4).
+
+    Parameters
+    ----------
+    ste, cte : Ensemble
+        Released state and cluster-transition ensembles (rows with count > 0).
+    days : DataFrame
+        ``day`` (days since 1970) and ``objects`` (objects starting that day), §3.6.
+    n_objects : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    DataFrame
+        object, section (0-based within the object), position (0-based within the section),
+        cluster, state (code), time (hours since 1970), sorted by object, section, position.
+        Empty when every start statistic was suppressed.
+    """
+    cte_start, cte_hour, cte_trans, ste_start, ste_hour, ste_trans = _tables(ste, cte)
+    if n_objects < 1 or len(cte_start.df) == 0 or len(ste_start.df) == 0 or len(days) == 0:
+        return _empty_records()
+    cl, sl = _Lookup(cte), _Lookup(ste)
+
+    # phase 1: start day and hour of every object
+    t0 = _start_times(days, n_objects, cl, cte, cte_hour, rng)
+
+    # phase 2: clusters and time slots of the sections
+    vals = {f: factor_values(f, t0) for f in cte.factors}
+    cand = cl.candidates(np.full(n_objects, -1), vals)
+    row = cte_start.sample(cand, np.zeros(n_objects, np.int64), rng)
+    alive = row >= 0
+    clus = _take(cte_start, "state", row)
+    mean, sd = _take(cte_start, "length_mean", row), _take(cte_start, "length_sd", row)
+    n_sec = np.maximum(1, np.rint(_normal(mean, sd, rng))).astype(np.int64)
+    n_sec = np.where(alive, np.minimum(n_sec, cte.extra["max_length"]), 0)
+    sections = _sections(t0, alive, n_sec, clus, cl, cte, cte_trans, rng)
+    if sections is None:
+        return _empty_records()
+    s_obj, s_idx, s_cl, s_t = sections
     ns = len(s_obj)
     # section durations from the STE StartTimeFreq of the cluster at the start hour
     dur0 = np.zeros(ns)
@@ -356,6 +375,13 @@ def generate(
         out_pos.append(np.full(len(g), k))
         out_state.append(state[g])
         out_time.append(time[g])
+    return _records(s_obj, s_idx, s_cl, s_t, same, out_sec, out_pos, out_state, out_time)
+
+
+def _records(s_obj, s_idx, s_cl, s_t, same, out_sec, out_pos, out_state, out_time) -> pd.DataFrame:
+    """The generated records of the sections, later sections of an object shifted so that
+    none starts before the previous one's last record."""
+    ns = len(s_obj)
     sec = np.concatenate(out_sec)
     rec_time = np.concatenate(out_time)
     # the last record may pass the planned end: shift later sections of the object so that

@@ -118,6 +118,44 @@ def _agg(df: pd.DataFrame, keys: list[str], value: str, prefix: str) -> pd.DataF
     return out.rename(columns={"size": "count", "mean": f"{prefix}_mean", "std": f"{prefix}_sd"})
 
 
+def _neighbours(seq: np.ndarray, state: np.ndarray) -> pd.DataFrame:
+    """How many sequences hold both states a and b (a != b): a, b, count."""
+    pairs = pd.DataFrame({"seq": seq, "s": state}).drop_duplicates()
+    nb = pairs.merge(pairs, on="seq", suffixes=("_a", "_b"))
+    nb = nb[nb["s_a"] != nb["s_b"]]
+    neighbour = (
+        nb.groupby(["s_a", "s_b"])
+        .size()
+        .rename("count")
+        .reset_index()
+        .rename(columns={"s_a": "a", "s_b": "b"})
+    )
+    return neighbour
+
+
+def _models(all_codes: np.ndarray, fnames: tuple[str, ...]) -> pd.DataFrame:
+    """The ensemble's models, named from their codes (level, factor, cluster, value)."""
+    v = all_codes
+    value = v % 100_003 - 1
+    v = v // 100_003
+    cl = v % 1_000_003 - 1
+    v = v // 1_000_003
+    fcode = v % 8 - 1
+    lcode = v // 8
+    models = pd.DataFrame(
+        {
+            "model": np.arange(len(all_codes)),
+            "level_code": lcode,
+            "level": np.array(STE_LEVELS, dtype=object)[lcode],
+            "factor_code": fcode,
+            "factor": np.array(("",) + fnames, dtype=object)[fcode + 1],
+            "cluster": cl,
+            "value": value,
+        }
+    )
+    return models
+
+
 def fit_ensemble(
     name: str,
     seq: np.ndarray,
@@ -191,36 +229,8 @@ def fit_ensemble(
         "dt",
         "time",
     )
-    # neighbours: sequences holding both a and b (a != b)
-    pairs = pd.DataFrame({"seq": seq, "s": state}).drop_duplicates()
-    nb = pairs.merge(pairs, on="seq", suffixes=("_a", "_b"))
-    nb = nb[nb["s_a"] != nb["s_b"]]
-    neighbour = (
-        nb.groupby(["s_a", "s_b"])
-        .size()
-        .rename("count")
-        .reset_index()
-        .rename(columns={"s_a": "a", "s_b": "b"})
-    )
-    # model names from the codes
-    v = all_codes
-    value = v % 100_003 - 1
-    v = v // 100_003
-    cl = v % 1_000_003 - 1
-    v = v // 1_000_003
-    fcode = v % 8 - 1
-    lcode = v // 8
-    models = pd.DataFrame(
-        {
-            "model": np.arange(len(all_codes)),
-            "level_code": lcode,
-            "level": np.array(STE_LEVELS, dtype=object)[lcode],
-            "factor_code": fcode,
-            "factor": np.array(("",) + fnames, dtype=object)[fcode + 1],
-            "cluster": cl,
-            "value": value,
-        }
-    )
+    neighbour = _neighbours(seq, state)
+    models = _models(all_codes, fnames)
     dur = np.r_[time[1:] - time[:-1], 0.0][t_idx] if len(t_idx) else np.zeros(0)
     extra = {
         "time_mean": float(dur.mean()) if len(dur) else 0.0,

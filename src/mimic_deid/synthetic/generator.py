@@ -141,10 +141,8 @@ def zero_length_stays(icustays: dict[str, pa.Array], seed: int, block: int) -> N
     icustays["LOS"] = pc.if_else(mask, pa.scalar(0.0, pa.float64()), icustays["LOS"])
 
 
-def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[str, pa.Array]]:
-    """The rows of every patient table for one block of subjects."""
-    phys = Physiology(pop, rng)
-    na, ni = len(pop.a_id), len(pop.i_id)
+def _patient_tables(pop: Population) -> dict[str, dict[str, pa.Array]]:
+    """PATIENTS, ADMISSIONS and ICUSTAYS of one block of subjects (no random draw)."""
     a_sid = pop.s_id[pop.a_subj]
     cat = pop.a_cat
     out: dict[str, dict[str, pa.Array]] = {}
@@ -191,6 +189,15 @@ def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[s
         "OUTTIME": times(pop.i_out),
         "LOS": floats(np.round((pop.i_out - pop.i_in) / DAY, 4)),
     }
+    return out
+
+
+def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[str, pa.Array]]:
+    """The rows of every patient table for one block of subjects."""
+    phys = Physiology(pop, rng)
+    na, ni = len(pop.a_id), len(pop.i_id)
+    a_sid = pop.s_id[pop.a_subj]
+    out = _patient_tables(pop)
 
     ch = ChartBuilder(pop, phys, rng).build()
     n = len(ch["stay"])

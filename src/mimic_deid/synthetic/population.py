@@ -214,6 +214,105 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdState) -> Population:
     """Draw ``n`` subjects (global indices ``first_index ..``), their admissions and stays."""
+    group, male, mv, age, dob, first_admit = _subjects(rng, first_index, n)
+
+    # Admissions per subject.
+    n_adm = np.ones(n, dtype=np.int64)
+    extra = rng.geometric(0.6, n)
+    n_adm += np.where((group == ADULT) & (rng.random(n) < P_READMIT), extra, 0)
+    n_adm += (group == CHILD) & (rng.random(n) < 0.05)
+    a_subj = np.repeat(np.arange(n), n_adm)
+    na = len(a_subj)
+    a_k = np.arange(na) - np.repeat(np.cumsum(n_adm) - n_adm, n_adm)
+    a_group = group[a_subj]
+    severity = rng.standard_normal(na)
+    age_first = np.where(group == NEONATE, 0.0, age)[a_subj]
+
+    has_icu = ~((a_group == ADULT) & (rng.random(na) < P_NO_ICU))
+    u = rng.random(na)
+    n_stays = 1 + (u < 1 - STAYS_PER_ADMISSION[0]) + (u < STAYS_PER_ADMISSION[2])
+    n_stays = np.where(has_icu, n_stays, 0).astype(np.int64)
+
+    dies = (rng.random(na) < _p_death(severity, age_first, a_group)) & has_icu
+    dies_in_icu = rng.random(na) < P_DEATH_IN_ICU
+
+    # Stays of each admission: lengths and gaps, relative to the first ICU admission.
+    max_stays = 3
+    stay_in_rel, los, disch_rel, readmit_gap = _stay_layout(
+        rng, na, severity, a_group, n_stays, dies, dies_in_icu, max_stays
+    )
+
+    # Sequential admission times within a subject.
+    admit = _admit_times(a_k, a_subj, first_admit, disch_rel, readmit_gap)
+    disch = _minute(admit + disch_rel)
+
+    # A death ends the subject's admissions.
+    a_idx = _before_death(dies, n_adm)
+    a_subj, a_group, severity, has_icu, n_stays = (
+        a_subj[a_idx],
+        a_group[a_idx],
+        severity[a_idx],
+        has_icu[a_idx],
+        n_stays[a_idx],
+    )
+    admit, disch, dies, dies_in_icu = admit[a_idx], disch[a_idx], dies[a_idx], dies_in_icu[a_idx]
+    stay_in_rel, los = stay_in_rel[a_idx], los[a_idx]
+    na = len(a_idx)
+
+    death = np.where(dies, disch, np.nan)
+    in_abs, out_abs = _stay_times(rng, admit, disch, stay_in_rel, los, n_stays, dies, dies_in_icu)
+
+    no_deathtime = dies & (rng.random(na) < P_DEATH_NO_DEATHTIME)
+    deathtime = np.where(dies & ~no_deathtime, death, np.nan)
+
+    # Patients: date of death in hospital or after the last discharge.
+    dod, dod_hosp, dod_ssn = _dates_of_death(rng, n, a_subj, group, dies, disch, death)
+
+    # ED registration and the admission's categories.
+    cat, edreg, edout, vent = _admission_details(
+        rng, na, a_group, a_subj, mv, admit, dies, severity
+    )
+
+    # ICU stays, flattened.
+    i_adm, i_in, i_out, unit_first, unit_last, ward_first, ward_last = _icu_stays(
+        rng, n_stays, in_abs, out_abs, a_group, max_stays
+    )
+    ni = len(i_adm)
+
+    return Population(
+        s_id=ids.take(rng, "subject", n),
+        s_male=male,
+        s_group=group,
+        s_mv=mv,
+        s_dob=dob,
+        s_dod=dod,
+        s_dod_hosp=dod_hosp,
+        s_dod_ssn=dod_ssn,
+        a_id=ids.take(rng, "hadm", na),
+        a_subj=a_subj,
+        a_admit=admit,
+        a_disch=disch,
+        a_deathtime=deathtime,
+        a_death=death,
+        a_edreg=edreg,
+        a_edout=edout,
+        a_severity=severity,
+        a_vent=vent,
+        a_has_icu=has_icu,
+        a_cat=cat,
+        i_id=ids.take(rng, "icustay", ni),
+        i_adm=i_adm,
+        i_in=i_in,
+        i_out=i_out,
+        i_unit_first=unit_first,
+        i_unit_last=unit_last,
+        i_ward_first=ward_first,
+        i_ward_last=ward_last,
+    )
+
+
+def _subjects(rng: np.random.Generator, first_index: int, n: int):
+    """The subjects' group, sex, database era, age, date of birth and first admission."""
     idx = first_index + np.arange(n)
     # Exactly round(N * 300 / 46520) shifted-age subjects, spread evenly over the indices.
     over89 = np.floor((idx + 1) * OVER89_PER_SUBJECT) > np.floor(idx * OVER89_PER_SUBJECT)
@@ -233,39 +332,63 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     first_admit = np.where(
         group == NEONATE, np.maximum(first_admit, dob + 10 * MINUTE), first_admit
     )
+    return group, male, mv, age, dob, first_admit
 
-    # Admissions per subject.
-    n_adm = np.ones(n, dtype=np.int64)
-    extra = rng.geometric(0.6, n)
-    n_adm += np.where((group == ADULT) & (rng.random(n) < P_READMIT), extra, 0)
-    n_adm += (group == CHILD) & (rng.random(n) < 0.05)
-    a_subj = np.repeat(np.arange(n), n_adm)
-    na = len(a_subj)
-    a_k = np.arange(na) - np.repeat(np.cumsum(n_adm) - n_adm, n_adm)
-    a_group = group[a_subj]
-    severity = rng.standard_normal(na)
-    age_first = np.where(group == NEONATE, 0.0, age)[a_subj]
 
-    has_icu = ~((a_group == ADULT) & (rng.random(na) < P_NO_ICU))
-    u = rng.random(na)
-    n_stays = 1 + (u < 1 - STAYS_PER_ADMISSION[0]) + (u < STAYS_PER_ADMISSION[2])
-    n_stays = np.where(has_icu, n_stays, 0).astype(np.int64)
+def _stay_times(rng, admit, disch, stay_in_rel, los, n_stays, dies, dies_in_icu):
+    """Absolute in and out times of every stay slot (admission x slot)."""
+    # Stay times carry seconds, admission times are on the minute.
+    in_abs = admit[:, None] + np.round(stay_in_rel)
+    out_abs = in_abs + np.round(los)
+    last_slot = np.maximum(n_stays - 1, 0)
+    # An ICU death leaves the unit at the death time (+ up to 30 min).
+    icu_death = dies & dies_in_icu & (n_stays > 0)
+    out_abs[np.flatnonzero(icu_death), last_slot[icu_death]] = (
+        disch[icu_death] + rng.uniform(0, 30, int(icu_death.sum())).round() * MINUTE
+    )
+    return in_abs, out_abs
 
+
+def _p_death(severity: np.ndarray, age_first: np.ndarray, a_group: np.ndarray) -> np.ndarray:
+    """Every admission's probability of in-hospital death (logistic in severity and age for
+    adults, fixed for neonates and children)."""
     logit = (
         DEATH_INTERCEPT
         + DEATH_SEVERITY * severity
         + DEATH_AGE * (np.minimum(age_first, 91) - 65) / 15
     )
-    p_death = np.where(
+    return np.where(
         a_group == ADULT,
         _sigmoid(logit),
         np.where(a_group == NEONATE, P_DEATH_NEONATE, P_DEATH_CHILD),
     )
-    dies = (rng.random(na) < p_death) & has_icu
-    dies_in_icu = rng.random(na) < P_DEATH_IN_ICU
 
+
+def _admit_times(a_k, a_subj, first_admit, disch_rel, readmit_gap) -> np.ndarray:
+    """Admission times, sequential within a subject (``a_k``: the admission's rank)."""
+    admit = np.empty(len(a_k))
+    for k in range(int(a_k.max()) + 1 if len(a_k) else 0):
+        sel = a_k == k
+        if k == 0:
+            admit[sel] = first_admit[a_subj[sel]]
+        else:
+            prev = np.flatnonzero(sel) - 1
+            admit[sel] = _minute(admit[prev] + disch_rel[prev] + readmit_gap[sel])
+    return admit
+
+
+def _before_death(dies: np.ndarray, n_adm: np.ndarray) -> np.ndarray:
+    """The admissions kept: a death ends its subject's admissions."""
+    cum = np.cumsum(dies)
+    start_of_subject = np.repeat(np.cumsum(n_adm) - n_adm, n_adm)
+    prior_deaths = cum - dies - np.where(start_of_subject > 0, cum[start_of_subject - 1], 0)
+    return np.flatnonzero(prior_deaths == 0)
+
+
+def _stay_layout(rng, na, severity, a_group, n_stays, dies, dies_in_icu, max_stays):
+    """Each admission's stays (intime after admittime, length of stay), its discharge after
+    admittime and the gap to the next admission; in :func:`make_population`'s draw order."""
     # Stays of each admission: lengths and gaps, relative to the first ICU admission.
-    max_stays = 3
     los = np.exp(
         np.log(LOS_MEDIAN_DAYS)
         + LOS_SEVERITY * severity[:, None]
@@ -300,51 +423,11 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     )
     disch_rel = np.where(n_stays > 0, last_out_rel + post_icu, no_icu_len)
     disch_rel = np.where(dies, death_rel, disch_rel)
+    return stay_in_rel, los, disch_rel, readmit_gap
 
-    # Sequential admission times within a subject.
-    admit = np.empty(na)
-    for k in range(int(a_k.max()) + 1 if na else 0):
-        sel = a_k == k
-        if k == 0:
-            admit[sel] = first_admit[a_subj[sel]]
-        else:
-            prev = np.flatnonzero(sel) - 1
-            admit[sel] = _minute(admit[prev] + disch_rel[prev] + readmit_gap[sel])
-    disch = _minute(admit + disch_rel)
 
-    # A death ends the subject's admissions.
-    cum = np.cumsum(dies)
-    start_of_subject = np.repeat(np.cumsum(n_adm) - n_adm, n_adm)
-    prior_deaths = cum - dies - np.where(start_of_subject > 0, cum[start_of_subject - 1], 0)
-    died_before = prior_deaths > 0
-    keep = ~died_before
-    a_idx = np.flatnonzero(keep)
-    a_subj, a_group, severity, has_icu, n_stays = (
-        a_subj[a_idx],
-        a_group[a_idx],
-        severity[a_idx],
-        has_icu[a_idx],
-        n_stays[a_idx],
-    )
-    admit, disch, dies, dies_in_icu = admit[a_idx], disch[a_idx], dies[a_idx], dies_in_icu[a_idx]
-    stay_in_rel, los = stay_in_rel[a_idx], los[a_idx]
-    na = len(a_idx)
-
-    death = np.where(dies, disch, np.nan)
-    # Stay times carry seconds, admission times are on the minute.
-    in_abs = admit[:, None] + np.round(stay_in_rel)
-    out_abs = in_abs + np.round(los)
-    last_slot = np.maximum(n_stays - 1, 0)
-    # An ICU death leaves the unit at the death time (+ up to 30 min).
-    icu_death = dies & dies_in_icu & (n_stays > 0)
-    out_abs[np.flatnonzero(icu_death), last_slot[icu_death]] = (
-        disch[icu_death] + rng.uniform(0, 30, int(icu_death.sum())).round() * MINUTE
-    )
-
-    no_deathtime = dies & (rng.random(na) < P_DEATH_NO_DEATHTIME)
-    deathtime = np.where(dies & ~no_deathtime, death, np.nan)
-
-    # Patients: date of death in hospital or after the last discharge.
+def _dates_of_death(rng, n, a_subj, group, dies, disch, death):
+    """Every subject's DOD, DOD_HOSP and DOD_SSN (in hospital, or after the last discharge)."""
     last_adm = np.cumsum(np.bincount(a_subj, minlength=n)) - 1  # every subject has one
     s_dies_hosp = dies[last_adm]
     after = (rng.random(n) < np.where(group == ADULT, P_DEATH_AFTER, 0.01)) & ~s_dies_hosp
@@ -352,7 +435,12 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     dod_hosp = np.where(s_dies_hosp, _day(death[last_adm]), np.nan)
     dod = np.where(s_dies_hosp, dod_hosp, np.where(after, dod_after, np.nan))
     dod_ssn = np.where(after | (s_dies_hosp & (rng.random(n) < 0.7)), dod, np.nan)
+    return dod, dod_hosp, dod_ssn
 
+
+def _admission_details(rng, na, a_group, a_subj, mv, admit, dies, severity):
+    """Every admission's categories (ADMISSIONS' coded columns), ED registration times and
+    ventilation, in :func:`make_population`'s draw order."""
     # ED registration for emergency admissions.
     adm_type = rng.choice(3, na, p=(0.8, 0.16, 0.04))
     adm_type = np.where(a_group == NEONATE, 3, adm_type)
@@ -377,8 +465,22 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     vent = rng.random(na) < np.where(
         a_group == NEONATE, 0.2, _sigmoid(P_VENTILATED_BASE + 0.9 * severity)
     )
+    cat = {
+        "admission_type": adm_type,
+        "admission_location": adm_loc,
+        "discharge_location": disch_loc,
+        "insurance": insurance,
+        "language": language,
+        "religion": religion,
+        "marital_status": marital,
+        "ethnicity": ethnicity,
+        "diagnosis": diagnosis,
+    }
+    return cat, edreg, edout, vent
 
-    # ICU stays, flattened.
+
+def _icu_stays(rng, n_stays, in_abs, out_abs, a_group, max_stays):
+    """The ICU stays of every admission, flattened: admission, times, units and wards."""
     stay_mask = np.arange(max_stays)[None, :] < n_stays[:, None]
     i_adm, i_slot = np.nonzero(stay_mask)
     ni = len(i_adm)
@@ -393,47 +495,7 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     ward_last = np.where(unit_change, _pick_ward(rng, unit_last, None), ward_first)
     ward_only = transfer & ~unit_change
     ward_last = np.where(ward_only, _pick_ward(rng, unit_first, ward_first), ward_last)
-
-    return Population(
-        s_id=ids.take(rng, "subject", n),
-        s_male=male,
-        s_group=group,
-        s_mv=mv,
-        s_dob=dob,
-        s_dod=dod,
-        s_dod_hosp=dod_hosp,
-        s_dod_ssn=dod_ssn,
-        a_id=ids.take(rng, "hadm", na),
-        a_subj=a_subj,
-        a_admit=admit,
-        a_disch=disch,
-        a_deathtime=deathtime,
-        a_death=death,
-        a_edreg=edreg,
-        a_edout=edout,
-        a_severity=severity,
-        a_vent=vent,
-        a_has_icu=has_icu,
-        a_cat={
-            "admission_type": adm_type,
-            "admission_location": adm_loc,
-            "discharge_location": disch_loc,
-            "insurance": insurance,
-            "language": language,
-            "religion": religion,
-            "marital_status": marital,
-            "ethnicity": ethnicity,
-            "diagnosis": diagnosis,
-        },
-        i_id=ids.take(rng, "icustay", ni),
-        i_adm=i_adm,
-        i_in=i_in,
-        i_out=i_out,
-        i_unit_first=unit_first,
-        i_unit_last=unit_last,
-        i_ward_first=ward_first,
-        i_ward_last=ward_last,
-    )
+    return i_adm, i_in, i_out, unit_first, unit_last, ward_first, ward_last
 
 
 def _pick_ward(rng: np.random.Generator, unit: np.ndarray, avoid: np.ndarray | None) -> np.ndarray:

@@ -108,6 +108,74 @@ def _chain(ventilated: bool) -> np.ndarray:
 CPT_CHAIN = np.stack([_chain(False), _chain(True)])
 
 
+def _after_icu(pop: Population, rng: np.random.Generator, has_icu, last_out, floor) -> list:
+    """The general-ward segments after an admission's last ICU stay (a second ward for some)."""
+    segs = []
+    post = np.flatnonzero(has_icu & (pop.a_disch > last_out + MINUTE))
+    # some patients move to a second general ward before discharge
+    move = rng.random(len(post)) < P_WARD_MOVE
+    k = rng.integers(0, len(floor), len(post))
+    mid = np.round(
+        last_out[post] + rng.uniform(0.3, 0.7, len(post)) * (pop.a_disch[post] - last_out[post])
+    )
+    segs.append(
+        (
+            post,
+            last_out[post],
+            np.where(move, mid, pop.a_disch[post]),
+            np.full(len(post), -1),
+            floor[k],
+            np.full(len(post), -1),
+            np.ones(len(post)),
+        )
+    )
+    m = np.flatnonzero(move)
+    segs.append(
+        (
+            post[m],
+            mid[m],
+            pop.a_disch[post[m]],
+            np.full(len(m), -1),
+            floor[(k[m] + rng.integers(1, len(floor), len(m))) % len(floor)],
+            np.full(len(m), -1),
+            np.ones(len(m)),
+        )
+    )
+    return segs
+
+
+def _transfer_rows(pop: Population, segs: list[tuple], ni: int) -> dict[str, pa.Array]:
+    """TRANSFERS' columns of the segments ``segs`` (admission, in, out, unit, ward, stay,
+    kind), ordered by admission, intime and kind."""
+    adm, t_in, t_out, unit, ward, stay, kind = (np.concatenate(c) for c in zip(*segs, strict=True))
+    order = np.lexsort((kind, t_in, adm))
+    adm, t_in, t_out, unit, ward, stay, kind = (
+        a[order] for a in (adm, t_in, t_out, unit, ward, stay, kind)
+    )
+    unit, ward, stay = unit.astype(np.int64), ward.astype(np.int64), stay.astype(np.int64)
+    n = len(adm)
+    starts = np.r_[True, adm[1:] != adm[:-1]] if n else np.zeros(0, dtype=bool)
+    prev_unit = np.where(starts, -1, np.r_[-1, unit[:-1]] if n else unit)
+    prev_ward = np.where(starts, -1, np.r_[-1, ward[:-1]] if n else ward)
+    event = np.where(kind == 2, 2, np.where(starts, 0, 1))
+    units = (*CAREUNITS, None)
+    mv_adm = pop.a_mv[adm]
+    return {
+        "SUBJECT_ID": ints(pop.s_id[pop.a_subj[adm]]),
+        "HADM_ID": ints(pop.a_id[adm]),
+        "ICUSTAY_ID": ints(pop.i_id[np.maximum(stay, 0)] if ni else np.zeros(n), stay < 0),
+        "DBSOURCE": strings(("carevue", "metavision"), mv_adm.astype(np.int64)),
+        "EVENTTYPE": strings(("admit", "transfer", "discharge"), event),
+        "PREV_CAREUNIT": strings(units, np.where(prev_unit < 0, len(units) - 1, prev_unit)),
+        "CURR_CAREUNIT": strings(units, np.where(unit < 0, len(units) - 1, unit)),
+        "PREV_WARDID": ints(prev_ward, prev_ward < 0),
+        "CURR_WARDID": ints(ward, ward < 0),
+        "INTIME": times(t_in),
+        "OUTTIME": times(t_out),
+        "LOS": floats(np.round((t_out - t_in) / HOUR, 2)),
+    }
+
+
 def _transfers(
     pop: Population, rng: np.random.Generator, direct_rng: np.random.Generator
 ) -> dict[str, pa.Array]:
@@ -176,36 +244,7 @@ def _transfers(
             np.ones(len(between)),
         )
     )
-    post = np.flatnonzero(has_icu & (pop.a_disch > last_out + MINUTE))
-    # some patients move to a second general ward before discharge
-    move = rng.random(len(post)) < P_WARD_MOVE
-    k = rng.integers(0, len(floor), len(post))
-    mid = np.round(
-        last_out[post] + rng.uniform(0.3, 0.7, len(post)) * (pop.a_disch[post] - last_out[post])
-    )
-    segs.append(
-        (
-            post,
-            last_out[post],
-            np.where(move, mid, pop.a_disch[post]),
-            np.full(len(post), -1),
-            floor[k],
-            np.full(len(post), -1),
-            np.ones(len(post)),
-        )
-    )
-    m = np.flatnonzero(move)
-    segs.append(
-        (
-            post[m],
-            mid[m],
-            pop.a_disch[post[m]],
-            np.full(len(m), -1),
-            floor[(k[m] + rng.integers(1, len(floor), len(m))) % len(floor)],
-            np.full(len(m), -1),
-            np.ones(len(m)),
-        )
-    )
+    segs += _after_icu(pop, rng, has_icu, last_out, floor)
     end = np.where(has_icu, np.fmax(pop.a_disch, last_out), pop.a_disch)
     segs.append(
         (
@@ -221,33 +260,7 @@ def _transfers(
     # admitted straight to the ICU: no ward row before the first ICU row, which becomes `admit`
     direct = has_icu & (direct_rng.random(na) < P_DIRECT_ICU)
     segs[0] = tuple(c[~direct] for c in segs[0])
-    adm, t_in, t_out, unit, ward, stay, kind = (np.concatenate(c) for c in zip(*segs, strict=True))
-    order = np.lexsort((kind, t_in, adm))
-    adm, t_in, t_out, unit, ward, stay, kind = (
-        a[order] for a in (adm, t_in, t_out, unit, ward, stay, kind)
-    )
-    unit, ward, stay = unit.astype(np.int64), ward.astype(np.int64), stay.astype(np.int64)
-    n = len(adm)
-    starts = np.r_[True, adm[1:] != adm[:-1]] if n else np.zeros(0, dtype=bool)
-    prev_unit = np.where(starts, -1, np.r_[-1, unit[:-1]] if n else unit)
-    prev_ward = np.where(starts, -1, np.r_[-1, ward[:-1]] if n else ward)
-    event = np.where(kind == 2, 2, np.where(starts, 0, 1))
-    units = (*CAREUNITS, None)
-    mv_adm = pop.a_mv[adm]
-    return {
-        "SUBJECT_ID": ints(pop.s_id[pop.a_subj[adm]]),
-        "HADM_ID": ints(pop.a_id[adm]),
-        "ICUSTAY_ID": ints(pop.i_id[np.maximum(stay, 0)] if ni else np.zeros(n), stay < 0),
-        "DBSOURCE": strings(("carevue", "metavision"), mv_adm.astype(np.int64)),
-        "EVENTTYPE": strings(("admit", "transfer", "discharge"), event),
-        "PREV_CAREUNIT": strings(units, np.where(prev_unit < 0, len(units) - 1, prev_unit)),
-        "CURR_CAREUNIT": strings(units, np.where(unit < 0, len(units) - 1, unit)),
-        "PREV_WARDID": ints(prev_ward, prev_ward < 0),
-        "CURR_WARDID": ints(ward, ward < 0),
-        "INTIME": times(t_in),
-        "OUTTIME": times(t_out),
-        "LOS": floats(np.round((t_out - t_in) / HOUR, 2)),
-    }
+    return _transfer_rows(pop, segs, ni)
 
 
 def _cptevents(

@@ -56,8 +56,6 @@ from mimic_deid.tabular.loss import METRICS, LossModel, check_metric
 from mimic_deid.tabular.ola import (
     InverseResult,
     OlaResult,
-    brute_force_inverse,
-    brute_force_ola,
     check_max_loss,
     inverse_ola,
     is_k_anonymous,
@@ -105,8 +103,6 @@ __all__ = [
     "OlaResult",
     "SearchResult",
     "admission_sequences",
-    "brute_force_inverse",
-    "brute_force_ola",
     "build_hierarchy",
     "check_beta",
     "check_epsilon",

@@ -25,7 +25,6 @@ __all__ = [
     "k_within",
     "node_classes",
     "suppression_budget",
-    "suppressed_mask",
 ]
 
 #: Mixed-radix keys up to this many times the row count are counted densely by ``bincount``;
@@ -116,12 +115,6 @@ def node_classes(enc: Encoded, node: Sequence[int]) -> tuple[np.ndarray, np.ndar
     """:func:`class_sizes` of ``enc`` generalised to ``node``."""
     cards = [h.cardinalities[int(lv)] for h, lv in zip(enc.hierarchies, node, strict=True)]
     return class_sizes(enc.generalised(node), cards)
-
-
-def suppressed_mask(enc: Encoded, node: Sequence[int], k: int) -> np.ndarray:
-    """Records in classes smaller than ``k`` at ``node``, shape ``(n_rows,)`` bool."""
-    inverse, sizes = node_classes(enc, node)
-    return sizes[inverse] < k
 
 
 def k_within(sizes: np.ndarray, budget: int) -> int:

@@ -91,6 +91,20 @@ class SearchResult:
     status: np.ndarray
 
 
+def _minimal_known(
+    idx: np.ndarray, status: np.ndarray, nodes: np.ndarray, step: np.ndarray
+) -> np.ndarray:
+    """Minimal satisfying nodes among ``idx`` when all are tagged (no satisfying predecessor;
+    ``step[j]``: the index offset of a node's predecessor in column ``j``)."""
+    yes = idx[status[idx] == YES]
+    keep = np.ones(len(yes), dtype=bool)
+    for j in range(nodes.shape[1]):
+        has_pred = nodes[yes, j] > 0
+        pred = yes[has_pred] + step[j]
+        keep[np.flatnonzero(has_pred)[status[pred] == YES]] = False
+    return yes[keep]
+
+
 def minimal_nodes(
     lattice: Lattice, predicate: Callable[[np.ndarray], bool], reverse: bool = False
 ) -> SearchResult:
@@ -158,16 +172,6 @@ def minimal_nodes(
         box = np.logical_and(at_least[columns, lo], at_most[columns, hi]).all(axis=0)
         return np.flatnonzero(box)
 
-    def minimal_known(idx: np.ndarray) -> np.ndarray:
-        """Minimal satisfying nodes among ``idx`` when all are tagged (no satisfying predecessor)."""
-        yes = idx[status[idx] == YES]
-        keep = np.ones(len(yes), dtype=bool)
-        for j in range(len(heights)):
-            has_pred = nodes[yes, j] > 0
-            pred = yes[has_pred] + step[j]
-            keep[np.flatnonzero(has_pred)[status[pred] == YES]] = False
-        return yes[keep]
-
     def kmin(b: int, t: int) -> None:
         if unknown == 0 or (b, t) in visited:
             return  # a fully tagged lattice is resolved at once at the end
@@ -178,7 +182,7 @@ def minimal_nodes(
             # every path's lowest satisfying node is known: what the recursion would add
             # (nothing when each satisfying node already lies above a found one)
             if not covered[idx[tags == YES]].all():
-                add(minimal_known(idx))
+                add(_minimal_known(idx, status, nodes, step))
             return
         span = levels[t] - levels[b]
         if span > 1:
@@ -196,5 +200,5 @@ def minimal_nodes(
         raise ValueError("minimal_nodes: the predicate does not hold at the top of the lattice")
     kmin(bottom, top)  # recursion depth <= log2(lattice height) + 1
     if unknown == 0:
-        add(minimal_known(np.arange(lattice.size)))
+        add(_minimal_known(np.arange(lattice.size), status, nodes, step))
     return SearchResult([int(i) for i in np.flatnonzero(found)], checked, status)

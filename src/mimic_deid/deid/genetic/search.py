@@ -507,10 +507,15 @@ def run_chunk(
             abs_obj, infeas, since = abs_obj[:, keep], infeas[:, keep], since[keep]
             prob.take(keep)
 
-    # write the best perturbations back into the series (float64: x + p)
+    return _perturbed(X, prob.blocks, valid0, best_out), iters_out
+
+
+def _perturbed(X: np.ndarray, blocks, valid: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """The series with the best perturbations ``best`` (n, genes) written back into their
+    valid genes (float64: x + p), block by block."""
     out = X.copy()
-    for blk in prob.blocks:
-        r, g = np.nonzero(valid0[:, blk.off : blk.off + blk.width])
+    for blk in blocks:
+        r, g = np.nonzero(valid[:, blk.off : blk.off + blk.width])
         t = blk.time[r, g]
-        out[r, t, blk.dim] = X[r, t, blk.dim] + best_out[r, blk.off + g].astype(np.float64)
-    return out, iters_out
+        out[r, t, blk.dim] = X[r, t, blk.dim] + best[r, blk.off + g].astype(np.float64)
+    return out

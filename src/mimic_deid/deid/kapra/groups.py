@@ -1,4 +1,4 @@
-"""KAPRA and PC-KAPRA: (k,P)-anonymity of univariate series (seed 001 §2.2.2, §3).
+"""KAPRA and PC-KAPRA on one variable of a class: the (k,P) grouping (seed 001 §2.2.2, §3).
 
 A published table is (k,P)-anonymous when every *k-group* of series sharing one value envelope
 has at least ``k`` members (k-requirement) and, within a k-group, every published pattern word
@@ -49,27 +49,12 @@ draws its initial centroids from the generator it is given.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from mimic_deid.core.errors import (
-    ConfigError,
-    InputDataError,
-    ReleaseCheckError,
-    require_columns,
-    require_int,
-)
-from mimic_deid.core.logs import get_logger
-from mimic_deid.deid.classes import KEY, unit_keys
-from mimic_deid.deid.features import FeatureSpec
-from mimic_deid.deid.missing import fill_missing_hours
-from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
-from mimic_deid.deid.plausible import PlausibleValues, project_variable
+from mimic_deid.core.errors import ConfigError, InputDataError, require_int
 from mimic_deid.deid.sax import (
     MAX_LEVEL,
     MIN_LEVEL,
@@ -78,38 +63,22 @@ from mimic_deid.deid.sax import (
     lookup_table,
     paa,
     sax_codes,
-    words,
     znormalise,
 )
 
 __all__ = [
-    "IMPUTE_RULES",
+    "ALGORITHMS",
     "KMEANS_MAX_ITER",
     "KPGrouping",
-    "check_config",
-    "check_kp_groups",
-    "claims",
     "diverse_k_groups",
     "form_k_groups",
-    "impute",
     "integer_centroids",
     "kapra_pattern_groups",
     "kp_anonymise",
-    "kp_summary",
-    "k_groups",
     "pc_kapra_pattern_groups",
-    "run_kapra",
-    "run_pc_kapra",
     "split_p_groups",
-    "summarise",
 ]
 
-log = get_logger(__name__)
-
-#: Imputation rules for null records of a grouped variable: ``none`` refuses nulls, ``carry``
-#: carries observed values forward and back (class mean for a series without one,
-#: :func:`mimic_deid.deid.missing.fill_missing_hours`), ``mean`` takes the class mean of the hour.
-IMPUTE_RULES = ("none", "carry", "mean")
 #: Cap on PC-KAPRA's k-means iterations (it converges in a few).
 KMEANS_MAX_ITER = 100
 #: Elements of one block of a pairwise computation (bounds memory for large classes).
@@ -598,336 +567,3 @@ def diverse_k_groups(
         cand = np.flatnonzero(np.arange(g) != cur)
         loss = ivl(np.minimum(lo[cur], lo[cand]), np.maximum(hi[cur], hi[cand]))
         labels = _dense(np.where(labels == cur, int(cand[np.argmin(loss)]), labels))
-
-
-def impute(x: np.ndarray, rule: str, who: str, variable: str) -> tuple[np.ndarray, np.ndarray]:
-    """Fill the null records of one variable of a class by ``rule`` (:data:`IMPUTE_RULES`).
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (n, L)
-        With at least one non-null record.
-    rule : str
-    who, variable : str
-        Method and variable named in the error message.
-
-    Returns
-    -------
-    filled : ndarray of float64, shape (n, L)
-    imputed : ndarray of int64, shape (n,)
-        Records filled per series.
-    """
-    if rule not in IMPUTE_RULES:
-        raise ConfigError(f"{who} parameter 'impute' must be one of {IMPUTE_RULES}, got {rule!r}")
-    null = np.isnan(x)
-    imputed = null.sum(axis=1).astype(np.int64)
-    if not null.any():
-        return x, imputed
-    if rule == "none":
-        raise InputDataError(
-            f"{who}: variable '{variable}' of the duration class of {x.shape[1]} h has "
-            f"{int(imputed.sum())} null record(s) in {int((imputed > 0).sum())} series and "
-            "parameter 'impute' is 'none'; choose 'carry' or 'mean'"
-        )
-    if rule == "carry":
-        return fill_missing_hours(x[:, :, None])[:, :, 0], imputed
-    hour_mean = np.nanmean(np.where(null.all(axis=0), np.nanmean(x), x), axis=0)
-    return np.where(null, hour_mean[None, :], x), imputed
-
-
-def _variable_names(spec: FeatureSpec) -> dict[int, str]:
-    """Variable name of each feature dimension (``<variable>_<stat>`` without the stat)."""
-    names: dict[int, str] = {}
-    for d, stat, name in zip(spec.dims.tolist(), spec.stats, spec.names, strict=True):
-        names.setdefault(d, name[: -len(stat) - 1])
-    return names
-
-
-def _run(X, targets, spec, params: Mapping[str, Any], rng, algorithm: str) -> OptimiseResult:
-    """Group every feature dimension of a class independently; release envelope midpoints."""
-    X, targets = check_inputs(X, targets, spec)
-    n, length, _ = X.shape
-    if "k" not in params:
-        raise ConfigError(f"release method '{algorithm}' needs the feature k (fk) as its k")
-    out = X.copy()
-    detail: dict[str, np.ndarray] = {}
-    iterations = 0
-    for d, var in _variable_names(spec).items():
-        x = X[:, :, d]
-        if np.isnan(x).all():  # not observed in this class: stays null
-            detail[f"k_group_{var}"] = np.full(n, -1, dtype=np.int64)
-            detail[f"sax_level_{var}"] = np.zeros(n, dtype=np.int64)
-            detail[f"word_{var}"] = np.full(n, "", dtype=object)
-            detail[f"imputed_{var}"] = np.zeros(n, dtype=np.int64)
-            detail[f"lo_{var}"] = np.full((n, length), np.nan)
-            detail[f"hi_{var}"] = np.full((n, length), np.nan)
-            continue
-        x, imputed = impute(x, params["impute"], algorithm, var)
-        res = kp_anonymise(
-            x, params["k"], params["P"], params["paa"], params["level"], algorithm, rng
-        )
-        if "outcomes" in params:  # a labelled release: ℓ-diverse k-groups
-            merged = diverse_k_groups(x, res.k_group, params["outcomes"], params["ell"])
-            lo, hi = group_envelopes(x, merged)
-            res = dataclasses.replace(res, k_group=merged, lo=lo[merged], hi=hi[merged])
-        out[:, :, d] = res.release
-        iterations = max(iterations, res.iterations)
-        detail[f"k_group_{var}"] = res.k_group
-        detail[f"sax_level_{var}"] = res.levels
-        detail[f"word_{var}"] = words(res.codes)
-        detail[f"imputed_{var}"] = imputed
-        detail[f"lo_{var}"] = res.lo
-        detail[f"hi_{var}"] = res.hi
-    result = evaluate(X, out, targets, spec, np.full(n, iterations, dtype=np.int64))
-    return OptimiseResult(
-        X=result.X,
-        unfeasibility=result.unfeasibility,
-        distortion=result.distortion,
-        iterations=result.iterations,
-        detail=detail,
-    )
-
-
-def run_kapra(X, targets, spec, params, rng) -> OptimiseResult:
-    """Release method ``kapra`` (:mod:`mimic_deid.deid.methods` signature).
-
-    ``params``: ``k`` (the sweep's fk), ``P``, ``paa``, ``level`` (max-level), ``impute``, and
-    in a labelled release ``outcomes`` and ``ell`` (k-groups made ℓ-diverse by
-    :func:`diverse_k_groups`).
-    Every feature dimension of ``X`` (n, L, D) is grouped on its own and released as its
-    k-group's envelope midpoint; ``detail`` holds per series and variable ``k_group_<var>``,
-    ``sax_level_<var>``, ``word_<var>``, ``imputed_<var>`` and the envelope ``lo_<var>``,
-    ``hi_<var>`` (L values each).
-    """
-    return _run(X, targets, spec, params, rng, "kapra")
-
-
-def run_pc_kapra(X, targets, spec, params, rng) -> OptimiseResult:
-    """Release method ``pc-kapra``: as :func:`run_kapra` with k-means pattern clustering."""
-    return _run(X, targets, spec, params, rng, "pc-kapra")
-
-
-def kp_summary(per_series: pd.DataFrame) -> dict:
-    """Public aggregates of a (k,P) release, from its private per-series table.
-
-    Parameters
-    ----------
-    per_series : DataFrame
-        ``method.parquet`` rows of a (k,P) method: group, class_length and the
-        ``k_group_<var>``, ``lo_<var>``, ``hi_<var>`` columns of :func:`run_kapra`.
-
-    Returns
-    -------
-    dict
-        ``variables``: per grouped variable ``k_groups`` (count over the classes) and ``tivl``
-        (mean IVL over those k-groups, seed eq. 3.5, in the variable's unit);
-        ``joint_unique_pct``: percentage of series whose combination of k-groups over all
-        variables no other series of its class shares (per-variable groups give no joint k).
-    """
-    keys = unit_keys(per_series)
-    names = sorted(
-        c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
-    )
-    out: dict = {"variables": {}}
-    for var in names:
-        grouped = per_series[per_series[f"k_group_{var}"] >= 0]
-        first = grouped.drop_duplicates([*keys, f"k_group_{var}"])
-        # one envelope per k-group; classes differ in length, so IVL is taken per k-group
-        widths = [
-            ivl(np.asarray(lo), np.asarray(hi))
-            for lo, hi in zip(first[f"lo_{var}"], first[f"hi_{var}"], strict=True)
-        ]
-        out["variables"][var] = {
-            "k_groups": len(first),
-            "tivl": float(np.mean(widths)) if widths else None,
-        }
-    if names and len(per_series):
-        combo = [*keys, *(f"k_group_{v}" for v in names)]
-        joint = per_series.groupby(combo, sort=False)[combo[0]].transform("size")
-        out["joint_unique_pct"] = float(100.0 * np.mean(joint.to_numpy() == 1))
-    return out
-
-
-def _project_flat(
-    flat: np.ndarray, lengths: np.ndarray, plausible: PlausibleValues, var: str
-) -> np.ndarray:
-    """Series laid end to end (``lengths`` hours each) projected onto ``var``'s plausible
-    values, as :func:`~mimic_deid.deid.plausible.project` projects them in a class."""
-    out = np.empty_like(flat)
-    starts = np.cumsum(lengths) - lengths
-    for length in np.unique(lengths):
-        at = starts[lengths == length][:, None] + np.arange(length)[None, :]
-        out[at] = project_variable(flat[at], plausible, var)
-    return out
-
-
-def _off_midpoint(
-    grouped: pd.DataFrame, rows: pd.DataFrame, var: str, plausible: PlausibleValues | None
-) -> int:
-    """Released values of ``var`` (``rows``: pseudonym, hour, var) that are not the midpoint
-    of the envelope ``lo_<var>``/``hi_<var>`` of ``grouped`` (0 if there is no envelope),
-    projected onto the variable's plausible values when ``plausible`` names it."""
-    lo_col, hi_col = f"lo_{var}", f"hi_{var}"
-    if not {lo_col, hi_col} <= set(grouped.columns):
-        return 0
-    lengths = grouped[lo_col].map(len).to_numpy(dtype=np.int64)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    mid = 0.5 * (
-        np.concatenate(grouped[lo_col].to_list()) + np.concatenate(grouped[hi_col].to_list())
-    )
-    if plausible is not None and var in plausible.dims:
-        mid = _project_flat(mid, lengths, plausible, var)
-    env = pd.DataFrame(
-        {
-            KEY: np.repeat(grouped[KEY].to_numpy(), lengths),
-            "hour": np.arange(int(lengths.sum())) - starts,
-            "mid": mid,
-        }
-    )
-    both = rows.merge(env.merge(grouped[[KEY, "pseudonym"]], on=KEY), on=["pseudonym", "hour"])
-    return int((both[var].to_numpy() != both["mid"].to_numpy()).sum())
-
-
-def check_kp_groups(
-    per_series: pd.DataFrame,
-    series_public: pd.DataFrame,
-    pseudonyms: pd.DataFrame,
-    k: int,
-    P: int,
-    plausible: PlausibleValues | None = None,
-) -> dict:
-    """Claim 11: the (k,P)-anonymity of a release made by a (k,P) method (seed 001 §2.2.2).
-
-    Parameters
-    ----------
-    per_series : DataFrame
-        The method's ``method.parquet``: icustay_id, group, class_length and per grouped
-        variable ``k_group_<var>`` (-1 where the class never observed it), ``sax_level_<var>``
-        and ``word_<var>``; with ``lo_<var>``/``hi_<var>`` (the envelope, one value per hour)
-        every released value is also checked to be the envelope's midpoint (projected onto
-        its plausible values when ``plausible`` is given, as every release is:
-        :func:`~mimic_deid.deid.plausible.project`).
-    series_public : DataFrame
-        ``release/series.parquet``.
-    pseudonyms : DataFrame
-        icustay_id, pseudonym.
-    k, P : int
-    plausible : PlausibleValues, optional
-        The plausible values of the released variables.
-
-    Returns
-    -------
-    dict
-        ``k``, ``P``, ``variables``, ``k_groups`` (over variables), ``smallest_k_group``,
-        ``smallest_word_share`` and ``breach_bound`` (``1 / P``).
-    """
-    variables = sorted(
-        c.removeprefix("k_group_") for c in per_series.columns if c.startswith("k_group_")
-    )
-    if not variables:
-        raise ReleaseCheckError(
-            "(k,P) groups: the method's per-series table has no 'k_group_<variable>' column"
-        )
-    keys = unit_keys(per_series)
-    require_columns(per_series, [KEY, *keys], "method per-series table", ReleaseCheckError)
-    n_groups, smallest, share = 0, None, None
-    for var in variables:
-        kg, lv, word = f"k_group_{var}", f"sax_level_{var}", f"word_{var}"
-        require_columns(per_series, [lv, word], "method per-series table", ReleaseCheckError)
-        grouped = per_series[per_series[kg] >= 0]
-        sizes = grouped.groupby([*keys, kg], sort=True).size()
-        if len(sizes) and sizes.min() < k:
-            raise ReleaseCheckError(
-                f"(k,P) groups: variable '{var}': {int((sizes < k).sum())} k-group(s) under "
-                f"k={k}, smallest {int(sizes.min())} series"
-            )
-        shares = grouped.groupby([*keys, kg, lv, word], sort=True).size()
-        if len(shares) and shares.min() < P:
-            raise ReleaseCheckError(
-                f"(k,P) groups: variable '{var}': {int((shares < P).sum())} pattern word(s) "
-                f"shared by fewer than P={P} series of their k-group, smallest {int(shares.min())}"
-            )
-        if var in series_public.columns and len(grouped):
-            member = grouped[[KEY, *keys, kg]].merge(pseudonyms, on=KEY)
-            rows = series_public[["pseudonym", "hour", var]].merge(
-                member.drop(columns=[KEY]), on="pseudonym"
-            )
-            spread = rows.groupby([*keys, kg, "hour"], sort=True)[var].agg(["min", "max"])
-            if (spread["max"] > spread["min"]).any():
-                raise ReleaseCheckError(
-                    f"(k,P) groups: variable '{var}': series of one k-group publish different "
-                    "values (the release is not the k-group's envelope midpoint)"
-                )
-            off = _off_midpoint(grouped.merge(pseudonyms, on=KEY), rows, var, plausible)
-            if off:
-                raise ReleaseCheckError(
-                    f"(k,P) groups: variable '{var}': {off} released value(s) differ from "
-                    "their k-group's envelope midpoint"
-                )
-        n_groups += len(sizes)
-        if len(sizes):
-            smallest = int(sizes.min()) if smallest is None else min(smallest, int(sizes.min()))
-            share = int(shares.min()) if share is None else min(share, int(shares.min()))
-    return {
-        "k": int(k),
-        "P": int(P),
-        "variables": variables,
-        "k_groups": n_groups,
-        "smallest_k_group": smallest,
-        "smallest_word_share": share,
-        "breach_bound": 1.0 / P,
-    }
-
-
-# --------------------------------------------------------------------------- registry hooks
-# What KAPRA and PC-KAPRA bring to the release-method contract
-# (:class:`mimic_deid.deid.methods.ReleaseMethod`): their config rule, summary, claim and
-# recoverable groups; no other module names them.
-
-
-def check_config(name: str, grid: Mapping[str, list], deid: Mapping[str, Any]) -> None:
-    """Every P of the sweep is <= every fk (the k of a (k,P) method): a k-group is made of
-    whole P-groups; ``ConfigError`` naming both parameters otherwise."""
-    if max(grid["P"]) > min(deid["fk"]):
-        raise ConfigError(
-            f"config parameters 'deid/methods/{name}/P' and 'deid/fk': every P must be <= "
-            f"every fk (k < P: a k-group is made of whole P-groups), got P {grid['P']} "
-            f"and fk {deid['fk']}"
-        )
-
-
-def summarise(per_series: pd.DataFrame) -> dict:
-    """The method summary's (k,P) entry (``kp``: :func:`kp_summary`) and its sweep column
-    ``kp_joint_unique_pct``."""
-    kp = kp_summary(per_series)
-    return {"kp": kp, "sweep": {"kp_joint_unique_pct": kp.get("joint_unique_pct")}}
-
-
-def claims(
-    per_series: pd.DataFrame,
-    series_public: pd.DataFrame,
-    pseudonyms: pd.DataFrame,
-    params: Mapping[str, Any],
-    k: int,
-    plausible: PlausibleValues | None = None,
-) -> dict:
-    """The method's claim (claim 11 of :mod:`mimic_deid.deid.check`): ``{"kp_groups": ...}``
-    (:func:`check_kp_groups` with the point's k, the label's P and the plausible values)."""
-    return {
-        "kp_groups": check_kp_groups(
-            per_series, series_public, pseudonyms, k, params["P"], plausible
-        )
-    }
-
-
-def k_groups(per_series: pd.DataFrame) -> pd.DataFrame:
-    """The groups a recipient recovers from a (k,P) release: per grouped variable the k-group
-    of every series (``k_group_<var>``, numbered over the release; -1: not grouped), with
-    ``icustay_id``."""
-    columns = [c for c in per_series.columns if c.startswith("k_group_")]
-    unit = unit_keys(per_series)
-    out = pd.DataFrame({KEY: per_series[KEY].to_numpy()})
-    for column in columns:
-        code = per_series.groupby([*unit, column], sort=True).ngroup()
-        out[column] = code.where(per_series[column] >= 0, -1).to_numpy()
-    return out
