@@ -34,12 +34,12 @@ are renumbered from 0.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import (
-    ConfigError,
     InputDataError,
     require_choice,
     require_columns,
@@ -529,56 +529,59 @@ def unpublished_groups(
     return out
 
 
-#: The preset sized for a cohort of about 100 subjects, named by the advice of
-#: :func:`require_publishable`.
+#: The preset sized for a cohort of about 100 subjects, named by :func:`sizes_advice`.
 SMALL_COHORT_PRESET = "config/presets/demo.yaml"
 
 
-def require_publishable(
-    classes: pd.DataFrame,
-    dk: int,
-    release: str,
-    labels: pd.DataFrame | None = None,
-    outcome_l: int | None = None,
-) -> None:
-    """Stop a run whose release would publish no series at all, naming sizes and the fix.
-
-    A release missing some of its groups still runs to its card, refused
-    (:func:`unpublished_groups`); one with nothing to publish has no class for any later
-    rule to work on, so the run stops here, at the duration classes.
+def largest_fitting(unpublished: Sequence[Mapping]) -> str:
+    """The largest value of each parameter at fault with which every group forms a class.
 
     Parameters
     ----------
-    classes : DataFrame
-        ``duration.parquet`` of the release.
-    dk : int
-    release : str
-        ``stays`` or ``ihm48`` (named in the message).
-    labels, outcome_l
-        As :func:`unpublished_groups`.
+    unpublished : sequence of mapping
+        :func:`unpublished_groups` of a release (or the ``unpublished`` of its card).
 
-    Raises
-    ------
-    ConfigError
-        Every group of ``classes`` is unpublished: the message names each group's series,
-        the parameter at fault, the largest value with which every group forms a class,
-        and the preset sized for a cohort of about 100 subjects.
+    Returns
+    -------
+    str
+        One sentence per parameter, in name order (``The largest dk with which every group
+        forms a class: 5``), ``; ``-joined; empty when no group is unpublished.
     """
-    groups = unpublished_groups(classes, dk, labels, outcome_l)
-    if not len(classes) or len(groups) < classes["group"].nunique():
-        return
-    parameters = sorted({g["parameter"] for g in groups})
-    fits = "; ".join(
+    parameters = sorted({str(g["parameter"]) for g in unpublished})
+    return "; ".join(
         f"The largest {p.removeprefix('deid.')} with which every group forms a class: "
-        f"{min(g['largest'] for g in groups if g['parameter'] == p)}"
+        f"{min(int(g['largest']) for g in unpublished if g['parameter'] == p)}"
         for p in parameters
     )
-    raise ConfigError(
-        f"config parameter{'s' if len(parameters) > 1 else ''} "
-        f"{' and '.join(repr(p.replace('.', '/')) for p in parameters)}: release '{release}' "
-        f"would publish no series: " + "; ".join(g["reason"] for g in groups) + f". {fits}. "
-        f"A cohort this small needs smaller sizes in every stage: run with --configfile "
-        f"{SMALL_COHORT_PRESET} (sized for about 100 subjects; docs/cohort-sizes.md)"
+
+
+def sizes_advice(release: str, dk: int, unpublished: Sequence[Mapping]) -> str:
+    """Why nothing of a release is published at ``dk``, and which values would fit.
+
+    A release with an unpublished group is refused whole (its check refuses it first,
+    :func:`unpublished_groups`), so nothing of it is published; the report's first screen
+    says so with this paragraph (:mod:`mimic_deid.report.decision`).
+
+    Parameters
+    ----------
+    release : str
+    dk : int
+    unpublished : sequence of mapping
+        :func:`unpublished_groups` of the release at ``dk`` (its card's ``unpublished``).
+
+    Returns
+    -------
+    str
+        Empty when every group is published.
+    """
+    if not unpublished:
+        return ""
+    return (
+        f"Nothing of {release} is published at dk={dk}: "
+        + "; ".join(str(g["reason"]) for g in unpublished)
+        + f". {largest_fitting(unpublished)}; or run with --configfile {SMALL_COHORT_PRESET} "
+        "for a cohort of about 100 subjects (docs/cohort-sizes.md gives the sizes that fit "
+        "each cohort size)."
     )
 
 

@@ -79,6 +79,7 @@ TOP = (1, 5)
 __all__ = [
     "BLOCK_ROWS",
     "DTW_WINDOW",
+    "NO_SERIES",
     "SERIES_DISTANCES",
     "baseline_disagreement",
     "check_dtw_window",
@@ -456,6 +457,41 @@ def _release_class(
     return frames, linkage
 
 
+#: The reason recorded in ``linkage.json`` (``not_computable``) and on the card
+#: (``privacy_not_computable``) of a release with no published series.
+NO_SERIES = (
+    "not computable: the release publishes no series (no duration class formed at the "
+    "configured sizes; its check names each group, its series and what would fit)"
+)
+
+
+def _no_release(alt: bool) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """:func:`evaluate_release`'s outputs for a release with no published series: tables
+    without rows (their columns and types as measured ones) and a ``linkage`` of no attack,
+    ``{"not_computable": NO_SERIES, "details": {}}``."""
+    figures = ("auc", "first_threshold", "first_disagreement")
+    per_series = pd.DataFrame(
+        {
+            "pseudonym": np.zeros(0, dtype=object),
+            "group": np.zeros(0, dtype=object),
+            "class_length": np.zeros(0, dtype=np.int32),
+            **{c: np.zeros(0) for c in figures},
+            **{f"{c}_alt": np.zeros(0) for c in figures if alt},
+        }
+    )
+    summary = pd.DataFrame(
+        {
+            "group": np.zeros(0, dtype=object),
+            "class_length": np.zeros(0, dtype=np.int32),
+            "inclusion": np.zeros(0),
+            "stat": np.zeros(0, dtype=object),
+            "value": np.zeros(0),
+            "normalised": np.zeros(0),
+        }
+    )
+    return per_series, summary, {"not_computable": NO_SERIES, "details": {}}
+
+
 def evaluate_release(
     original: Sequence[ClassArray],
     released: Sequence[ClassArray],
@@ -554,6 +590,8 @@ def evaluate_release(
     alt = feature_spec(dict(alt_features), dims) if alt_features else None
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)
+    if n == 0:  # nothing published: no attack can be measured (the check refuses it first)
+        return _no_release(alt is not None)
     cells: list[np.ndarray | None] = [None] * n
     columns = [
         c for c in (demographics.columns if demographics is not None else []) if c != "pseudonym"

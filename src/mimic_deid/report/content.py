@@ -756,7 +756,8 @@ ITEMS: tuple[ReportItem, ...] = (
         "tabular_nodes_checked",
         "table",
         "Tabular: demographics and procedures",
-        "OLA: lattice nodes checked per k and max_sup (seed 003 Table 6.9).",
+        "OLA: lattice nodes checked per k and max_sup (seed 003 Table 6.9); a k above the "
+        "rows of the demographics table is not computable, its row says why.",
         _tabular_table(tab.nodes_checked_table),
     ),
     ReportItem(

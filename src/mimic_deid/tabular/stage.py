@@ -48,6 +48,7 @@ __all__ = [
     "demographics_table",
     "uniqueness_report",
     "check_k_values",
+    "k_not_computable",
     "check_tabular_config",
     "concealing_grid",
     "dps_summary",
@@ -132,6 +133,19 @@ def uniqueness_report(
     }
 
 
+def k_not_computable(k: int, n_rows: int, where: str) -> str:
+    """Why a grid point of k cannot be computed on a table of ``n_rows`` rows (empty: it can).
+
+    A k above the rows can form no class: the grid records its point as not computable with
+    this reason instead of stopping the run (docs/cohort-sizes.md)."""
+    if int(k) <= n_rows:
+        return ""
+    return (
+        f"not computable: k = {int(k)} exceeds the {n_rows} rows of the demographics table "
+        f"(config parameter '{where}'; the largest k that fits: {n_rows})"
+    )
+
+
 def check_k_values(ks: Sequence[int], n_rows: int, where: str) -> None:
     """``ConfigError`` naming config parameter ``where`` if a k exceeds the table's rows."""
     for k in ks:
@@ -162,11 +176,12 @@ def ola_grid(
     DataFrame
         ``k``, ``max_sup``, ``metric``, ``loss``, ``loss_normalised``, ``suppressed``,
         ``suppressed_percent``, ``k_minimal`` (set size), ``checked``, ``lattice_size`` and
-        ``level_<qi>`` per quasi-identifier. Timings go to the log only, so that the table is
-        byte-identical between runs.
+        ``level_<qi>`` per quasi-identifier, ``not_computable`` (empty, or why the point has no
+        figures: a k above the table's rows, :func:`k_not_computable`). Timings go to the log
+        only, so that the table is byte-identical between runs.
     """
     enc = encode(table, qis, hierarchies, "demographics table")
-    check_k_values(ks, enc.n_rows, "tabular/ola/k")
+    check_k_values([k for k in ks if int(k) < 1], enc.n_rows, "tabular/ola/k")
     losses = LossModel(enc)
     rows = []
     seconds = 0.0
@@ -174,6 +189,11 @@ def ola_grid(
     for k in ks:
         for sup in max_sups:
             for metric in metrics:
+                if reason := k_not_computable(k, enc.n_rows, "tabular/ola/k"):
+                    rows.append({"k": int(k), "max_sup": float(sup), "metric": metric,
+                                 "not_computable": reason})  # fmt: skip
+                    progress.update(1)
+                    continue
                 r = ola(enc, int(k), float(sup), metric, losses)
                 seconds += r.seconds
                 rows.append(
@@ -189,16 +209,24 @@ def ola_grid(
                         "checked": r.checked,
                         "lattice_size": r.lattice_size,
                         **_levels(qis, r.node),
+                        "not_computable": "",
                     }
                 )
                 progress.update(1)
     progress.close()
-    checked = sum(r["checked"] for r in rows)
+    for reason in dict.fromkeys(r["not_computable"] for r in rows if r["not_computable"]):
+        log.warning("OLA grid: %s", reason)
+    checked = sum(r.get("checked", 0) for r in rows)
     log.info(
         "OLA grid: %d nodes checked in %.1f s (%.2f ms per checked node, search included)",
         checked, seconds, 1000 * seconds / max(checked, 1),
     )  # fmt: skip
-    return pd.DataFrame(rows)
+    columns = ["k", "max_sup", "metric", "loss", "loss_normalised", "suppressed",
+               "suppressed_percent", "k_minimal", "checked", "lattice_size",
+               *_levels(qis, [0] * len(qis)), "not_computable"]  # fmt: skip
+    counts = ["suppressed", "k_minimal", "checked", "lattice_size", *_levels(qis, [0] * len(qis))]
+    # a point not computed has no count: nullable integers keep the others' printed form
+    return pd.DataFrame(rows, columns=columns).astype(dict.fromkeys(counts, "Int64"))
 
 
 def _procedure_info(columns: Sequence[str], node: Sequence[int], enc: Encoded) -> str:
