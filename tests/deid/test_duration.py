@@ -285,7 +285,10 @@ def test_a_release_with_nothing_to_publish_is_explained_with_the_values_that_fit
         "--configfile config/presets/demo.yaml for a cohort of about 100 subjects "
         "(docs/cohort-sizes.md gives the sizes that fit each cohort size)."
     )
-    outcome = [{"parameter": "deid.outcome_l", "largest": 1}, {"parameter": "deid.dk", "largest": 7}]
+    outcome = [
+        {"parameter": "deid.outcome_l", "largest": 1},
+        {"parameter": "deid.dk", "largest": 7},
+    ]
     assert largest_fitting(outcome) == (
         "The largest dk with which every group forms a class: 7; The largest outcome_l with "
         "which every group forms a class: 1"
