@@ -578,6 +578,15 @@ def test_a_k_above_the_tables_rows_is_kept_as_not_computable(sources, hierarchie
     nodes = nodes_checked_table({"ola": grid})
     assert nodes["not computable"].tolist() == ["", reason.removeprefix("not computable: ")]
     assert nodes["max_sup 0"].isna().tolist() == [False, True]
+    # epsilon-safe LA at a k above the rows: every row says why, none has a figure
+    la = epsilon_la_grid(table, hierarchies, ["yob", "gender"], big, 0.75, 5, [0.0], [1.0], 2, 1)
+    assert set(la["not_computable"]) == {reason.replace("tabular/ola/k", "tabular/epsilon/la_k")}
+    assert len(la) == 3 and la["p_good"].isna().all() and (la["samples"] == 0).all()
+    fits = epsilon_la_grid(table, hierarchies, ["yob", "gender"], 5, 0.75, 5, [0.0], [1.0], 2, 1)
+    assert list(fits.columns) == list(la.columns) and set(fits["not_computable"]) == {""}
+    assert fits[["mode", "penalty", "epsilon_prime"]].equals(
+        la[["mode", "penalty", "epsilon_prime"]]
+    )
 
 
 def test_synthetic_procedures_are_zipf_like(sources):

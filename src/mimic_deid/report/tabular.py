@@ -241,6 +241,10 @@ def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> Figu
                 no_data(ax, "tabular stage not run")
                 continue
             la = tab["epsilon_la"]
+            reasons = _not_computable(la)
+            if (reasons != "").all():  # la_k above the table's rows: no figure to draw
+                no_data(ax, "not computable: la_k exceeds\nthe demographics table's rows")
+                continue
             for ep, rows in la[la["mode"] == mode].groupby("epsilon_prime"):
                 rows = rows.sort_values("penalty")
                 ax.plot(rows["penalty"], rows[column], marker="o", label=f"eps' = {ep:g}")

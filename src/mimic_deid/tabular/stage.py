@@ -410,9 +410,27 @@ def epsilon_la_grid(
     exponential mechanism's law then gives, exactly rather than by drawing, the probability
     of a *good* node (normalised Prec < ``good_prec`` and suppression < ``good_sup``) and the
     expected suppressed fraction, averaged over the samples. ``mode = "uniform"`` rows are the
-    baseline of a node drawn uniformly.
+    baseline of a node drawn uniformly. Column ``not_computable``: empty, or, for a ``k``
+    above the table's rows (:func:`k_not_computable`), the reason on every row, whose figures
+    are then NaN and ``samples`` 0.
     """
     enc = encode(table, columns, hierarchies, "demographics table")
+    if reason := k_not_computable(k, enc.n_rows, "tabular/epsilon/la_k"):
+        log.warning("epsilon-safe LA: %s", reason)
+        keys = [("uniform", 0.0, 0.0)] + [
+            (mode, float(f), float(ep))
+            for mode in PENALTY_MODES
+            for f in factors
+            for ep in eps_primes
+        ]
+        return pd.DataFrame(
+            [
+                {"mode": mode, "penalty": factor, "epsilon_prime": ep, "p_good": np.nan,
+                 "expected_suppressed_percent": np.nan, "samples": 0,
+                 "lattice_size": int(np.prod(enc.heights + 1)), "not_computable": reason}
+                for mode, factor, ep in keys
+            ]
+        )  # fmt: skip
     k = check_k(k, enc.n_rows, "tabular/epsilon/la/k")
     acc: dict[tuple, list[tuple[float, float]]] = {}
     for s in range(int(samples)):
@@ -439,6 +457,7 @@ def epsilon_la_grid(
             "expected_suppressed_percent": 100.0 * float(np.mean([v[1] for v in vals])),
             "samples": len(vals),
             "lattice_size": int(np.prod(enc.heights + 1)),
+            "not_computable": "",
         }
         for (mode, factor, ep), vals in acc.items()
     ]
