@@ -297,3 +297,30 @@ def test_a_release_with_nothing_to_publish_is_explained_with_the_values_that_fit
     fixed, _ = duration_classes(meta, dk=5, group_by_split=True)
     assert unpublished_groups(fixed, 5) == [] and sizes_advice("ihm48", 5, []) == ""
     assert (fixed["class_length"] > 0).groupby(fixed["split"]).all().all()
+
+
+def test_a_stays_release_of_no_series_stops_naming_sizes_and_the_fix() -> None:
+    """The report draws stays: a cohort of fewer stays than dk stops at its duration classes
+    with the counts and the fix; ihm48 of no series, or stays with series, runs on."""
+    from mimic_deid.deid.duration import duration_classes, require_drawable
+
+    meta = pd.DataFrame(
+        {
+            "icustay_id": np.arange(35),
+            "length": 48,
+            "split": np.repeat(["train", "validation", "test"], [25, 5, 5]),
+        }
+    )
+    whole, _ = duration_classes(meta, dk=50, group_by_split=False)
+    with pytest.raises(ConfigError) as err:
+        require_drawable(whole, 50, "stays")
+    assert str(err.value) == (
+        "config parameter 'deid/dk': release 'stays' would publish no series, and the report "
+        "draws it: the whole release: 35 series, fewer than deid.dk = 50 (a duration class "
+        "needs dk series of one group); the largest dk that fits: 35. The largest dk with "
+        "which every group forms a class: 35. A cohort this small needs smaller sizes in every "
+        "stage: run with --configfile config/presets/demo.yaml (sized for about 100 subjects; "
+        "docs/cohort-sizes.md)"
+    )
+    require_drawable(duration_classes(meta, dk=35, group_by_split=False)[0], 35, "stays")
+    require_drawable(duration_classes(meta, dk=50, group_by_split=True)[0], 50, "ihm48")

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import (
+    ConfigError,
     InputDataError,
     require_choice,
     require_columns,
@@ -582,6 +583,45 @@ def sizes_advice(release: str, dk: int, unpublished: Sequence[Mapping]) -> str:
         + f". {largest_fitting(unpublished)}; or run with --configfile {SMALL_COHORT_PRESET} "
         "for a cohort of about 100 subjects (docs/cohort-sizes.md gives the sizes that fit "
         "each cohort size)."
+    )
+
+
+#: The release the report draws (its figures, the privacy baseline, the tuning tables and
+#: the curves come from its first sweep point): one of no series leaves them nothing, so
+#: :func:`require_drawable` stops the run at its duration classes.
+DRAWN_RELEASE = "stays"
+
+
+def require_drawable(classes: pd.DataFrame, dk: int, release: str) -> None:
+    """Stop a run whose :data:`DRAWN_RELEASE` would publish no series, naming sizes and fix.
+
+    Any other release with nothing to publish runs on to its card, refused
+    (:func:`unpublished_groups`), and the report says why (:func:`sizes_advice`); the drawn
+    release is left out whole only in a cohort of fewer stays than ``dk`` (``stays`` is one
+    group), where the run stops here.
+
+    Parameters
+    ----------
+    classes : DataFrame
+        ``duration.parquet`` of the release.
+    dk : int
+    release : str
+
+    Raises
+    ------
+    ConfigError
+        ``release`` is :data:`DRAWN_RELEASE` and none of its series is published: the message
+        names its series, the parameter, the largest value that fits and the preset.
+    """
+    groups = unpublished_groups(classes, dk)
+    if release != DRAWN_RELEASE or not len(classes) or len(groups) < classes["group"].nunique():
+        return
+    raise ConfigError(
+        f"config parameter 'deid/dk': release '{release}' would publish no series, and the "
+        "report draws it: " + "; ".join(g["reason"] for g in groups) + f". "
+        f"{largest_fitting(groups)}. A cohort this small needs smaller sizes in every stage: "
+        f"run with --configfile {SMALL_COHORT_PRESET} (sized for about 100 subjects; "
+        "docs/cohort-sizes.md)"
     )
 
 
