@@ -255,8 +255,12 @@ def test_unpublished_groups_name_the_split_the_parameter_and_what_would_fit() ->
     assert unpublished_groups(classes[classes["group"] == "train"], 50, meta, 2) == []
 
 
-def test_a_release_with_nothing_to_publish_stops_naming_sizes_and_the_preset() -> None:
-    from mimic_deid.deid.duration import duration_classes, require_publishable
+def test_a_release_with_nothing_to_publish_is_explained_with_the_values_that_fit() -> None:
+    """Issue 48: no split of 100 subjects' ihm48 fills dk 50; the run goes on, and the
+    report's paragraph names every split, the largest dk with which all form a class, and
+    the preset; that dk, followed, publishes every split."""
+    from mimic_deid.deid.duration import duration_classes, unpublished_groups
+    from mimic_deid.deid.sizes import largest_fitting, sizes_advice
 
     meta = pd.DataFrame(
         {
@@ -266,22 +270,54 @@ def test_a_release_with_nothing_to_publish_stops_naming_sizes_and_the_preset() -
         }
     )
     classes, _ = duration_classes(meta, dk=50, group_by_split=True)
-    with pytest.raises(ConfigError) as err:
-        require_publishable(classes, 50, "ihm48")
-    assert str(err.value) == (
-        "config parameter 'deid/dk': release 'ihm48' would publish no series: split 'test': 5 "
-        "series, fewer than deid.dk = 50 (a duration class needs dk series of one group); the "
-        "largest dk that fits: 5; split 'train': 27 series, fewer than deid.dk = 50 (a duration "
-        "class needs dk series of one group); the largest dk that fits: 27; split 'validation': "
-        "12 series, fewer than deid.dk = 50 (a duration class needs dk series of one group); the "
-        "largest dk that fits: 12. The largest dk with which every group forms a class: 5. A "
-        "cohort this small needs smaller sizes in every stage: run with --configfile "
-        "config/presets/demo.yaml (sized for about 100 subjects; docs/cohort-sizes.md)"
+    groups = unpublished_groups(classes, 50)
+    assert sizes_advice("ihm48", 50, groups) == (
+        "Nothing of ihm48 is published at dk=50: split 'test': 5 series, fewer than deid.dk = "
+        "50 (a duration class needs dk series of one group); the largest dk that fits: 5; "
+        "split 'train': 27 series, fewer than deid.dk = 50 (a duration class needs dk series "
+        "of one group); the largest dk that fits: 27; split 'validation': 12 series, fewer "
+        "than deid.dk = 50 (a duration class needs dk series of one group); the largest dk "
+        "that fits: 12. The largest dk with which every group forms a class: 5; or run with "
+        "--configfile config/presets/demo.yaml for a cohort of about 100 subjects "
+        "(docs/cohort-sizes.md gives the sizes that fit each cohort size)."
     )
-    # the fix it names for this parameter: dk 5 publishes every split
+    outcome = [
+        {"parameter": "deid.outcome_l", "largest": 1},
+        {"parameter": "deid.dk", "largest": 7},
+    ]
+    assert largest_fitting(outcome) == (
+        "The largest dk with which every group forms a class: 7; The largest outcome_l with "
+        "which every group forms a class: 1"
+    )
+    # the value it names, followed, publishes every split
     fixed, _ = duration_classes(meta, dk=5, group_by_split=True)
-    require_publishable(fixed, 5, "ihm48")
+    assert unpublished_groups(fixed, 5) == [] and sizes_advice("ihm48", 5, []) == ""
     assert (fixed["class_length"] > 0).groupby(fixed["split"]).all().all()
-    # a release missing one group only is not stopped here (it is refused by its check)
-    some, _ = duration_classes(meta, dk=10, group_by_split=True)
-    require_publishable(some, 10, "ihm48")
+
+
+def test_a_stays_release_of_no_series_stops_naming_sizes_and_the_fix() -> None:
+    """The report draws stays: a cohort of fewer stays than dk stops at its duration classes
+    with the counts and the fix; ihm48 of no series, or stays with series, runs on."""
+    from mimic_deid.deid.duration import duration_classes
+    from mimic_deid.deid.sizes import require_drawable
+
+    meta = pd.DataFrame(
+        {
+            "icustay_id": np.arange(35),
+            "length": 48,
+            "split": np.repeat(["train", "validation", "test"], [25, 5, 5]),
+        }
+    )
+    whole, _ = duration_classes(meta, dk=50, group_by_split=False)
+    with pytest.raises(ConfigError) as err:
+        require_drawable(whole, 50, "stays")
+    assert str(err.value) == (
+        "config parameter 'deid/dk': release 'stays' would publish no series, and the report "
+        "draws it: the whole release: 35 series, fewer than deid.dk = 50 (a duration class "
+        "needs dk series of one group); the largest dk that fits: 35. The largest dk with "
+        "which every group forms a class: 35. A cohort this small needs smaller sizes in every "
+        "stage: run with --configfile config/presets/demo.yaml (sized for about 100 subjects; "
+        "docs/cohort-sizes.md)"
+    )
+    require_drawable(duration_classes(meta, dk=35, group_by_split=False)[0], 35, "stays")
+    require_drawable(duration_classes(meta, dk=50, group_by_split=True)[0], 50, "ihm48")

@@ -78,3 +78,56 @@ def test_the_report_lists_each_sweep_column_once() -> None:
 
     columns = [c for c, _ in OVERVIEW_COLUMNS]
     assert len(columns) == len(set(columns)) and "kp_joint_unique_pct" in columns
+
+
+@pytest.mark.parametrize(
+    "label", ["mdav", "adhoc-it5-ns0.01", "noise-sc0.1", "kapra-P2-paa4-sax6-none"]
+)
+def test_a_release_of_no_series_gives_empty_tables_with_their_columns(label: str) -> None:
+    """Issue 48: a release no duration class of which is formed (every split below dk): the
+    Mondrian targets and every method's outputs hold no row, the rule chain goes on to the
+    card, which refuses it (docs/cohort-sizes.md)."""
+    import pandas as pd
+
+    from mimic_deid.deid.apply import apply_method
+    from mimic_deid.deid.demographics import encode_demographics
+    from mimic_deid.deid.hierarchy import load_hierarchies
+    from mimic_deid.deid.methods import parse_method_label
+    from mimic_deid.deid.plausible import PlausibleValues
+    from mimic_deid.deid.targets import mondrian_targets
+    from mimic_deid.pipeline.variables import load_variables
+
+    dims = ["heart_rate", "glucose"]
+    features = {"heart_rate": ["mean", "max"], "glucose": ["mean"]}
+    parse_method_label(label)
+    demographics = encode_demographics(
+        pd.DataFrame({"icustay_id": [1], "age": [70.0], "gender": ["F"]}),
+        ["age", "gender"],
+        load_hierarchies(ROOT / "config/hierarchies.yaml"),
+    )
+    targets, summary = mondrian_targets([], dims, features, 3, "range", demographics=demographics)
+    assert targets.empty and list(targets.columns) == [
+        "icustay_id", "group", "class_length", "eq_class", "cell", "age", "gender",
+        "orig_heart_rate_mean", "target_heart_rate_mean", "orig_heart_rate_max",
+        "target_heart_rate_max", "orig_glucose_mean", "target_glucose_mean",
+    ]  # fmt: skip
+    assert (summary["equivalence_classes"], summary["duration_classes"]) == (0, 0)
+    plausible = PlausibleValues.from_variables(load_variables(ROOT / "config/variables.yaml"), dims)
+    perturbed, per_series, method = apply_method(
+        [], dims, targets, features, label, seed=1, fk=3, plausible=plausible
+    )
+    assert perturbed.empty and list(perturbed.columns) == [
+        "group",
+        "class_length",
+        "icustay_id",
+        "hour",
+        *dims,
+    ]
+    assert per_series.empty and list(per_series.columns)[:4] == [
+        "icustay_id",
+        "group",
+        "class_length",
+        "cell",
+    ]
+    assert method["series"] == 0 and method["classes"] == []
+    assert method["projected_values"] == {"heart_rate": 0, "glucose": 0}

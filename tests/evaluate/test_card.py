@@ -330,3 +330,18 @@ def test_a_pairing_with_a_refused_release_or_within_1_over_k_does_not_refuse():
     card = release_card("ihm48", POINT, CHECK, LINKAGE, 2, None, _pair(0.9, 0.9))
     assert (card["passed"], card["verdict"]) == (False, CHECK["verdict"])
     assert card["check_verdict"] == CHECK["verdict"]
+
+
+def test_a_card_of_a_release_of_no_series_says_why_no_attack_ran():
+    """Issue 48: every split below dk: the card carries the linkage's reason, no attack
+    figure, no bound and no strongest attacker; a measured release's reason is null."""
+    from mimic_deid.evaluate.privacy import NO_SERIES
+
+    check = {"passed": False, "verdict": "refused: not formed at the configured sizes: ..."}
+    card = release_card("stays", POINT, check, {"not_computable": NO_SERIES, "details": {}}, None)
+    assert card["privacy_not_computable"] == NO_SERIES
+    assert (card["attackers"], card["attacker_family"]) == ({}, {})
+    assert (card["bound"], card["strongest_attacker"], card["refused_by_family_only"]) == (
+        None, None, False,
+    )  # fmt: skip
+    assert release_card("stays", POINT, CHECK, LINKAGE, None)["privacy_not_computable"] is None

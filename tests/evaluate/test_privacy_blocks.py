@@ -318,3 +318,26 @@ def test_max_targets_below_one_names_the_parameter() -> None:
     with pytest.raises(ConfigError) as err:
         sample_targets(10, 0, np.random.default_rng(0))
     assert str(err.value) == "attack targets (evaluate/max_targets) must be at least 1, got 0"
+
+
+def test_a_release_of_no_series_has_no_attack_and_says_why() -> None:
+    """Issue 48: a release with no duration class (every split below dk) is evaluated without
+    error: its tables hold no row but the measured columns of a release with series, and its
+    linkage says why no attack was measured (the card reads it)."""
+    from mimic_deid.evaluate.privacy import NO_SERIES
+
+    X, Xr = make_class(12, 6, seed=8)
+    keys = np.arange(12, dtype=np.int64)
+    pseudonyms = pd.DataFrame({"icustay_id": keys, "pseudonym": [f"p{k}" for k in keys]})
+    args = (pseudonyms, DIMS, FEATURES, False, ERRORS)
+    alt = {"c": ["mean", "max"]}
+    full = evaluate_release(
+        [ClassArray("all", 6, keys, X)], [ClassArray("all", 6, keys, Xr)], *args, seed=5,
+        strong_features=STRONG, fk=3, alt_features=alt,
+    )  # fmt: skip
+    per_series, summary, linkage = evaluate_release(
+        [], [], *args, seed=5, strong_features=STRONG, fk=3, alt_features=alt
+    )
+    assert linkage == {"not_computable": NO_SERIES, "details": {}}
+    assert per_series.empty and list(per_series.columns) == list(full[0].columns)
+    assert summary.empty and list(summary.columns) == list(full[1].columns)

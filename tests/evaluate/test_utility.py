@@ -536,3 +536,24 @@ def test_a_release_without_its_training_split_fits_no_deid_model() -> None:
     }
     owner = table[(table["train_data"] == "orig") & (table["test_data"] == "orig")]
     assert owner["roc_auc"].notna().all() and (owner["not_computable"] == "").all()
+
+
+def test_a_test_split_of_one_outcome_says_why_its_auc_is_empty() -> None:
+    """Issue 48: 100 subjects' ihm48 test split holds 5 series and no death: the rows scored
+    on it have no AUC and say why; the long-stay rows (both outcomes) are computed."""
+    from mimic_deid.evaluate.utility import utility_table
+
+    series, meta, release_series, release_index = _ihm48_tables(400, 0.2, seed=5)
+    test = (meta["split"] == "test").to_numpy()
+    meta.loc[test, "mortality"] = 0
+    release_index.loc[release_index["split"] == "test", "label"] = 0
+    table = utility_table(series, meta, release_series, release_index, Cs=[0.1], n_bootstrap=0)
+    scored = table[(table["task"] == "mortality") & (table["split"] == "test")]
+    name = {"orig": "original", "deid": "de-identified"}
+    assert scored["not_computable"].tolist() == [
+        f"not computable: the {name[side]} test split holds one label (0) in {test.sum()} "
+        "series; an AUC needs both"
+        for side in scored["test_data"]
+    ]
+    assert scored["roc_auc"].isna().all()
+    assert (table.loc[table["task"] == "long_stay", "not_computable"] == "").all()

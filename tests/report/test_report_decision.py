@@ -167,6 +167,37 @@ def test_a_card_without_attack_figures_says_so():
     )
 
 
+def test_a_release_of_no_series_says_why_and_which_sizes_fit():
+    """Issue 48: nothing of ihm48 can be formed at dk 50: the first screen says why nothing of
+    it is published and the largest dk that fits, and its sentence why no attack ran."""
+    unpublished = [
+        {"group": g, "series": n, "parameter": "deid.dk", "value": 50, "largest": n,
+         "reason": f"split '{g}': {n} series, fewer than deid.dk = 50 (a duration class needs "
+                   f"dk series of one group); the largest dk that fits: {n}"}
+        for g, n in (("test", 5), ("train", 27))
+    ]  # fmt: skip
+    empty = dict(
+        fake_card("ihm48", POINT, passed=False),
+        attackers={}, bound=None, strongest_attacker=None, unpublished=unpublished,
+        privacy_not_computable="not computable: the release publishes no series (why)",
+    )  # fmt: skip
+    cards = [fake_card("stays", POINT), empty, dict(empty, point=OTHER)]
+    section = decision_section(cards, FOLDERS)
+    assert section["text"].split("\n\n") == [
+        "1 of 3 releases certified: hand out the folder each CERTIFIED sentence names, and "
+        "nothing else. Everything below is drawn from certified releases only.",
+        # once per release and dk, whatever the methods
+        "Nothing of ihm48 is published at dk=5: "
+        + "; ".join(u["reason"] for u in unpublished)
+        + ". The largest dk with which every group forms a class: 5; or run with --configfile "
+        "config/presets/demo.yaml for a cohort of about 100 subjects (docs/cohort-sizes.md "
+        "gives the sizes that fit each cohort size).",
+    ]
+    assert "Figures: attacks not computable: the release publishes no series (why); " in (
+        release_sentence(empty)
+    )
+
+
 def test_the_strongest_attacker_is_the_cards_own_or_the_highest_rate():
     card = fake_card("stays", POINT)
     assert strongest_attacker(card)[0] == "strong"

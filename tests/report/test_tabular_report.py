@@ -126,3 +126,12 @@ def test_figures_and_not_run(outputs, tmp_path):
         assert make({}).equals(pd.DataFrame({"note": ["tabular stage not run"]}))
     info = tab.plot_loss_vs_suppression({}, tmp_path / "c.png")
     assert info["axes"][0]["legend"] == []
+    # a k above the table's rows (issue 48): no point drawn for it, nothing fails
+    grid = outputs["ola"].copy()
+    grid.loc[grid["k"] == 5, ["loss_normalised", "checked"]] = float("nan")
+    grid.loc[grid["k"] == 5, "not_computable"] = "not computable: k = 5 exceeds ..."
+    info = tab.plot_loss_vs_suppression(dict(outputs, ola=grid), tmp_path / "d.png")
+    assert info["axes"][0]["legend"] == ["k = 2"]
+    la = outputs["epsilon_la"].assign(p_good=float("nan"), not_computable="not computable: ...")
+    info = tab.plot_epsilon_la(dict(outputs, epsilon_la=la), tmp_path / "e.png")
+    assert all(a["legend"] == [] for a in info["axes"])

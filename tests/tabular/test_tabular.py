@@ -553,6 +553,41 @@ def test_stage_grids_on_synthetic_sources(sources, hierarchies):
     assert not {"subject_id", "hadm_id"} & set(release.columns)
 
 
+def test_a_k_above_the_tables_rows_is_kept_as_not_computable(sources, hierarchies):
+    """Issue 48: the shipped k = 100 on a cohort of 100 subjects: the grid keeps its points,
+    without figures and with the reason, and computes the others as before."""
+    from mimic_deid.report.tabular import nodes_checked_table
+
+    p = sources
+    table = demographics(p["patients"], p["admissions"], p["procedures"], 1, derive_rng(1, "y"))
+    qis = [*DEMOGRAPHIC_QIS, "proc_1"]
+    rows = len(table)
+    big = rows + 1
+    grid = ola_grid(table, hierarchies, qis, [2, big], [0, 10], ["prec"])
+    alone = ola_grid(table, hierarchies, qis, [2], [0, 10], ["prec"])
+    reason = (
+        f"not computable: k = {big} exceeds the {rows} rows of the demographics table (config "
+        f"parameter 'tabular/ola/k'; the largest k that fits: {rows})"
+    )
+    assert grid["not_computable"].tolist() == ["", "", reason, reason]
+    pd.testing.assert_frame_equal(grid.iloc[:2], alone)
+    assert (
+        grid.iloc[2:].drop(columns=["k", "max_sup", "metric", "not_computable"]).isna().all().all()
+    )
+    nodes = nodes_checked_table({"ola": grid})
+    assert nodes["not computable"].tolist() == ["", reason.removeprefix("not computable: ")]
+    assert nodes["max_sup 0"].isna().tolist() == [False, True]
+    # epsilon-safe LA at a k above the rows: every row says why, none has a figure
+    la = epsilon_la_grid(table, hierarchies, ["yob", "gender"], big, 0.75, 5, [0.0], [1.0], 2, 1)
+    assert set(la["not_computable"]) == {reason.replace("tabular/ola/k", "tabular/epsilon/la_k")}
+    assert len(la) == 3 and la["p_good"].isna().all() and (la["samples"] == 0).all()
+    fits = epsilon_la_grid(table, hierarchies, ["yob", "gender"], 5, 0.75, 5, [0.0], [1.0], 2, 1)
+    assert list(fits.columns) == list(la.columns) and set(fits["not_computable"]) == {""}
+    assert fits[["mode", "penalty", "epsilon_prime"]].equals(
+        la[["mode", "penalty", "epsilon_prime"]]
+    )
+
+
 def test_synthetic_procedures_are_zipf_like(sources):
     procs = sources["procedures"]
     per_adm = procs.groupby("hadm_id").size()

@@ -3,6 +3,7 @@ secret 63-bit seed (issue 44.1). Helpers and the family's scope: tests/cohort_si
 
 from __future__ import annotations
 
+import html
 import stat
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import sys
 import pandas as pd
 import pytest
 from cohort_sizes import (
+    NO_SERIES,
     SECRET_SEED,
     assert_doc_sizes,
     assert_refusals_explained,
@@ -21,42 +23,58 @@ from cohort_sizes import (
 pytestmark = [pytest.mark.workflow, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 
-def test_100_subjects_stop_naming_parameters_counts_and_the_preset(tmp_path):
-    """Nothing of ihm48 can be published at dk 50 and the tabular k of 100 exceeds the
-    demographics table: the run stops on each with the sizes and the fix (demo preset)."""
-    proc = run_shipped(
-        tmp_path,
-        synthetic(100),
-        False,
-        "--keep-going",
-        "results/ihm48/dk50/duration.json",
-        "results/tabular/ola_grid.csv",
-    )
-    assert proc.returncode != 0
+def test_100_subjects_complete_and_explain_what_they_cannot_publish(tmp_path):
+    """No ihm48 split can fill dk 50 and the tabular k of 100 exceeds the demographics
+    table: rule all completes; nothing of ihm48 is published, its card, its attacks and its
+    utility rows say why, the report's first screen gives the dk that fits, and the OLA grid
+    keeps k = 100 as not computable points with the reason."""
+    run_shipped(tmp_path, synthetic(100))
     assert_doc_sizes(tmp_path, 100)
+    cards = assert_refusals_explained(tmp_path)
     meta = pd.read_parquet(tmp_path / "results/private/series/ihm48/meta.parquet")
     counts = meta["split"].value_counts()
-    reasons = "; ".join(
+    reasons = [
         f"split '{s}': {counts[s]} series, fewer than deid.dk = 50 (a duration class needs dk "
         f"series of one group); the largest dk that fits: {counts[s]}"
         for s in sorted(counts.index)
+    ]
+    ihm48 = [c for c in cards if c["release"] == "ihm48"]
+    assert len(ihm48) == 3  # mdav, ad hoc, genetic: each refused on the sizes
+    for card in ihm48:
+        assert card["verdict"] == "refused: not formed at the configured sizes: " + "; ".join(
+            reasons
+        )
+        assert card["privacy_not_computable"] == NO_SERIES
+    report = (tmp_path / "results/report/index.html").read_text()
+    first_screen = report.split("<nav", 1)[0]
+    assert (
+        html.escape(
+            "Nothing of ihm48 is published at dk=50: " + "; ".join(reasons) + ". The largest dk "
+            f"with which every group forms a class: {counts.min()}; or run with --configfile "
+            "config/presets/demo.yaml for a cohort of about 100 subjects (docs/cohort-sizes.md "
+            "gives the sizes that fit each cohort size)."
+        )
+        in first_screen
     )
     assert (
-        f"mimic-deid error in rule 'duration_classes': config parameter 'deid/dk': release "
-        f"'ihm48' would publish no series: {reasons}. The largest dk with which every group "
-        f"forms a class: {counts.min()}. A cohort this small needs smaller sizes in every "
-        "stage: run with --configfile config/presets/demo.yaml (sized for about 100 subjects; "
-        "docs/cohort-sizes.md)"
-    ) in proc.stderr
-    # the shipped tabular stage joins 3 procedures (config/schema.yaml's default)
+        html.escape(
+            "attacks not computable: the release publishes no series (no duration class formed "
+            "at the configured sizes; its check names each group, its series and what would fit)"
+        )
+        in first_screen
+    )
+    # the tabular comparator: k = 100 is kept as not computable, the other k computed
     rows = len(pd.read_parquet(tmp_path / "results/private/tabular/demographics_p3.parquet"))
-    assert (
-        "mimic-deid error in rule 'tabular_ola': config parameter 'tabular/ola/k': k = 100 "
-        f"must lie in [1, {rows}] (the rows of the demographics table); lower it, or for a "
-        "cohort of about 100 subjects run with --configfile config/presets/demo.yaml "
-        "(docs/cohort-sizes.md)"
-    ) in proc.stderr
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    grid = pd.read_csv(tmp_path / "results/tabular/ola_grid.csv", keep_default_na=False)
+    reason = (
+        f"not computable: k = 100 exceeds the {rows} rows of the demographics table (config "
+        f"parameter 'tabular/ola/k'; the largest k that fits: {rows})"
+    )
+    assert set(grid.loc[grid["k"] == 100, "not_computable"]) == {reason}
+    assert (grid.loc[grid["k"] == 100, "loss"] == "").all()
+    assert set(grid.loc[grid["k"] != 100, "not_computable"]) == {""}
+    nodes = pd.read_csv(tmp_path / "results/report/tables/tabular_nodes_checked.csv")
+    assert nodes.set_index("k").at[100, "not computable"] == reason.removeprefix("not computable: ")
 
 
 def test_300_subjects_as_a_csv_copy_under_a_secret_seed(tmp_path):

@@ -101,16 +101,28 @@ def test_tabular_rerun_is_a_no_op_and_k_above_rows_is_one_line(tabular_run):
     )
     after = {p.name: p.read_bytes() for p in (workdir / "results" / "tabular").iterdir()}
     assert after == before  # same config and seed: byte-identical outputs
+    rows = len(pd.read_parquet(workdir / "results/private/tabular/demographics_p1.parquet"))
+    # a grid k above the rows is a point without figures, with the reason (issue 48)
+    snakemake(
+        workdir, "--cores", "1", "tabular", "--config", "tabular={'ola': {'k': [2, 100000]}}",
+        config=config,
+    )  # fmt: skip
+    grid = pd.read_csv(workdir / "results/tabular/ola_grid.csv", keep_default_na=False)
+    assert set(grid.loc[grid["k"] == 100000, "not_computable"]) == {
+        f"not computable: k = 100000 exceeds the {rows} rows of the demographics table "
+        f"(config parameter 'tabular/ola/k'; the largest k that fits: {rows})"
+    }
+    assert set(grid.loc[grid["k"] == 2, "not_computable"]) == {""}
+    # the release's own k above the rows stops, in one line naming it and the fix
     bad = snakemake(
-        workdir, "--cores", "1", "tabular", "--config", "tabular={'ola': {'k': [100000]}}",
+        workdir, "--cores", "1", "tabular", "--config", "tabular={'release': {'k': 100000}}",
         config=config, check=False,
     )  # fmt: skip
     assert bad.returncode != 0
-    rows = len(pd.read_parquet(workdir / "results/private/tabular/demographics_p1.parquet"))
     assert (
-        "mimic-deid error in rule 'tabular_ola': config parameter 'tabular/ola/k': k = 100000 "
-        f"must lie in [1, {rows}] (the rows of the demographics table); lower it, or for a "
-        "cohort of about 100 subjects run with --configfile config/presets/demo.yaml "
+        "mimic-deid error in rule 'tabular_ola': config parameter 'tabular/release/k': k = "
+        f"100000 must lie in [1, {rows}] (the rows of the demographics table); lower it, or "
+        "for a cohort of about 100 subjects run with --configfile config/presets/demo.yaml "
         "(docs/cohort-sizes.md)"
     ) in bad.stderr
     assert "Traceback" not in bad.stderr

@@ -59,9 +59,11 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         row["strongest_rate"] = max(shape["rate"], result["rate"])
         groups = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
         if all(groups):  # two releases with recoverable groups: intersections below k
+            tables = [pd.read_parquet(g) for g in groups]
+            # a release that publishes no series recovers no group (nothing to intersect)
             recovered = [
-                method_of(snakemake.params.methods[name]).groups(pd.read_parquet(g))
-                for name, g in zip((a, b), groups, strict=True)
+                method_of(snakemake.params.methods[name]).groups(t) if len(t) else t[[KEY]]
+                for name, t in zip((a, b), tables, strict=True)
             ]
             below = group_intersections(*recovered, k)
             row["groups_below_k_pct_max"] = max(below.values()) if below else float("nan")

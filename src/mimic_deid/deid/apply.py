@@ -181,6 +181,8 @@ def apply_method(
     spec = feature_spec(dict(features), dims)
     cell_of = _cell_of(classes, targets)
     classes = split_cells(classes, cell_of)
+    if not classes:  # nothing published at the release's sizes: its card refuses it
+        return _no_release(dims, label, plausible)
     T = [class_target_matrix(targets, cls, spec) for cls in classes]
     n = len(classes)
     per_unit_outcomes = outcomes_by_class(outcomes if method.takes_outcomes else None, classes)
@@ -209,6 +211,52 @@ def apply_method(
         summary.update(method.summarise(per_series))
     u, d = summary["unfeasibility_mean"], summary["distortion_mean"]
     log.info("%s: unfeasibility %.3f, distortion %.3f per record", label, u, d)
+    return perturbed, per_series, summary
+
+
+def _no_release(
+    dims: list[str], label: str, plausible: PlausibleValues | None
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """:func:`apply_method`'s outputs for a release with no published series (no duration
+    class formed, :func:`~mimic_deid.deid.duration.unpublished_groups`): no row, every
+    common column, a summary of 0 series whose means are None."""
+    perturbed = pd.DataFrame(
+        {
+            "group": np.zeros(0, dtype=object),
+            "class_length": np.zeros(0, dtype=np.int64),
+            KEY: np.zeros(0, dtype=np.int64),
+            "hour": np.zeros(0, dtype=np.int32),
+            **{d: np.zeros(0, dtype=np.float64) for d in dims},
+        }
+    )
+    per_series = pd.DataFrame(
+        {
+            KEY: np.zeros(0, dtype=np.int64),
+            "group": np.zeros(0, dtype=object),
+            "class_length": np.zeros(0, dtype=np.int32),
+            "cell": np.zeros(0, dtype=np.int64),
+            "unfeasibility": np.zeros(0, dtype=np.float64),
+            "distortion": np.zeros(0, dtype=np.float64),
+            "iterations": np.zeros(0, dtype=np.int64),
+        }
+    )
+    summary = {
+        "method": label,
+        "series": 0,
+        **dict.fromkeys(
+            (
+                "unfeasibility_mean",
+                "unfeasibility_sd",
+                "distortion_mean",
+                "distortion_sd",
+                "iterations_mean",
+            ),
+        ),  # fmt: skip
+        "classes": [],
+    }
+    if plausible is not None:
+        summary["projected_values"] = dict.fromkeys(dims, 0)
+    log.info("%s: no series to release (no duration class formed)", label)
     return perturbed, per_series, summary
 
 

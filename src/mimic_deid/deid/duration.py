@@ -39,7 +39,6 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import (
-    ConfigError,
     InputDataError,
     require_choice,
     require_columns,
@@ -58,7 +57,6 @@ __all__ = [
     "GROUP_BY_SPLIT",
     "LABELLED",
     "LABELS",
-    "SMALL_COHORT_PRESET",
     "algorithm3_classes",
     "assign_duration_classes",
     "assign_duration_classes_grouped",
@@ -68,7 +66,6 @@ __all__ = [
     "duration_uniqueness",
     "outcome_diverse",
     "records_lost",
-    "require_publishable",
     "unpublished_groups",
 ]
 
@@ -425,59 +422,6 @@ def _refusal(group, n: int, parameter: str, value, largest: int, reason: str) ->
         "largest": largest,
         "reason": reason,
     }
-
-
-#: The preset sized for a cohort of about 100 subjects, named by the advice of
-#: :func:`require_publishable`.
-SMALL_COHORT_PRESET = "config/presets/demo.yaml"
-
-
-def require_publishable(
-    classes: pd.DataFrame,
-    dk: int,
-    release: str,
-    labels: pd.DataFrame | None = None,
-    outcome_l: int | None = None,
-) -> None:
-    """Stop a run whose release would publish no series at all, naming sizes and the fix.
-
-    A release missing some of its groups still runs to its card, refused
-    (:func:`unpublished_groups`); one with nothing to publish has no class for any later
-    rule to work on, so the run stops here, at the duration classes.
-
-    Parameters
-    ----------
-    classes : DataFrame
-        ``duration.parquet`` of the release.
-    dk : int
-    release : str
-        ``stays`` or ``ihm48`` (named in the message).
-    labels, outcome_l
-        As :func:`unpublished_groups`.
-
-    Raises
-    ------
-    ConfigError
-        Every group of ``classes`` is unpublished: the message names each group's series,
-        the parameter at fault, the largest value with which every group forms a class,
-        and the preset sized for a cohort of about 100 subjects.
-    """
-    groups = unpublished_groups(classes, dk, labels, outcome_l)
-    if not len(classes) or len(groups) < classes["group"].nunique():
-        return
-    parameters = sorted({g["parameter"] for g in groups})
-    fits = "; ".join(
-        f"The largest {p.removeprefix('deid.')} with which every group forms a class: "
-        f"{min(g['largest'] for g in groups if g['parameter'] == p)}"
-        for p in parameters
-    )
-    raise ConfigError(
-        f"config parameter{'s' if len(parameters) > 1 else ''} "
-        f"{' and '.join(repr(p.replace('.', '/')) for p in parameters)}: release '{release}' "
-        f"would publish no series: " + "; ".join(g["reason"] for g in groups) + f". {fits}. "
-        f"A cohort this small needs smaller sizes in every stage: run with --configfile "
-        f"{SMALL_COHORT_PRESET} (sized for about 100 subjects; docs/cohort-sizes.md)"
-    )
 
 
 def duration_classes(

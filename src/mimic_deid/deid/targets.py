@@ -140,7 +140,7 @@ def mondrian_targets(
         frames.append(pd.DataFrame(columns))
         sizes.append(np.bincount(labels))
         offset += int(labels.max()) + 1
-    targets = pd.concat(frames, ignore_index=True)
+    targets = pd.concat(frames, ignore_index=True) if frames else _no_targets(spec, demographics)
     all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
     all_cells = np.concatenate(cell_sizes) if cell_sizes else np.zeros(0, dtype=np.int64)
     summary = {
@@ -158,6 +158,24 @@ def mondrian_targets(
     }
     log.info("fk=%d %s: %d equivalence classes", fk, heuristic, summary["equivalence_classes"])
     return targets, summary
+
+
+def _no_targets(spec: FeatureSpec, demographics: DemographicCodes | None) -> pd.DataFrame:
+    """The targets of a release with no published series: no row, every column and type of
+    :func:`mondrian_targets` (its card refuses it, :func:`~mimic_deid.deid.duration.unpublished_groups`)."""
+    columns = {
+        KEY: np.zeros(0, dtype=np.int64),
+        "group": np.zeros(0, dtype=object),
+        "class_length": np.zeros(0, dtype=np.int32),
+        "eq_class": np.zeros(0, dtype=np.int64),
+        "cell": np.zeros(0, dtype=np.int64),
+    }
+    for col in demographics.columns if demographics is not None else []:
+        columns[col] = np.zeros(0, dtype=object)
+    for name in spec.names:
+        columns[f"orig_{name}"] = np.zeros(0, dtype=np.float64)
+        columns[f"target_{name}"] = np.zeros(0, dtype=np.float64)
+    return pd.DataFrame(columns)
 
 
 def class_target_matrix(targets: pd.DataFrame, cls: ClassArray, spec: FeatureSpec) -> np.ndarray:

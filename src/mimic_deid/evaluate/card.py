@@ -61,6 +61,10 @@ Schema (``card.json``, docs/outputs.md):
   rows whose metrics could not be computed (e.g. a split the release does not publish); their
   ``utility`` entries carry ``not_computable`` and null metrics. Empty for ``stays`` and when
   every row was computed.
+- ``privacy_not_computable``: why no attack was measured (``privacy/linkage.json``'s
+  ``not_computable``: a release that publishes no series, whose ``attackers``,
+  ``attacker_family`` are then empty and ``bound``, ``strongest_attacker`` null); null when
+  the attacks ran.
 """
 
 from __future__ import annotations
@@ -241,6 +245,7 @@ def release_card(
         "not_protected": list(NOT_PROTECTED),
         "unpublished": list(check.get("unpublished", [])),
         "utility_not_computable": _not_computable(utility),
+        "privacy_not_computable": linkage.get("not_computable"),
     }
 
 

@@ -40,7 +40,7 @@ whole class.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 import pandas as pd
@@ -63,12 +63,14 @@ from mimic_deid.evaluate.evaluators import (
 from mimic_deid.evaluate.linkage import MAX_TARGETS, sample_targets
 from mimic_deid.evaluate.registry import (
     EVALUATORS,
+    NO_SERIES,
     TOP,
     ClassContext,
     Evaluation,
     ReleaseResult,
     Request,
     class_frames,
+    no_release,
 )
 
 #: Target series per block of the privacy evaluation (config ``evaluate/block_rows``).
@@ -86,6 +88,7 @@ DTW_WINDOW = 6
 __all__ = [
     "BLOCK_ROWS",
     "DTW_WINDOW",
+    "NO_SERIES",
     "SERIES_DISTANCES",
     "baseline_disagreement",
     "check_dtw_window",
@@ -316,8 +319,7 @@ def baseline_disagreement(
         The DTW band (:func:`evaluate_class`).
     seed : int
         Master seed of the targets' sample (the release's, so both sample the same series).
-    max_targets : int
-        Targets per class at most (config ``evaluate/max_targets``, module docstring).
+    max_targets : int, targets per class at most (config ``evaluate/max_targets``).
 
     Returns
     -------
@@ -457,16 +459,14 @@ def evaluate_release(
         of the released variables); no strong attack when None.
     fk : int, optional
         The release's k (feature k; a (k,P) method's k-group size), for :func:`linkage_bound`.
-    block_rows, series_distance, dtw_window
-        As in :func:`evaluate_class`.
+    block_rows, series_distance, dtw_window : as in :func:`evaluate_class`.
     alt_features : mapping, optional
         Seed §6.3's attacker who knows other features than Mondrian's (config
         ``evaluate/attacker_features``); empty or None: none.
     demographics : DataFrame, optional
         ``pseudonym`` and the published demographics (the release index's columns), known
         to every attacker (:func:`evaluate_class`'s ``cells``). None or no column: none.
-    max_targets : int
-        Targets per class at most (config ``evaluate/max_targets``, module docstring).
+    max_targets : int, targets per class at most (config ``evaluate/max_targets``).
     family : sequence of str, optional
         Members of the attacker family (:data:`~mimic_deid.evaluate.attackers.ATTACKERS`
         names) run against the release with exact knowledge. None or empty: none (the bound
@@ -481,7 +481,8 @@ def evaluate_release(
         group, class_length, then :func:`summarise_curves` columns.
     linkage : dict
         Each entry's results (:mod:`~mimic_deid.evaluate.registry`), and with the strong
-        attacker and ``fk`` its ``bound`` (:func:`linkage_bound`).
+        attacker and ``fk`` its ``bound`` (:func:`linkage_bound`); with no class,
+        :func:`~mimic_deid.evaluate.registry.no_release`'s.
     """
     if len(original) != len(released):
         raise InputDataError(
@@ -500,6 +501,8 @@ def evaluate_release(
     )  # fmt: skip
     to_pseudonym = pseudonyms.set_index(KEY)["pseudonym"]
     n = len(original)
+    if n == 0:  # nothing published: no attack (the check refuses it first)
+        return astuple(no_release("alternative" in knowledge))
     results = map_classes(
         _release_class,
         original,

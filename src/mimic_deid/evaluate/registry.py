@@ -67,6 +67,7 @@ from mimic_deid.evaluate.linkage import linkage_summary
 
 __all__ = [
     "EVALUATORS",
+    "NO_SERIES",
     "TOP",
     "ClassContext",
     "Evaluation",
@@ -74,6 +75,7 @@ __all__ = [
     "ReleaseResult",
     "Request",
     "class_frames",
+    "no_release",
 ]
 
 #: Ranks at which the linkage attack's success is reported.
@@ -159,6 +161,42 @@ class ReleaseResult:
     per_series: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     linkage: dict = field(default_factory=dict)
+
+
+#: The reason recorded in ``linkage.json`` (``not_computable``) and on the card
+#: (``privacy_not_computable``) of a release with no published series.
+NO_SERIES = (
+    "not computable: the release publishes no series (no duration class formed at the "
+    "configured sizes; its check names each group, its series and what would fit)"
+)
+
+
+def no_release(alt: bool) -> ReleaseResult:
+    """The outputs for a release with no published series: tables without rows (their
+    columns and types as measured ones) and a ``linkage`` of no attack,
+    ``{"not_computable": NO_SERIES, "details": {}}``; ``alt``: with the alternative
+    attacker's columns."""
+    figures = _ROW_COLUMNS
+    per_series = pd.DataFrame(
+        {
+            "pseudonym": np.zeros(0, dtype=object),
+            "group": np.zeros(0, dtype=object),
+            "class_length": np.zeros(0, dtype=np.int32),
+            **{c: np.zeros(0) for c in figures},
+            **{f"{c}_alt": np.zeros(0) for c in figures if alt},
+        }
+    )
+    summary = pd.DataFrame(
+        {
+            "group": np.zeros(0, dtype=object),
+            "class_length": np.zeros(0, dtype=np.int32),
+            "inclusion": np.zeros(0),
+            "stat": np.zeros(0, dtype=object),
+            "value": np.zeros(0),
+            "normalised": np.zeros(0),
+        }
+    )
+    return ReleaseResult(per_series, summary, {"not_computable": NO_SERIES, "details": {}})
 
 
 def class_frames(

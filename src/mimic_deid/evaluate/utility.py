@@ -161,13 +161,15 @@ def _side_data(splits: Mapping[str, tuple], side: str) -> dict[str, Dataset]:
     return out
 
 
-def _not_computable(side: str, split: str, n: int = 0, labels: Sequence = ()) -> str:
+def _not_computable(
+    side: str, split: str, n: int = 0, labels: Sequence = (), needs: str = "a model"
+) -> str:
     name = _SIDE_NAMES.get(side, side)
     if not n:
         return f"not computable: the {name} data hold no series of split '{split}'"
     return (
         f"not computable: the {name} {split} split holds one label ({labels[0]}) in {n} "
-        "series; a model needs both"
+        f"series; {needs} needs both"
     )
 
 
@@ -214,10 +216,12 @@ def _setting_rows(
     for label, train_side, test_side in settings:
         model, C, val_auc, reason = models[train_side]
         for split in ("train", "test"):
+            why = reason
             if not reason and split not in data[test_side]:
                 why = _not_computable(test_side, split)
-            else:
-                why = reason
+            elif not reason and len(one := np.unique(data[test_side][split][1])) < 2:
+                y = data[test_side][split][1]
+                why = _not_computable(test_side, split, len(y), one.tolist(), "an AUC")
             if why:
                 metrics = dict.fromkeys(METRIC_COLUMNS[:6], math.nan)
                 metrics["n"] = len(data[test_side][split][1]) if split in data[test_side] else 0

@@ -10,10 +10,16 @@ The public report opens on a decision, built from each release's card (``card.js
   before the attack; for ``ihm48`` the test ROC-AUC of mortality models trained and tested on
   the release (de-id. / de-id.) and trained on it and tested on original data (de-id. /
   orig.) against the data owner's baseline (orig. / orig. on every series variable); and the
-  folder to hand out, or the reasons of the refusal.
+  folder to hand out, or the reasons of the refusal;
+- for a release refused because a group (a split of ``ihm48``, the whole of ``stays``) cannot
+  be formed at the configured sizes (the card's ``unpublished``), a paragraph after the
+  headline: nothing of that release is published at that dk, why (each group, its series,
+  the parameter), and the largest values with which every group forms a class
+  (:func:`mimic_deid.deid.sizes.sizes_advice`).
 
 A card whose attack or utility figures are missing or null is said to be so, with the reason
-the card gives (``utility_reason``) where it gives one; the sentence never fails on it.
+the card gives (``privacy_not_computable``, ``utility_reason``) where it gives one; the
+sentence never fails on it.
 :func:`certified_names` tells the report which releases it may draw: the public report draws
 certified releases only and lists the refused ones here with their reasons.
 """
@@ -24,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mimic_deid.core.numbers import auc_ci, finite, percent, percent_ci
+from mimic_deid.deid.sizes import sizes_advice
 from mimic_deid.evaluate.pairing import release_name
 
 __all__ = [
@@ -104,6 +111,9 @@ def _attack_clause(card: Mapping[str, Any]) -> str:
         bound_rate = 1.0 / float(k)
     known = finite(k) is not None and finite(bound_rate) is not None
     bound_text = f"the bound 1/k = 1/{int(k)} = {percent(bound_rate)}" if known else ""
+    if strongest is None and card.get("privacy_not_computable"):
+        why = str(card["privacy_not_computable"]).removeprefix("not computable: ")
+        return f"attacks not computable: {why}"
     if strongest is None:
         return f"no attack figures on its card ({bound_text or 'no bound stated'})"
     name, figures = strongest
@@ -260,6 +270,13 @@ def decision_section(
             "certified, for the reasons below. No figure or utility table below draws a "
             "refused release."
         )
+    # a release too small for its sizes: why nothing of it is published, what would fit
+    advice = dict.fromkeys(
+        sizes_advice(str(c.get("release")), (c.get("point") or {}).get("dk"), unpublished)
+        for c in refused
+        if (unpublished := c.get("unpublished"))
+    )
+    headline = "\n\n".join([headline, *advice])
     lines = [
         {
             "status": "certified" if c.get("passed") is True else "refused",

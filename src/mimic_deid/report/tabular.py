@@ -91,8 +91,20 @@ def nodes_checked_table(tab: Mapping[str, Any]) -> pd.DataFrame:
     first = grid["metric"].iloc[0]
     pivot = grid[grid["metric"] == first].pivot(index="k", columns="max_sup", values="checked")
     pivot.columns = [f"max_sup {c:g}" for c in pivot.columns]
-    pivot.insert(0, "lattice nodes", int(grid["lattice_size"].iloc[0]))
+    pivot = pivot.astype("Int64")  # counts; a k not computed has none
+    pivot.insert(0, "lattice nodes", int(grid["lattice_size"].dropna().iloc[0]))
+    reasons = _not_computable(grid)
+    if reasons.any():  # a k above the table's rows: its row says why it has no figures
+        pivot["not computable"] = reasons.groupby(grid["k"]).first().reindex(pivot.index)
     return pivot.reset_index()
+
+
+def _not_computable(grid: pd.DataFrame) -> pd.Series:
+    """Each grid row's reason for having no figures, without its prefix ('' if computed)."""
+    if "not_computable" not in grid.columns:  # an older grid: every point computed
+        return pd.Series("", index=grid.index)
+    reasons = grid["not_computable"].fillna("").astype(str)
+    return reasons.str.removeprefix("not computable: ")
 
 
 def inverse_table(tab: Mapping[str, Any]) -> pd.DataFrame:
@@ -189,7 +201,7 @@ def plot_loss_vs_suppression(tab: Mapping[str, Any], out_path: str | os.PathLike
         if "ola" not in tab:
             no_data(ax, "tabular stage not run")
             continue
-        grid = tab["ola"][tab["ola"]["metric"] == metric]
+        grid = tab["ola"][(tab["ola"]["metric"] == metric) & (_not_computable(tab["ola"]) == "")]
         for k, rows in grid.groupby("k"):
             rows = rows.sort_values("max_sup")
             ax.plot(rows["max_sup"], rows["loss_normalised"], marker="o", label=f"k = {k}")
@@ -215,6 +227,10 @@ def plot_epsilon_la(tab: Mapping[str, Any], out_path: str | os.PathLike) -> Figu
                 no_data(ax, "tabular stage not run")
                 continue
             la = tab["epsilon_la"]
+            reasons = _not_computable(la)
+            if (reasons != "").all():  # la_k above the table's rows: no figure to draw
+                no_data(ax, "not computable: la_k exceeds\nthe demographics table's rows")
+                continue
             for ep, rows in la[la["mode"] == mode].groupby("epsilon_prime"):
                 rows = rows.sort_values("penalty")
                 ax.plot(rows["penalty"], rows[column], marker="o", label=f"eps' = {ep:g}")

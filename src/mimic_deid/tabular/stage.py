@@ -52,6 +52,7 @@ __all__ = [
     "demographics_table",
     "uniqueness_report",
     "check_k_values",
+    "k_not_computable",
     "check_tabular_config",
     "concealing_grid",
     "dps_summary",
@@ -136,6 +137,19 @@ def uniqueness_report(
     }
 
 
+def k_not_computable(k: int, n_rows: int, where: str) -> str:
+    """Why a grid point of k cannot be computed on a table of ``n_rows`` rows (empty: it can).
+
+    A k above the rows can form no class: the grid records its point as not computable with
+    this reason instead of stopping the run (docs/cohort-sizes.md)."""
+    if int(k) <= n_rows:
+        return ""
+    return (
+        f"not computable: k = {int(k)} exceeds the {n_rows} rows of the demographics table "
+        f"(config parameter '{where}'; the largest k that fits: {n_rows})"
+    )
+
+
 def check_k_values(ks: Sequence[int], n_rows: int, where: str) -> None:
     """``ConfigError`` naming config parameter ``where`` if a k exceeds the table's rows."""
     for k in ks:
@@ -166,11 +180,12 @@ def ola_grid(
     DataFrame
         ``k``, ``max_sup``, ``metric``, ``loss``, ``loss_normalised``, ``suppressed``,
         ``suppressed_percent``, ``k_minimal`` (set size), ``checked``, ``lattice_size`` and
-        ``level_<qi>`` per quasi-identifier. Timings go to the log only, so that the table is
-        byte-identical between runs.
+        ``level_<qi>`` per quasi-identifier, ``not_computable`` (empty, or why the point has no
+        figures: a k above the table's rows, :func:`k_not_computable`). Timings go to the log
+        only, so that the table is byte-identical between runs.
     """
     enc = encode(table, qis, hierarchies, "demographics table")
-    check_k_values(ks, enc.n_rows, "tabular/ola/k")
+    check_k_values([k for k in ks if int(k) < 1], enc.n_rows, "tabular/ola/k")
     losses = LossModel(enc)
     rows = []
     seconds = 0.0
@@ -178,6 +193,11 @@ def ola_grid(
     for k in ks:
         for sup in max_sups:
             for metric in metrics:
+                if reason := k_not_computable(k, enc.n_rows, "tabular/ola/k"):
+                    rows.append({"k": int(k), "max_sup": float(sup), "metric": metric,
+                                 "not_computable": reason})  # fmt: skip
+                    progress.update(1)
+                    continue
                 r = ola(enc, int(k), float(sup), metric, losses)
                 seconds += r.seconds
                 rows.append(
@@ -193,16 +213,24 @@ def ola_grid(
                         "checked": r.checked,
                         "lattice_size": r.lattice_size,
                         **_levels(qis, r.node),
+                        "not_computable": "",
                     }
                 )
                 progress.update(1)
     progress.close()
-    checked = sum(r["checked"] for r in rows)
+    for reason in dict.fromkeys(r["not_computable"] for r in rows if r["not_computable"]):
+        log.warning("OLA grid: %s", reason)
+    checked = sum(r.get("checked", 0) for r in rows)
     log.info(
         "OLA grid: %d nodes checked in %.1f s (%.2f ms per checked node, search included)",
         checked, seconds, 1000 * seconds / max(checked, 1),
     )  # fmt: skip
-    return pd.DataFrame(rows)
+    columns = ["k", "max_sup", "metric", "loss", "loss_normalised", "suppressed",
+               "suppressed_percent", "k_minimal", "checked", "lattice_size",
+               *_levels(qis, [0] * len(qis)), "not_computable"]  # fmt: skip
+    counts = ["suppressed", "k_minimal", "checked", "lattice_size", *_levels(qis, [0] * len(qis))]
+    # a point not computed has no count: nullable integers keep the others' printed form
+    return pd.DataFrame(rows, columns=columns).astype(dict.fromkeys(counts, "Int64"))
 
 
 def _procedure_info(columns: Sequence[str], node: Sequence[int], enc: Encoded) -> str:
@@ -386,9 +414,27 @@ def epsilon_la_grid(
     exponential mechanism's law then gives, exactly rather than by drawing, the probability
     of a *good* node (normalised Prec < ``good_prec`` and suppression < ``good_sup``) and the
     expected suppressed fraction, averaged over the samples. ``mode = "uniform"`` rows are the
-    baseline of a node drawn uniformly.
+    baseline of a node drawn uniformly. Column ``not_computable``: empty, or, for a ``k``
+    above the table's rows (:func:`k_not_computable`), the reason on every row, whose figures
+    are then NaN and ``samples`` 0.
     """
     enc = encode(table, columns, hierarchies, "demographics table")
+    if reason := k_not_computable(k, enc.n_rows, "tabular/epsilon/la_k"):
+        log.warning("epsilon-safe LA: %s", reason)
+        keys = [("uniform", 0.0, 0.0)] + [
+            (mode, float(f), float(ep))
+            for mode in PENALTY_MODES
+            for f in factors
+            for ep in eps_primes
+        ]
+        return pd.DataFrame(
+            [
+                {"mode": mode, "penalty": factor, "epsilon_prime": ep, "p_good": np.nan,
+                 "expected_suppressed_percent": np.nan, "samples": 0,
+                 "lattice_size": int(np.prod(enc.heights + 1)), "not_computable": reason}
+                for mode, factor, ep in keys
+            ]
+        )  # fmt: skip
     k = check_k(k, enc.n_rows, "tabular/epsilon/la/k")
     acc: dict[tuple, list[tuple[float, float]]] = {}
     for s in range(int(samples)):
@@ -415,6 +461,7 @@ def epsilon_la_grid(
             "expected_suppressed_percent": 100.0 * float(np.mean([v[1] for v in vals])),
             "samples": len(vals),
             "lattice_size": int(np.prod(enc.heights + 1)),
+            "not_computable": "",
         }
         for (mode, factor, ep), vals in acc.items()
     ]
