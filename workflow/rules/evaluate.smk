@@ -112,7 +112,8 @@ rule utility:
         f"logs/benchmarks/ihm48/{POINT}/utility.tsv"
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    # the rows' bootstrap evaluations spread over every core --cores gives (issue 47)
+    threads: WIDE_THREADS
     resources:
         mem_mb=4000,
     params:
@@ -134,6 +135,8 @@ rule cross_release:
         "logs/cross_release.log",
     benchmark:
         "logs/benchmarks/cross_release.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 30
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

@@ -7,6 +7,7 @@ Each function takes DataFrames and parameters and returns tables or dicts; the s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ from mimic_deid.codes.workload import avg_relative_error, query_workload
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.seeding import derive_rng
+from mimic_deid.core.threads import map_tasks
 from mimic_deid.sources.extract import read_small_table
 
 __all__ = [
@@ -289,6 +291,13 @@ def lda_trajectories(
     return traj, hicd, hage, info
 
 
+def _lda_point(traj, k, hicd, hage, w_icd, w_age, alignment, workload):
+    """One (alignment, k) point of :func:`lda_table`: the MDAV result, its smallest group and
+    its AvgRE (a module-level function, so that worker processes can run it)."""
+    res = mdav(traj, k, hicd, hage, w_icd, w_age, alignment)
+    return res, check_k_anonymous(res, k), avg_relative_error(workload, res, hicd, hage)
+
+
 def lda_table(
     diag: pd.DataFrame,
     sample: np.ndarray,
@@ -306,8 +315,13 @@ def lda_table(
     max_query_pairs: int = 4,
     codes: Sequence[str] = (),
     parameter: str = "codes/lda/codes",
+    threads: int = 1,
 ) -> tuple[pd.DataFrame, dict]:
     """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+
+    Every (alignment, k) point is one task of :func:`~mimic_deid.core.threads.map_tasks` over
+    ``threads`` worker processes; a point draws no randomness (the trajectories are sampled
+    once, here), so the table is the same whatever ``threads`` is.
 
     ``diag`` is restricted to ``codes`` (at ``level``; empty: all codes) here. When none of
     them occurs in the sample the table is empty (its columns only), the dict is
@@ -351,41 +365,45 @@ def lda_table(
             max_query_pairs + 1,
             max_query_pairs,
         )
+    points = [(alignment, int(k)) for alignment in alignments for k in ks]
+    for _, k in points:
+        if k > len(traj):
+            raise ConfigError(
+                f"config parameter 'codes/lda/k': k = {k} exceeds the {len(traj)} "
+                "trajectories clustered"
+            )
+    tasks = [
+        partial(_lda_point, traj, k, hicd, hage, w_icd, w_age, alignment, workload)
+        for alignment, k in points
+    ]
     out = []
-    for alignment in alignments:
-        for k in ks:
-            if k > len(traj):
-                raise ConfigError(
-                    f"config parameter 'codes/lda/k': k = {k} exceeds the {len(traj)} "
-                    "trajectories clustered"
-                )
-            res = mdav(traj, int(k), hicd, hage, w_icd, w_age, alignment)
-            smallest = check_k_anonymous(res, int(k))
-            are = avg_relative_error(workload, res, hicd, hage)
-            by_size = {f"avg_re_{s}": are.get(f"avg_re_{s}") for s in range(1, max_query_pairs + 1)}
-            out.append(
-                {
-                    "alignment": alignment,
-                    "k": int(k),
-                    "ilm": res.ilm,
-                    "alm": res.alm,
-                    "lm": res.ilm + res.alm,
-                    "avg_re": are["avg_re"],
-                    **{key: float("nan") if v is None else v for key, v in by_size.items()},
-                    "queries": len(workload),
-                    "clusters": len(res.published),
-                    "smallest_group": smallest,
-                }
-            )
-            log.info(
-                "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f (%d queries)",
-                alignment,
-                k,
-                res.ilm,
-                res.alm,
-                are["avg_re"],
-                len(workload),
-            )
+    for (alignment, k), (res, smallest, are) in zip(
+        points, map_tasks(tasks, threads=threads), strict=True
+    ):
+        by_size = {f"avg_re_{s}": are.get(f"avg_re_{s}") for s in range(1, max_query_pairs + 1)}
+        out.append(
+            {
+                "alignment": alignment,
+                "k": k,
+                "ilm": res.ilm,
+                "alm": res.alm,
+                "lm": res.ilm + res.alm,
+                "avg_re": are["avg_re"],
+                **{key: float("nan") if v is None else v for key, v in by_size.items()},
+                "queries": len(workload),
+                "clusters": len(res.published),
+                "smallest_group": smallest,
+            }
+        )
+        log.info(
+            "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f (%d queries)",
+            alignment,
+            k,
+            res.ilm,
+            res.alm,
+            are["avg_re"],
+            len(workload),
+        )
     info["workload"] = {
         "support": workload.support,
         "max_query_pairs": workload.max_pairs,

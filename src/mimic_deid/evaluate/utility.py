@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,6 +35,7 @@ from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.numbers import auc as fmt_auc
 from mimic_deid.core.seeding import derive_rng, library_seed
+from mimic_deid.core.threads import map_tasks
 from mimic_deid.deid.duration import LABELS
 
 if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted or scored: importing
@@ -454,10 +456,16 @@ def _setting_rows(
     data: Mapping[str, Mapping[str, Dataset]],
     seed: int,
     n_bootstrap: int,
+    threads: int = 1,
 ) -> list[dict]:
     """One row per (setting, split ``train``/``test``): ``models[train side]`` scored on the
-    ``data`` of the test side (see :func:`trust_settings` for why)."""
-    rows = []
+    ``data`` of the test side (see :func:`trust_settings` for why).
+
+    The rows' evaluations (each its own bootstrap from ``derive_rng(seed)``) run as tasks of
+    :func:`~mimic_deid.core.threads.map_tasks` over ``threads`` worker processes: the rows
+    are the same whatever ``threads`` is. An evaluation of one class (NaN metrics and a
+    warning) runs here, so that its warning reaches the job's log."""
+    rows, tasks, slots = [], [], []
     for label, train_side, test_side in settings:
         model, C, val_auc, reason = models[train_side]
         for split in ("train", "test"):
@@ -473,7 +481,13 @@ def _setting_rows(
                 )
             else:
                 X, y = data[test_side][split]
-                metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
+                task = partial(evaluate_model, model, X, y, n_bootstrap=n_bootstrap, seed=seed)
+                if len(np.unique(y)) < 2:
+                    metrics = task()
+                else:
+                    metrics = {}
+                    tasks.append(task)
+                    slots.append(len(rows))
             rows.append(
                 {
                     "setting": label,
@@ -486,6 +500,11 @@ def _setting_rows(
                     "not_computable": why,
                 }
             )
+    for slot, metrics in zip(slots, map_tasks(tasks, threads=threads), strict=True):
+        row = rows[slot]
+        why = row.pop("not_computable")
+        row.update(metrics)
+        row["not_computable"] = why
     return rows
 
 
@@ -499,6 +518,7 @@ def trust_settings(
     Cs: Sequence[float] = DEFAULT_CS,
     seed: int = 0,
     n_bootstrap: int = 1000,
+    threads: int = 1,
 ) -> pd.DataFrame:
     """In-hospital-mortality model performance under the four trust settings (seed 5.7).
 
@@ -528,6 +548,8 @@ def trust_settings(
         De-identified splits may hold fewer series (suppressed ones are absent).
     Cs : candidate C values; seed : int; n_bootstrap : int
         See :func:`fit_mortality_model` and :func:`evaluate_model`.
+    threads : int
+        Worker processes of the rows' evaluations (the result does not depend on it).
 
     Returns
     -------
@@ -544,7 +566,7 @@ def trust_settings(
     if len(widths) != 1:
         raise InputDataError(f"utility: feature counts differ between splits/sides: {widths}")
     models = {side: _fit_side(data[side], Cs, seed, side) for side in ("orig", "deid")}
-    return _frame(_setting_rows(SETTINGS, models, data, seed, n_bootstrap))
+    return _frame(_setting_rows(SETTINGS, models, data, seed, n_bootstrap, threads))
 
 
 def utility_table(
@@ -555,6 +577,7 @@ def utility_table(
     Cs: Sequence[float] = DEFAULT_CS,
     n_bootstrap: int = 1000,
     seed: int = 0,
+    threads: int = 1,
 ) -> pd.DataFrame:
     """The data owner's baseline and :func:`trust_settings` of an ``ihm48`` release, shipped
     and like-for-like (:data:`VARIABLES`, :data:`CROSS`).
@@ -568,7 +591,7 @@ def utility_table(
     release_series, release_index : DataFrame
         The release (pseudonym, hour, the published variables) and its index (pseudonym,
         duration_class, split, each task's label column).
-    Cs, n_bootstrap, seed
+    Cs, n_bootstrap, seed, threads
         As :func:`trust_settings`.
 
     Returns
@@ -622,6 +645,7 @@ def utility_table(
                 {"orig": data[orig_side], "deid": data["deid"]},
                 seed,
                 n_bootstrap,
+                threads,
             )
             keys = {"task": task, "variables": variables, "cross": cross}
             frames.append(_frame([{**keys, **row} for row in rows]))

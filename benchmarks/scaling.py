@@ -1,0 +1,211 @@
+"""Benchmark: the workflow at 1, 2, 4, ... cores, with its critical path (issue 47).
+
+Runs the default workflow (the shipped config, or ``--configfile`` over it) once per core
+count, each from an empty work directory (the shipped config files copied into it; the
+synthetic copy generated inside each run, as a user's first run does), and records per count:
+
+- ``wall``: the ``snakemake`` invocation from start to end (start-up and parsing included);
+- ``cpu``: user + system seconds of the invocation's whole process tree (``os.wait4``), and
+  ``cpu / wall``;
+- the **critical path**: the longest chain of jobs through the DAG, each weighted by its own
+  wall time, from Snakemake's per-job records (``.snakemake/metadata``: every output file's
+  rule, inputs, start and end time; a job is an output's ``job_hash``, and job B follows job
+  A when one of B's inputs is one of A's outputs); ``span``: the first job's start to the
+  last job's end. The ratio ``cpu / critical path`` bounds the speed-up any number of cores
+  can give this DAG (issue 47's goal: at least 6).
+
+With the same config and seed every run must give the same result bytes: the script compares
+the SHA-256 of every file under ``results/`` and ``resources/`` of each run with the first
+run's and fails naming the files that differ (the reports' HTML pages hold no timings, so
+nothing is excluded).
+
+    python benchmarks/scaling.py                       # 1, 2, ... up to os.cpu_count()
+    python benchmarks/scaling.py --cores 1 2 --configfile tests_tiny.yaml --name tiny
+
+Writes ``benchmarks/results/scaling[-NAME].json`` and prints a Markdown table for
+benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import RESULTS, ROOT, git_commit, machine_info, run_process
+
+
+def default_cores() -> list[int]:
+    """1, 2, 4, ... and the machine's core count."""
+    top = os.cpu_count() or 1
+    counts, n = [], 1
+    while n < top:
+        counts.append(n)
+        n *= 2
+    return [*counts, top]
+
+
+def job_records(workdir: Path) -> list[dict[str, Any]]:
+    """The run's jobs from Snakemake's metadata: rule, outputs, inputs, start, end (s)."""
+    jobs: dict[tuple, dict[str, Any]] = {}
+    folder = workdir / ".snakemake" / "metadata"
+    for meta in sorted(folder.iterdir()):
+        record = json.loads(meta.read_text())
+        if record.get("starttime") is None or record.get("endtime") is None:
+            continue
+        output = base64.urlsafe_b64decode(meta.name + "=" * (-len(meta.name) % 4)).decode()
+        key = (record["rule"], record["job_hash"], record["starttime"])
+        job = jobs.setdefault(
+            key,
+            {
+                "rule": record["rule"],
+                "outputs": [],
+                "inputs": list(record.get("input") or []),
+                "start": float(record["starttime"]),
+                "end": float(record["endtime"]),
+            },
+        )
+        job["outputs"].append(output)
+    return sorted(jobs.values(), key=lambda j: (j["start"], j["rule"]))
+
+
+def critical_path(jobs: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
+    """The longest chain of jobs (sum of their walls) along the DAG's edges, and the chain.
+
+    A job's predecessors are the jobs that wrote one of its inputs (or a folder holding one).
+    """
+    producer: dict[str, int] = {}
+    for i, job in enumerate(jobs):
+        for out in job["outputs"]:
+            producer[os.path.normpath(out)] = i
+
+    def parents(job: dict[str, Any]) -> set[int]:
+        found = set()
+        for item in job["inputs"]:
+            p = os.path.normpath(item)
+            while p not in producer and os.sep in p:
+                p = os.path.dirname(p)  # a file inside a directory output
+            if p in producer:
+                found.add(producer[p])
+        return found
+
+    order = sorted(range(len(jobs)), key=lambda i: jobs[i]["end"])  # parents end first
+    best: dict[int, float] = {}
+    via: dict[int, int | None] = {}
+    for i in order:
+        wall = jobs[i]["end"] - jobs[i]["start"]
+        ps = [p for p in parents(jobs[i]) if p in best and p != i]
+        top = max(ps, key=lambda p: best[p], default=None)
+        best[i] = wall + (best[top] if top is not None else 0.0)
+        via[i] = top
+    if not best:
+        return 0.0, []
+    end = max(best, key=lambda i: best[i])
+    chain = []
+    node: int | None = end
+    while node is not None:
+        chain.append(jobs[node])
+        node = via[node]
+    return best[end], chain[::-1]
+
+
+def digests(workdir: Path) -> dict[str, str]:
+    """SHA-256 of every file under results/ and resources/ (relative path -> hex digest)."""
+    out = {}
+    for top in ("results", "resources"):
+        for path in sorted((workdir / top).rglob("*")):
+            if path.is_file():
+                out[str(path.relative_to(workdir))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cores", type=int, nargs="+", default=None, help="default: 1, 2, 4, ...")
+    ap.add_argument("--configfile", type=Path, default=None, help="merged over the shipped one")
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mimic-deid-scaling")
+    ap.add_argument("--name", default="", help="suffix of the record's file name")
+    args = ap.parse_args()
+    cores = args.cores or default_cores()
+
+    runs, reference = [], None
+    for n in cores:
+        work = args.work / f"cores{n}"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(ROOT / "config", work / "config")
+        cmd = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "-d", str(work),
+               "--cores", str(n), "--quiet", "all"]  # fmt: skip
+        if args.configfile is not None:
+            shutil.copy(args.configfile, work / "extra.yaml")
+            cmd += ["--configfile", str(work / "extra.yaml")]
+        print(f"--cores {n} ...", flush=True)
+        measured = run_process(cmd, env=dict(os.environ, PYTHONHASHSEED="0"))
+        jobs = job_records(work)
+        path_s, chain = critical_path(jobs)
+        span = max(j["end"] for j in jobs) - min(j["start"] for j in jobs)
+        job_s = sum(j["end"] - j["start"] for j in jobs)
+        run = {
+            "cores": n,
+            "wall": measured["wall"],
+            "cpu": measured["cpu"],
+            "cpu_per_wall": measured["cpu"] / measured["wall"],
+            "jobs": len(jobs),
+            "job_wall_sum": job_s,
+            "span": span,
+            "critical_path": path_s,
+            "cpu_per_critical_path": measured["cpu"] / path_s if path_s else None,
+            "chain": [
+                {"rule": j["rule"], "output": j["outputs"][0], "wall": j["end"] - j["start"]}
+                for j in chain
+            ],
+        }
+        got = digests(work)
+        if reference is None:
+            reference = got
+        else:
+            differ = sorted(k for k in set(got) | set(reference) if got.get(k) != reference.get(k))
+            if differ:
+                raise SystemExit(f"--cores {n}: {len(differ)} result files differ from "
+                                 f"--cores {cores[0]}: {differ[:20]}")  # fmt: skip
+        run["result_files"] = len(got)
+        runs.append(run)
+        print(f"--cores {n}: wall {run['wall']:.1f} s, CPU {run['cpu']:.1f} s "
+              f"({run['cpu_per_wall']:.2f} per wall s), critical path {path_s:.1f} s "
+              f"(CPU / path {run['cpu_per_critical_path']:.1f}), span {span:.1f} s, "
+              f"{len(jobs)} jobs, {len(got)} result files", flush=True)  # fmt: skip
+
+    base = runs[0]
+    record = {
+        "commit": git_commit(),
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": machine_info(),
+        "configfile": str(args.configfile) if args.configfile else None,
+        "runs": runs,
+        "identical_results": True,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"scaling{'-' + args.name if args.name else ''}.json"
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print("\n| --cores | wall | speed-up | CPU | CPU / wall | critical path | CPU / path |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in runs:
+        print(f"| {r['cores']} | {r['wall']:.1f} s | {base['wall'] / r['wall']:.2f}x | "
+              f"{r['cpu']:.1f} s | {r['cpu_per_wall']:.2f} | {r['critical_path']:.1f} s | "
+              f"{r['cpu_per_critical_path']:.1f} |")  # fmt: skip
+    last = runs[-1]
+    print("\ncritical path at --cores", last["cores"], ":",
+          " -> ".join(f"{c['rule']} {c['wall']:.1f} s" for c in last["chain"]))  # fmt: skip
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

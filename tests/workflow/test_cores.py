@@ -1,0 +1,55 @@
+"""The same bytes whatever ``--cores`` (issue 47).
+
+The rules that can use several cores take every core ``--cores`` gives (``WIDE_THREADS``,
+:func:`mimic_deid.core.threads.job_threads`): the extraction's parsing threads and inflate
+thread, the series' worker processes, each method's classes over worker processes. None of it
+may change a result byte. The reference is the session's tiny run (``conftest.tiny_run``, at
+``--cores 2``); here the tiny config runs up to every de-identification and the codes stage's
+LDA (``--until``: synthesize, extract, cohort, series, duration classes, Mondrian, the three
+methods of both releases, the codes extraction and LDA) at one core and at more cores than
+the reference (the machine's count, at least 3: on a 2-core machine three worker processes
+share two cores, which changes the order in which tasks finish, not what they compute).
+Every file the run writes under ``results/`` and ``resources/`` is compared; none is
+excluded (logs and Snakemake's timing records live under ``logs/`` and ``.snakemake/``).
+Its own file, so that it runs beside the other workflow tests (pytest-xdist hands out files).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from workflow_helpers import output_digests, prepare, snakemake
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+UNTIL = ("deidentify", "codes_lda")
+
+
+def job_threads(log: str, rule: str) -> list[int]:
+    """The ``threads:`` of every job of ``rule`` in a Snakemake run log (Snakemake leaves the
+    line out for one thread)."""
+    return [
+        int(m.group(1)) if m else 1
+        for block in re.split(r"\n(?=rule \w+:|localrule \w+:)", log)
+        if block.startswith(f"rule {rule}:")
+        for m in [re.search(r"^\s+threads: (\d+)$", block.split("\n\n")[0], re.M)]
+    ]
+
+
+@pytest.mark.parametrize("cores", [1, max(3, os.cpu_count() or 1)])
+def test_outputs_do_not_depend_on_cores(request, tmp_path, cores):
+    config = prepare(tmp_path)
+    proc = snakemake(tmp_path, "--cores", str(cores), "--until", *UNTIL, config=config)
+    log = proc.stdout + proc.stderr
+    # the multi-threaded rules really ran on every core given
+    for rule, jobs in (("extract", 1), ("series", 1), ("deidentify", 6)):
+        assert job_threads(log, rule) == [cores] * jobs, (rule, job_threads(log, rule))
+    reference, _ = request.getfixturevalue("tiny_run")
+    got, want = output_digests(tmp_path), output_digests(reference)
+    perturbed = [f for f in got if f.endswith("/perturbed.parquet")]
+    assert len(perturbed) == 6, perturbed  # three methods, two releases
+    assert "results/codes/lda.csv" in got
+    assert sorted(set(got) - set(want)) == []
+    assert [f for f in sorted(got) if got[f] != want[f]] == []
