@@ -139,7 +139,8 @@ rule cross_release:
     priority: 30
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    # its pairs of releases spread over every core --cores gives (issue 47)
+    threads: WIDE_THREADS
     resources:
         mem_mb=4000,
     params:
