@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import hashlib
 import json
 import os
 import shutil
@@ -40,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import RESULTS, ROOT, git_commit, machine_info, run_process
+from common import RESULTS, ROOT, digests, git_commit, machine_info, run_process
 
 
 def default_cores() -> list[int]:
@@ -115,16 +114,6 @@ def critical_path(jobs: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any
         chain.append(jobs[node])
         node = via[node]
     return best[end], chain[::-1]
-
-
-def digests(workdir: Path) -> dict[str, str]:
-    """SHA-256 of every file under results/ and resources/ (relative path -> hex digest)."""
-    out = {}
-    for top in ("results", "resources"):
-        for path in sorted((workdir / top).rglob("*")):
-            if path.is_file():
-                out[str(path.relative_to(workdir))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def main() -> int:
