@@ -9,8 +9,8 @@ synthetic copy generated inside each run, as a user's first run does), and recor
   ``cpu / wall``;
 - the **critical path**: the longest chain of jobs through the DAG, each weighted by its own
   wall time, from Snakemake's per-job records (``.snakemake/metadata``: every output file's
-  rule, inputs, start and end time; a job is an output's ``job_hash``, and job B follows job
-  A when one of B's inputs is one of A's outputs); ``span``: the first job's start to the
+  rule, inputs, job start and modification time; a job is the outputs of one ``job_hash``,
+  and job B follows job A when one of B's inputs is one of A's outputs); ``span``: the first job's start to the
   last job's end. The ratio ``cpu / critical path`` bounds the speed-up any number of cores
   can give this DAG (issue 47's goal: at least 6).
 
@@ -53,7 +53,14 @@ def default_cores() -> list[int]:
 
 
 def job_records(workdir: Path) -> list[dict[str, Any]]:
-    """The run's jobs from Snakemake's metadata: rule, outputs, inputs, start, end (s)."""
+    """The run's jobs from Snakemake's metadata: rule, outputs, inputs, start, end (s).
+
+    Snakemake keeps one record per output file: ``starttime`` is when the job marked that
+    output incomplete (the job's start), ``endtime`` the output's modification time, and
+    ``job_hash`` is the same for every output of a job. A job starts at its outputs' first
+    ``starttime`` and ends at their last ``endtime`` (not before it starts: an output copied
+    with its source's time keeps an older one).
+    """
     jobs: dict[tuple, dict[str, Any]] = {}
     folder = workdir / ".snakemake" / "metadata"
     for meta in sorted(folder.iterdir()):
@@ -61,18 +68,21 @@ def job_records(workdir: Path) -> list[dict[str, Any]]:
         if record.get("starttime") is None or record.get("endtime") is None:
             continue
         output = base64.urlsafe_b64decode(meta.name + "=" * (-len(meta.name) % 4)).decode()
-        key = (record["rule"], record["job_hash"], record["starttime"])
+        start, end = float(record["starttime"]), float(record["endtime"])
         job = jobs.setdefault(
-            key,
+            (record["rule"], record["job_hash"]),
             {
                 "rule": record["rule"],
                 "outputs": [],
                 "inputs": list(record.get("input") or []),
-                "start": float(record["starttime"]),
-                "end": float(record["endtime"]),
+                "start": start,
+                "end": end,
             },
         )
         job["outputs"].append(output)
+        job["start"], job["end"] = min(job["start"], start), max(job["end"], end)
+    for job in jobs.values():
+        job["end"] = max(job["end"], job["start"])
     return sorted(jobs.values(), key=lambda j: (j["start"], j["rule"]))
 
 

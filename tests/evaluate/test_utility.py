@@ -343,19 +343,6 @@ def test_trust_settings_score_each_model_on_the_test_sides_data() -> None:
     assert test["orig. / de-id."] < 0.3 and test["de-id. / orig."] < 0.3
 
 
-def test_trust_settings_are_the_same_whatever_the_threads() -> None:
-    """The rows' bootstrap evaluations over worker processes give the one-process table,
-    interval bounds included (issue 47)."""
-    from mimic_deid.evaluate.utility import trust_settings
-
-    orig = _synthetic_cohort(600, seed=11)
-    deid = {s: (F + 0.1, y) for s, (F, y) in _synthetic_cohort(500, seed=13).items()}
-    one = trust_settings(orig, deid, Cs=[0.01, 0.1], seed=3, n_bootstrap=40)
-    two = trust_settings(orig, deid, Cs=[0.01, 0.1], seed=3, n_bootstrap=40, threads=2)
-    assert one["roc_auc_lo"].notna().all() and list(one.columns) == list(two.columns)
-    pd.testing.assert_frame_equal(one, two)
-
-
 # ------------------------------------------------------------------------------ utility table
 
 

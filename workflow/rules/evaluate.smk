@@ -112,8 +112,7 @@ rule utility:
         f"logs/benchmarks/ihm48/{POINT}/utility.tsv"
     conda:
         "../envs/mimic-deid.yaml"
-    # the rows' bootstrap evaluations spread over every core --cores gives (issue 47)
-    threads: WIDE_THREADS
+    threads: 1
     resources:
         mem_mb=4000,
     params:

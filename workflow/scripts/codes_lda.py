@@ -9,7 +9,9 @@ from mimic_deid.core.threads import limit_threads
 
 cfg = snakemake.params.codes
 lda = cfg["lda"]
-with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.threads):
+# The job's threads are worker processes (map_tasks); this process keeps one native thread, as
+# before issue 47 (BLAS threads beside the workers would only contend for the same cores).
+with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
     diag = pd.read_parquet(snakemake.input.diagnoses)
     cohort = sample_ids(pd.read_parquet(snakemake.input.cohort), cfg["unit"])
     table, info = lda_table(

@@ -12,7 +12,9 @@ from mimic_deid.deid import KEY, dims_of
 from mimic_deid.deid.methods import method_of
 from mimic_deid.evaluate.pairing import pair_row, series_shapes, series_statistics
 
-with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.threads):
+# The job's threads are worker processes (map_tasks); this process keeps one native thread, as
+# before issue 47 (BLAS threads beside the workers would only contend for the same cores).
+with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
     loaded = {}
 
     def release(name):

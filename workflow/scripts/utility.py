@@ -5,10 +5,9 @@ import pandas as pd
 
 from mimic_deid.core.atomic import write_csv
 from mimic_deid.core.logs import run_stage
-from mimic_deid.core.threads import limit_threads
 from mimic_deid.evaluate import utility_table
 
-with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.threads):
+with run_stage(snakemake.rule, snakemake.log[0]):
     table = utility_table(
         pd.read_parquet(snakemake.input.series),
         pd.read_parquet(snakemake.input.meta),
@@ -17,6 +16,5 @@ with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(snakemake.thread
         Cs=snakemake.params.C,
         n_bootstrap=snakemake.params.bootstrap,
         seed=snakemake.params.seed,
-        threads=snakemake.threads,
     )
     write_csv(table, snakemake.output.table)

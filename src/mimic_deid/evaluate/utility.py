@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +34,6 @@ from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.numbers import auc as fmt_auc
 from mimic_deid.core.seeding import derive_rng, library_seed
-from mimic_deid.core.threads import map_tasks
 from mimic_deid.deid.duration import LABELS
 
 if TYPE_CHECKING:  # scikit-learn is imported where a model is fitted or scored: importing
@@ -456,16 +454,10 @@ def _setting_rows(
     data: Mapping[str, Mapping[str, Dataset]],
     seed: int,
     n_bootstrap: int,
-    threads: int = 1,
 ) -> list[dict]:
     """One row per (setting, split ``train``/``test``): ``models[train side]`` scored on the
-    ``data`` of the test side (see :func:`trust_settings` for why).
-
-    The rows' evaluations (each its own bootstrap from ``derive_rng(seed)``) run as tasks of
-    :func:`~mimic_deid.core.threads.map_tasks` over ``threads`` worker processes: the rows
-    are the same whatever ``threads`` is. An evaluation of one class (NaN metrics and a
-    warning) runs here, so that its warning reaches the job's log."""
-    rows, tasks, slots = [], [], []
+    ``data`` of the test side (see :func:`trust_settings` for why)."""
+    rows = []
     for label, train_side, test_side in settings:
         model, C, val_auc, reason = models[train_side]
         for split in ("train", "test"):
@@ -481,13 +473,7 @@ def _setting_rows(
                 )
             else:
                 X, y = data[test_side][split]
-                task = partial(evaluate_model, model, X, y, n_bootstrap=n_bootstrap, seed=seed)
-                if len(np.unique(y)) < 2:
-                    metrics = task()
-                else:
-                    metrics = {}
-                    tasks.append(task)
-                    slots.append(len(rows))
+                metrics = evaluate_model(model, X, y, n_bootstrap=n_bootstrap, seed=seed)
             rows.append(
                 {
                     "setting": label,
@@ -500,11 +486,6 @@ def _setting_rows(
                     "not_computable": why,
                 }
             )
-    for slot, metrics in zip(slots, map_tasks(tasks, threads=threads), strict=True):
-        row = rows[slot]
-        why = row.pop("not_computable")
-        row.update(metrics)
-        row["not_computable"] = why
     return rows
 
 
@@ -518,7 +499,6 @@ def trust_settings(
     Cs: Sequence[float] = DEFAULT_CS,
     seed: int = 0,
     n_bootstrap: int = 1000,
-    threads: int = 1,
 ) -> pd.DataFrame:
     """In-hospital-mortality model performance under the four trust settings (seed 5.7).
 
@@ -548,8 +528,6 @@ def trust_settings(
         De-identified splits may hold fewer series (suppressed ones are absent).
     Cs : candidate C values; seed : int; n_bootstrap : int
         See :func:`fit_mortality_model` and :func:`evaluate_model`.
-    threads : int
-        Worker processes of the rows' evaluations (the result does not depend on it).
 
     Returns
     -------
@@ -566,7 +544,7 @@ def trust_settings(
     if len(widths) != 1:
         raise InputDataError(f"utility: feature counts differ between splits/sides: {widths}")
     models = {side: _fit_side(data[side], Cs, seed, side) for side in ("orig", "deid")}
-    return _frame(_setting_rows(SETTINGS, models, data, seed, n_bootstrap, threads))
+    return _frame(_setting_rows(SETTINGS, models, data, seed, n_bootstrap))
 
 
 def utility_table(
@@ -577,7 +555,6 @@ def utility_table(
     Cs: Sequence[float] = DEFAULT_CS,
     n_bootstrap: int = 1000,
     seed: int = 0,
-    threads: int = 1,
 ) -> pd.DataFrame:
     """The data owner's baseline and :func:`trust_settings` of an ``ihm48`` release, shipped
     and like-for-like (:data:`VARIABLES`, :data:`CROSS`).
@@ -591,7 +568,7 @@ def utility_table(
     release_series, release_index : DataFrame
         The release (pseudonym, hour, the published variables) and its index (pseudonym,
         duration_class, split, each task's label column).
-    Cs, n_bootstrap, seed, threads
+    Cs, n_bootstrap, seed
         As :func:`trust_settings`.
 
     Returns
@@ -645,7 +622,6 @@ def utility_table(
                 {"orig": data[orig_side], "deid": data["deid"]},
                 seed,
                 n_bootstrap,
-                threads,
             )
             keys = {"task": task, "variables": variables, "cross": cross}
             frames.append(_frame([{**keys, **row} for row in rows]))
