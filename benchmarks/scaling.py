@@ -32,6 +32,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -40,6 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from common import RESULTS, ROOT, digests, git_commit, machine_info, run_process
+
+#: The CPU figure of a job's last log line (``core.logs.run_stage``).
+FINISHED = re.compile(r"finished in [0-9.]+ s \(CPU ([0-9.]+) s")
 
 
 def default_cores() -> list[int]:
@@ -75,6 +79,7 @@ def job_records(workdir: Path) -> list[dict[str, Any]]:
                 "rule": record["rule"],
                 "outputs": [],
                 "inputs": list(record.get("input") or []),
+                "logs": list(record.get("log") or []),
                 "start": start,
                 "end": end,
             },
@@ -86,8 +91,24 @@ def job_records(workdir: Path) -> list[dict[str, Any]]:
     return sorted(jobs.values(), key=lambda j: (j["start"], j["rule"]))
 
 
-def critical_path(jobs: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
-    """The longest chain of jobs (sum of their walls) along the DAG's edges, and the chain.
+def job_cpu(workdir: Path, job: dict[str, Any]) -> float | None:
+    """A job's CPU seconds, its workers included, from the last line its script writes to its
+    log (``core.logs.run_stage``: ``rule X finished in W s (CPU C s, ...)``); None without it."""
+    for log in job.get("logs", []):
+        path = workdir / log
+        if path.is_file():
+            found = FINISHED.findall(path.read_text(errors="replace"))
+            if found:
+                return float(found[-1])
+    return None
+
+
+def critical_path(
+    jobs: list[dict[str, Any]], weight: str = "wall"
+) -> tuple[float, list[dict[str, Any]]]:
+    """The longest chain of jobs along the DAG's edges, and the chain: each job weighs its
+    wall (``weight="wall"``) or its CPU seconds (``"cpu"``, 0 where unknown: what the chain
+    costs on an idle machine with one core per job, whatever the load when it ran).
 
     A job's predecessors are the jobs that wrote one of its inputs (or a folder holding one).
     """
@@ -110,7 +131,10 @@ def critical_path(jobs: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any
     best: dict[int, float] = {}
     via: dict[int, int | None] = {}
     for i in order:
-        wall = jobs[i]["end"] - jobs[i]["start"]
+        if weight == "cpu":
+            wall = jobs[i].get("cpu") or 0.0
+        else:
+            wall = jobs[i]["end"] - jobs[i]["start"]
         ps = [p for p in parents(jobs[i]) if p in best and p != i]
         top = max(ps, key=lambda p: best[p], default=None)
         best[i] = wall + (best[top] if top is not None else 0.0)
@@ -148,7 +172,10 @@ def main() -> int:
         print(f"--cores {n} ...", flush=True)
         measured = run_process(cmd, env=dict(os.environ, PYTHONHASHSEED="0"))
         jobs = job_records(work)
+        for job in jobs:
+            job["cpu"] = job_cpu(work, job)
         path_s, chain = critical_path(jobs)
+        cpu_path_s, cpu_chain = critical_path(jobs, "cpu")
         span = max(j["end"] for j in jobs) - min(j["start"] for j in jobs)
         job_s = sum(j["end"] - j["start"] for j in jobs)
         run = {
@@ -161,6 +188,9 @@ def main() -> int:
             "span": span,
             "critical_path": path_s,
             "cpu_per_critical_path": measured["cpu"] / path_s if path_s else None,
+            "jobs_cpu": sum(j["cpu"] or 0.0 for j in jobs),
+            "critical_path_cpu": cpu_path_s,
+            "chain_cpu": [{"rule": j["rule"], "cpu": j["cpu"]} for j in cpu_chain],
             "chain": [
                 {"rule": j["rule"], "output": j["outputs"][0], "wall": j["end"] - j["start"]}
                 for j in chain
@@ -178,7 +208,8 @@ def main() -> int:
         runs.append(run)
         print(f"--cores {n}: wall {run['wall']:.1f} s, CPU {run['cpu']:.1f} s "
               f"({run['cpu_per_wall']:.2f} per wall s), critical path {path_s:.1f} s "
-              f"(CPU / path {run['cpu_per_critical_path']:.1f}), span {span:.1f} s, "
+              f"(CPU / path {run['cpu_per_critical_path']:.1f}), in job CPU {cpu_path_s:.1f} s "
+              f"of {run['jobs_cpu']:.1f} s, span {span:.1f} s, "
               f"{len(jobs)} jobs, {len(got)} result files", flush=True)  # fmt: skip
 
     base = runs[0]
@@ -193,12 +224,15 @@ def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"scaling{'-' + args.name if args.name else ''}.json"
     out.write_text(json.dumps(record, indent=2) + "\n")
-    print("\n| --cores | wall | speed-up | CPU | CPU / wall | critical path | CPU / path |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| --cores | wall | speed-up | CPU | CPU / wall | critical path (wall) | CPU / path "
+          "| jobs' CPU | critical path (job CPU) | jobs' CPU / path |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in runs:
         print(f"| {r['cores']} | {r['wall']:.1f} s | {base['wall'] / r['wall']:.2f}x | "
               f"{r['cpu']:.1f} s | {r['cpu_per_wall']:.2f} | {r['critical_path']:.1f} s | "
-              f"{r['cpu_per_critical_path']:.1f} |")  # fmt: skip
+              f"{r['cpu_per_critical_path']:.1f} | {r['jobs_cpu']:.1f} s | "
+              f"{r['critical_path_cpu']:.1f} s | "
+              f"{r['jobs_cpu'] / max(r['critical_path_cpu'], 1e-9):.1f} |")  # fmt: skip
     last = runs[-1]
     print("\ncritical path at --cores", last["cores"], ":",
           " -> ".join(f"{c['rule']} {c['wall']:.1f} s" for c in last["chain"]))  # fmt: skip
