@@ -20,7 +20,6 @@ which only shorten the waiting on a localhost cluster. Writes
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import shutil
@@ -30,20 +29,10 @@ import time
 from pathlib import Path
 
 import yaml
-from common import git_commit, machine_info
+from common import digests, git_commit, machine_info
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
-
-
-def digests(workdir: Path) -> dict[str, str]:
-    """SHA-256 of every file under results/ and resources/ (relative path -> digest)."""
-    out = {}
-    for top in ("results", "resources"):
-        for path in sorted((workdir / top).rglob("*")):
-            if path.is_file():
-                out[str(path.relative_to(workdir))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def prepare(workdir: Path, subjects: int) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import os
 import platform
 import subprocess
@@ -138,6 +139,16 @@ def synthetic_copy(data: Path, subjects: int, seed: int, other_chart_rows: float
              "--seed", str(seed), "--other-chart-rows", f"{other_chart_rows:g}",
              "--out", str(out)]
         )  # fmt: skip
+    return out
+
+
+def digests(workdir: Path) -> dict[str, str]:
+    """SHA-256 of every file under a run's results/ and resources/ (relative path -> digest)."""
+    out = {}
+    for top in ("results", "resources"):
+        for file in sorted((workdir / top).rglob("*")):
+            if file.is_file():
+                out[str(file.relative_to(workdir))] = hashlib.sha256(file.read_bytes()).hexdigest()
     return out
 
 

@@ -703,3 +703,28 @@ def test_workload_parameters_are_checked(dghs):
     assert str(err.value) == (
         "config parameter 'codes/lda/support': expected a share in (0, 1], got 1.5"
     )
+
+
+def test_lda_table_is_the_same_whatever_the_threads():
+    """The (alignment, k) points run over worker processes give the one-process table, in
+    its row order (issue 47)."""
+    from mimic_deid.codes import lda_table
+
+    rng = np.random.default_rng(5)
+    n = 60
+    subjects = np.repeat(np.arange(1, n + 1), 3)
+    diag = pd.DataFrame(
+        {
+            "subject_id": subjects,
+            "hadm_id": subjects * 10 + rng.integers(0, 2, subjects.size),
+            "seq_num": np.tile([1, 2, 3], n),
+            "icd9_code": rng.choice(["4019", "25000", "2724", "7245"], subjects.size),
+            "age": np.repeat(rng.integers(20, 91, n), 3),
+        }
+    )
+    args = ("subject", "category", [2, 5, 9], 0.5, 0.5, 0, [2, 4, 8, 16, 32, 64], 40, 0.01, 3)
+    one, info_one = lda_table(diag, np.arange(1, n + 1), *args, max_query_pairs=2)
+    two, info_two = lda_table(diag, np.arange(1, n + 1), *args, max_query_pairs=2, threads=2)
+    assert len(one) == 6 and one["clusters"].gt(1).all()
+    pd.testing.assert_frame_equal(one, two)
+    assert info_one == info_two

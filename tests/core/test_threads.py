@@ -68,3 +68,15 @@ def test_read_ahead_keeps_the_order_and_raises_where_the_reader_failed() -> None
             got.append(batch)
     assert got == ["first", "second"]
     assert str(info.value) == "CHARTEVENTS.csv.gz: cannot read the CSV data: bad block"
+
+
+def test_job_threads_follow_the_cores_given() -> None:
+    """Every core --cores gives (issue 47); the cluster default without it; a bad count named."""
+    from mimic_deid.core.threads import CLUSTER_THREADS, job_threads
+
+    assert [job_threads(n) for n in (1, 2, 16, 96)] == [1, 2, 16, 96]
+    assert job_threads(None) == CLUSTER_THREADS == 8
+    for bad in (0, -2, 2.0, True):
+        with pytest.raises(ConfigError) as err:
+            job_threads(bad)
+        assert str(err.value) == f"--cores: expected a positive integer, got {bad!r}"

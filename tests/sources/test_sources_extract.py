@@ -15,8 +15,9 @@ from source_reference import drop_exact_duplicates, sort_events
 
 from mimic_deid.core.atomic import read_json
 from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.core.threads import limit_threads
 from mimic_deid.pipeline.variables import load_variables
-from mimic_deid.sources import extract, spool, tables
+from mimic_deid.sources import csv_source, extract, spool, tables
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.extract import extract_raw
 
@@ -123,6 +124,34 @@ def test_output_is_byte_identical_whatever_the_chunking_and_file_format(tmp_path
     assert fa.keys() == fb.keys()
     for name in fa:
         assert fa[name] == fb[name], name
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_output_is_byte_identical_whatever_the_inflater_and_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: int
+) -> None:
+    """ISA-L's inflate, in the reading thread (1 thread) or a thread of its own, gives the
+    bytes of Arrow's zlib inflate, and the extraction's output does not depend on the job's
+    threads (issue 47)."""
+    rows = {
+        "CHARTEVENTS": random_events(6000, seed=21),
+        "LABEVENTS": random_events(2000, seed=22, table="LABEVENTS"),
+    }
+    folder = write_mimic_dir(tmp_path / "m", rows=rows)
+    stream, by_isal = csv_source.open_table_stream(folder / "CHARTEVENTS.csv.gz")
+    stream.close()
+    assert by_isal
+    with limit_threads(1):
+        monkeypatch.setattr(
+            csv_source, "open_table_stream", lambda path: (csv_source.open_input(path), False)
+        )
+        extract_raw(CsvSource(folder), tmp_path / "zlib", ITEMIDS, 3, 1000)
+        monkeypatch.undo()
+    with limit_threads(threads):
+        extract_raw(CsvSource(folder), tmp_path / "isal", ITEMIDS, 3, 1000)
+    want, got = raw_files(tmp_path / "zlib"), raw_files(tmp_path / "isal")
+    assert want.keys() == got.keys()
+    assert [name for name in want if want[name] != got[name]] == []
 
 
 def test_failure_leaves_previous_output_untouched(tmp_path: Path) -> None:

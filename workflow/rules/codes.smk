@@ -79,7 +79,8 @@ rule codes_lda:
         "logs/benchmarks/codes/lda.tsv"
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    # its (alignment, k) points spread over every core --cores gives (issue 47)
+    threads: WIDE_THREADS
     resources:
         mem_mb=2000,
     params:

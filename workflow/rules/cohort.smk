@@ -12,6 +12,8 @@ rule cohort:
         "logs/cohort.log",
     benchmark:
         "logs/benchmarks/cohort.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 50
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

@@ -31,6 +31,7 @@ from mimic_deid.sources.tables import (
 )
 from mimic_deid.report.content import item_names
 from mimic_deid.core.seeding import master_seed
+from mimic_deid.core.threads import job_threads
 from mimic_deid.evaluate.pairing import release_name, release_pairs
 from mimic_deid.stages import (
     REPORT_MODULES,
@@ -58,6 +59,8 @@ except ConfigError as exc:
     # One line naming the parameter, no traceback, before any job runs.
     print(f"mimic-deid: invalid configuration: {exc}", file=sys.stderr)
     sys.exit(1)
+# Threads of the rules that can use several cores, all that --cores gives (issue 47).
+WIDE_THREADS = job_threads(workflow.resource_settings.cores)
 WEAK_K_WARNING = weak_k_warning(config)
 if WEAK_K_WARNING:
     print(WEAK_K_WARNING, file=sys.stderr)

@@ -13,6 +13,8 @@ rule duration_classes:
         "logs/{release}/dk{dk}/duration.log",
     benchmark:
         "logs/benchmarks/{release}/dk{dk}/duration.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 50
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -43,6 +45,8 @@ rule mondrian:
         "logs/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.log",
     benchmark:
         "logs/benchmarks/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 50
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -71,11 +75,14 @@ rule deidentify:
         f"logs/{{release}}/{POINT}/deidentify.log",
     benchmark:
         f"logs/benchmarks/{{release}}/{POINT}/deidentify.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 40
     conda:
         "../envs/mimic-deid.yaml"
-    # The genetic optimiser spreads (class, chunk) tasks over every thread it gets (one
-    # worker process each); Snakemake caps this at --cores.
-    threads: 8
+    # Every method spreads its classes (the genetic optimiser its (class, chunk) tasks) over
+    # every core --cores gives (one worker process each; issue 47); the output does not
+    # depend on the number.
+    threads: WIDE_THREADS
     # at full MIMIC-III size (genetic, stays, two workers; 2026-12-02, benchmarks/README.md):
     # 3.40 GB PSS, 6.04 GB RSS summed over the processes (shared pages counted twice)
     resources:
@@ -129,6 +136,8 @@ rule release:
         f"logs/{{release}}/{POINT}/release.log",
     benchmark:
         f"logs/benchmarks/{{release}}/{POINT}/release.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 30
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -164,6 +173,8 @@ rule check_release:
         f"logs/{{release}}/{POINT}/check_release.log",
     benchmark:
         f"logs/benchmarks/{{release}}/{POINT}/check_release.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 30
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

@@ -134,9 +134,12 @@ rule cross_release:
         "logs/cross_release.log",
     benchmark:
         "logs/benchmarks/cross_release.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 30
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    # its pairs of releases spread over every core --cores gives (issue 47)
+    threads: WIDE_THREADS
     resources:
         mem_mb=4000,
     params:

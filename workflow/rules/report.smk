@@ -19,6 +19,8 @@ rule sweep_summary:
         "logs/report/sweep_summary.log",
     benchmark:
         "logs/benchmarks/report/sweep_summary.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 20
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -56,6 +58,8 @@ rule report:
         "logs/report/report.log",
     benchmark:
         "logs/benchmarks/report/report.tsv"
+    # the critical path first (issue 47; source.smk)
+    priority: 20
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1

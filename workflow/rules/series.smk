@@ -14,9 +14,11 @@ rule series:
         "logs/series.log",
     benchmark:
         "logs/benchmarks/series.tsv"
+    # the critical path first (issue 47; source.smk); its parts spread over every core
+    priority: 50
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 2
+    threads: WIDE_THREADS
     resources:
         mem_mb=6000,
     params:

@@ -8,6 +8,10 @@ rule synthesize:
         "logs/synthesize/n{subjects}-s{seed}.log",
     benchmark:
         "logs/benchmarks/synthesize/n{subjects}-s{seed}.tsv"
+    # the critical path first when jobs compete for cores (issue 47): extraction, cohort,
+    # series, duration, mondrian (50), deidentify (40), release and its check (30), the
+    # sweep's gatherers and the report (20)
+    priority: 50
     conda:
         "../envs/mimic-deid.yaml"
     threads: 1
@@ -30,9 +34,11 @@ rule extract:
         "logs/extract.log",
     benchmark:
         "logs/benchmarks/extract.tsv"
+    # Arrow's parsing threads and the parallel inflate use every core (issue 47)
+    priority: 50
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 2
+    threads: WIDE_THREADS
     resources:
         mem_mb=4000,
     script:

@@ -1,22 +1,20 @@
 """Rule cross_release: the nearest-neighbour pairing rate of every pair of releases of one
-population (mimic_deid.evaluate.pairing)."""
+population (mimic_deid.evaluate.pairing); the pairs run over the job's threads."""
+
+from functools import partial
 
 import pandas as pd
 
 from mimic_deid.core.atomic import read_json, write_csv
 from mimic_deid.core.logs import run_stage
+from mimic_deid.core.threads import limit_threads, map_tasks
 from mimic_deid.deid import KEY, dims_of
 from mimic_deid.deid.methods import method_of
-from mimic_deid.evaluate.pairing import (
-    group_intersections,
-    pair_generator,
-    pairing_rate,
-    series_shapes,
-    series_statistics,
-    shape_pairing_rate,
-)
+from mimic_deid.evaluate.pairing import pair_row, series_shapes, series_statistics
 
-with run_stage(snakemake.rule, snakemake.log[0]):
+# The job's threads are worker processes (map_tasks); this process keeps one native thread, as
+# before issue 47 (BLAS threads beside the workers would only contend for the same cores).
+with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
     loaded = {}
 
     def release(name):
@@ -35,40 +33,27 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     def certified(name):
         return bool(read_json(snakemake.input[f"check_{name}"])["passed"])
 
-    rows = []
-    for a, b, k in snakemake.params.pairs:
-        (stats_a, keys_a, shapes_a, index_a), (stats_b, keys_b, shapes_b, index_b) = (
-            release(a),
-            release(b),
+    def groups(a, b):
+        paths = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
+        if not all(paths):
+            return None
+        tables = [pd.read_parquet(g) for g in paths]
+        # a release that publishes no series recovers no group (nothing to intersect)
+        return tuple(
+            method_of(snakemake.params.methods[name]).groups(t) if len(t) else t[[KEY]]
+            for name, t in zip((a, b), tables, strict=True)
         )
-        seed = snakemake.params.seed
-        # chance among the candidates of each target's published cell (evaluate.pairing)
-        cells = {"index_a": index_a, "index_b": index_b}
-        result = pairing_rate(stats_a, keys_a, stats_b, keys_b, pair_generator(seed, a, b), **cells)
-        low, high = result.pop("rate_ci")
-        row = {"release_a": a, "release_b": b, "certified_a": certified(a)}
-        row |= {"certified_b": certified(b), **result, "rate_lo": low, "rate_hi": high}
-        # the attacker family's shape member on the same targets (docs/threat-model.md)
-        shape = shape_pairing_rate(
-            shapes_a, keys_a, shapes_b, keys_b, pair_generator(seed, a, b), **cells
-        )
-        row["shape_rate"] = shape["rate"]
-        row["shape_rate_lo"], row["shape_rate_hi"] = shape["rate_ci"]
-        stronger = "shape" if shape["rate"] > result["rate"] else "summary"
-        row["strongest_attacker"] = stronger
-        row["strongest_rate"] = max(shape["rate"], result["rate"])
-        groups = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
-        if all(groups):  # two releases with recoverable groups: intersections below k
-            tables = [pd.read_parquet(g) for g in groups]
-            # a release that publishes no series recovers no group (nothing to intersect)
-            recovered = [
-                method_of(snakemake.params.methods[name]).groups(t) if len(t) else t[[KEY]]
-                for name, t in zip((a, b), tables, strict=True)
-            ]
-            below = group_intersections(*recovered, k)
-            row["groups_below_k_pct_max"] = max(below.values()) if below else float("nan")
-            row["groups_below_k_column"] = max(below, key=below.get) if below else ""
-        rows.append(row)
+
+    pairs = snakemake.params.pairs
+    tasks = [
+        partial(pair_row, a, b, k, snakemake.params.seed, release(a), release(b), groups(a, b))
+        for a, b, k in pairs
+    ]
+    rows = [
+        {"release_a": a, "release_b": b, "certified_a": certified(a), "certified_b": certified(b)}
+        | row
+        for (a, b, _), row in zip(pairs, map_tasks(tasks, threads=snakemake.threads), strict=True)
+    ]
     table = pd.DataFrame(rows)
     write_csv(table, snakemake.output.table)
     # public: the pairs of two certified releases (a refused release publishes nothing)

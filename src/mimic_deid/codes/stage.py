@@ -7,6 +7,7 @@ Each function takes DataFrames and parameters and returns tables or dicts; the s
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,7 @@ from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.core.stage import Stage, artefacts
+from mimic_deid.core.threads import map_tasks
 from mimic_deid.sources.extract import EXTRACTION_TABLES, read_small_table
 from mimic_deid.sources.tables import CODE_TABLES
 
@@ -294,10 +296,17 @@ def lda_trajectories(
     return traj, hicd, hage, info
 
 
-def _lda_row(res, alignment: str, k: int, workload, hicd, hage, max_query_pairs: int) -> dict:
+def _lda_point(traj, k, hicd, hage, w_icd, w_age, alignment, workload):
+    """One (alignment, k) point of :func:`lda_table`: the MDAV result, its smallest group and
+    its AvgRE (a module-level function, so that worker processes can run it)."""
+    res = mdav(traj, k, hicd, hage, w_icd, w_age, alignment)
+    return res, check_k_anonymous(res, k), avg_relative_error(workload, res, hicd, hage)
+
+
+def _lda_row(
+    res, smallest: int, are: dict, alignment: str, k: int, workload, max_query_pairs: int
+) -> dict:
     """One row of :func:`lda_table`: the losses, AvgRE and groups of one LDA result."""
-    smallest = check_k_anonymous(res, k)
-    are = avg_relative_error(workload, res, hicd, hage)
     by_size = {f"avg_re_{s}": are.get(f"avg_re_{s}") for s in range(1, max_query_pairs + 1)}
     log.info(
         "LDA %s k=%d: ILM %.3f ALM %.3f AvgRE %.3f (%d queries)",
@@ -339,8 +348,13 @@ def lda_table(
     max_query_pairs: int = 4,
     codes: Sequence[str] = (),
     parameter: str = "codes/lda/codes",
+    threads: int = 1,
 ) -> tuple[pd.DataFrame, dict]:
     """LDA (MDAV with Baseline or A-GS) on the sample's (ICD, age) trajectories.
+
+    Every (alignment, k) point is one task of :func:`~mimic_deid.core.threads.map_tasks` over
+    ``threads`` worker processes; a point draws no randomness (the trajectories are sampled
+    once, here), so the table is the same whatever ``threads`` is.
 
     ``diag`` is restricted to ``codes`` (at ``level``; empty: all codes) here. When none of
     them occurs in the sample the table is empty (its columns only), the dict is
@@ -384,16 +398,22 @@ def lda_table(
             max_query_pairs + 1,
             max_query_pairs,
         )
+    points = [(alignment, int(k)) for alignment in alignments for k in ks]
+    for _, k in points:
+        if k > len(traj):
+            raise ConfigError(
+                f"config parameter 'codes/lda/k': k = {k} exceeds the {len(traj)} "
+                "trajectories clustered"
+            )
+    tasks = [
+        partial(_lda_point, traj, k, hicd, hage, w_icd, w_age, alignment, workload)
+        for alignment, k in points
+    ]
     out = []
-    for alignment in alignments:
-        for k in ks:
-            if k > len(traj):
-                raise ConfigError(
-                    f"config parameter 'codes/lda/k': k = {k} exceeds the {len(traj)} "
-                    "trajectories clustered"
-                )
-            res = mdav(traj, int(k), hicd, hage, w_icd, w_age, alignment)
-            out.append(_lda_row(res, alignment, int(k), workload, hicd, hage, max_query_pairs))
+    for (alignment, k), (res, smallest, are) in zip(
+        points, map_tasks(tasks, threads=threads), strict=True
+    ):
+        out.append(_lda_row(res, smallest, are, alignment, k, workload, max_query_pairs))
     info["workload"] = {
         "support": workload.support,
         "max_query_pairs": workload.max_pairs,

@@ -9,6 +9,12 @@ the environment variables for libraries loaded later and for child processes.
 
 :func:`map_tasks` spreads a job's independent tasks over its threads: one worker process per
 thread, each pinned to one native thread.
+
+:func:`job_threads` is the one place that says how many threads a rule that can use several
+cores declares: every core Snakemake's ``--cores`` gives the run (issue 47), so that the same
+workflow uses a 2-core laptop and a 16-core server. Results never depend on it: every
+parallel path splits its work into units fixed by the data and the config and draws each
+unit's randomness from its own generator.
 """
 
 from __future__ import annotations
@@ -34,6 +40,35 @@ THREAD_ENV_VARS = (
     "NUMEXPR_NUM_THREADS",
     "BLIS_NUM_THREADS",
 )
+
+
+#: The threads of a multi-threaded rule when Snakemake is given no ``--cores`` (a cluster run
+#: through an executor plugin, where each job asks the scheduler for its threads): the fixed
+#: cap the rules had before issue 47. ``--max-threads N`` or ``--set-threads RULE=N`` change it.
+CLUSTER_THREADS = 8
+
+
+def job_threads(cores: int | None) -> int:
+    """The threads a rule that can use several cores declares (``threads:`` in the rules).
+
+    Parameters
+    ----------
+    cores : int or None
+        Snakemake's ``--cores`` (``workflow.resource_settings.cores``; ``all`` is already the
+        machine's core count there); None where the run has none (a cluster executor, or a
+        dry run without ``--cores``).
+
+    Returns
+    -------
+    int
+        ``cores``, or :data:`CLUSTER_THREADS` without it. Snakemake caps a job's threads at
+        ``--cores`` and ``--max-threads`` in any case.
+    """
+    if cores is None:
+        return CLUSTER_THREADS
+    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+        raise ConfigError(f"--cores: expected a positive integer, got {cores!r}")
+    return cores
 
 
 def thread_env(threads: int) -> dict[str, str]:
@@ -161,7 +196,9 @@ def read_ahead(items: Iterator[Any]) -> Iterator[Any]:
 
 
 __all__ = [
+    "CLUSTER_THREADS",
     "THREAD_ENV_VARS",
+    "job_threads",
     "limit_threads",
     "map_tasks",
     "pin_threads",

@@ -56,6 +56,7 @@ __all__ = [
     "cell_chance",
     "group_intersections",
     "pair_generator",
+    "pair_row",
     "pairing_rate",
     "pairs_of",
     "release_k",
@@ -434,3 +435,44 @@ def group_intersections(groups_a: pd.DataFrame, groups_b: pd.DataFrame, k: int) 
         size = both.groupby([f"{column}_a", f"{column}_b"], sort=False)[KEY].transform("size")
         out[column] = float(100.0 * (size < k).mean())
     return out
+
+
+def pair_row(
+    a: str,
+    b: str,
+    k: int,
+    seed: int,
+    release_a: tuple,
+    release_b: tuple,
+    groups: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+) -> dict:
+    """One row of the cross-release table: releases ``a`` and ``b`` paired by the summary
+    attacker (:func:`pairing_rate`) and the shape attacker (:func:`shape_pairing_rate`), each
+    drawing its targets from its own :func:`pair_generator` (so the row depends on ``seed``,
+    ``a`` and ``b`` only, never on the other pairs or the process that computes it), and,
+    with ``groups`` (the two releases' recovered groups), :func:`group_intersections` below
+    ``k``.
+
+    ``release_a`` and ``release_b`` are ``(statistics, keys, shapes, index)``:
+    :func:`series_statistics`, the pseudonym -> ``icustay_id`` map, :func:`series_shapes`
+    plus the dims, and the release index. The certification columns are the caller's.
+    """
+    stats_a, keys_a, shapes_a, index_a = release_a
+    stats_b, keys_b, shapes_b, index_b = release_b
+    cells = {"index_a": index_a, "index_b": index_b}
+    result = pairing_rate(stats_a, keys_a, stats_b, keys_b, pair_generator(seed, a, b), **cells)
+    low, high = result.pop("rate_ci")
+    row = {**result, "rate_lo": low, "rate_hi": high}
+    # the attacker family's shape member on the same targets (docs/threat-model.md)
+    shape = shape_pairing_rate(
+        shapes_a, keys_a, shapes_b, keys_b, pair_generator(seed, a, b), **cells
+    )
+    row["shape_rate"] = shape["rate"]
+    row["shape_rate_lo"], row["shape_rate_hi"] = shape["rate_ci"]
+    row["strongest_attacker"] = "shape" if shape["rate"] > result["rate"] else "summary"
+    row["strongest_rate"] = max(shape["rate"], result["rate"])
+    if groups is not None:  # two releases with recoverable groups: intersections below k
+        below = group_intersections(*groups, k)
+        row["groups_below_k_pct_max"] = max(below.values()) if below else float("nan")
+        row["groups_below_k_column"] = max(below, key=below.get) if below else ""
+    return row

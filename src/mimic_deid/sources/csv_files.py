@@ -10,6 +10,7 @@ import csv
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 
@@ -27,6 +28,7 @@ __all__ = [
     "map_columns",
     "missing_table_files",
     "open_input",
+    "open_table_stream",
     "read_head",
     "table_files",
 ]
@@ -148,6 +150,24 @@ def is_gzip(path: str | os.PathLike) -> bool:
 def open_input(path: str | os.PathLike) -> pa.NativeFile:
     """Open a (possibly gzip-compressed) file as an Arrow input stream."""
     return pa.input_stream(str(path), compression="gzip" if is_gzip(path) else None)
+
+
+def open_table_stream(path: str | os.PathLike) -> tuple[pa.NativeFile | BinaryIO, bool]:
+    """Open a table's file for its one full read: ``(stream, inflated_by_isal)``.
+
+    A gzip file is inflated by ISA-L when python-isal is installed, in a thread of its own
+    when Arrow's CPU pool (the job's threads) has more than one thread; otherwise (and for
+    plain text) :func:`open_input`.
+    """
+    if is_gzip(path):
+        try:
+            from isal import igzip, igzip_threaded
+        except ImportError:  # pragma: no cover - python-isal is a dependency
+            return open_input(path), False
+        if pa.cpu_count() > 1:
+            return igzip_threaded.open(path, "rb", threads=1), True
+        return igzip.open(path, "rb"), True
+    return open_input(path), False
 
 
 # --------------------------------------------------------------------------- header
