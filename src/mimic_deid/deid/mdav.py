@@ -31,6 +31,12 @@ cluster of one outcome discloses it: :func:`diverse_clusters` merges every clust
 until none is short (the project's rule, as :func:`mimic_deid.deid.kapra.diverse_k_groups`;
 clusters may then exceed ``2k - 1``).
 
+Release method ``mdav-spread`` (issue 49.3) forms the same clusters and publishes, per cluster
+and variable, the hourly mean stretched about its own mean over the hours to the members' mean
+within-series sd (:func:`spread_means`): an hourly mean of many series is flatter than any of
+them, so the window statistics a clinical model reads (minimum, maximum, sd) would shrink. The
+members of a cluster still publish one series.
+
 The method's ``k`` is the sweep point's feature k (``fk``): the demographic cells hold at least
 ``fk`` series, so every unit can be cut into clusters of ``fk``, and the strong attacker's
 bound is ``1 / fk`` (claim 14), which a cluster of ``fk`` identical series meets whatever the
