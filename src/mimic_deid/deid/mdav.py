@@ -31,6 +31,12 @@ cluster of one outcome discloses it: :func:`diverse_clusters` merges every clust
 until none is short (the project's rule, as :func:`mimic_deid.deid.kapra.diverse_k_groups`;
 clusters may then exceed ``2k - 1``).
 
+Release method ``mdav-spread`` (issue 49.3) forms the same clusters and publishes, per cluster
+and variable, the hourly mean stretched about its own mean over the hours to the members' mean
+within-series sd (:func:`spread_means`): an hourly mean of many series is flatter than any of
+them, so the window statistics a clinical model reads (minimum, maximum, sd) would shrink. The
+members of a cluster still publish one series.
+
 The method's ``k`` is the sweep point's feature k (``fk``): the demographic cells hold at least
 ``fk`` series, so every unit can be cut into clusters of ``fk``, and the strong attacker's
 bound is ``1 / fk`` (claim 14), which a cluster of ``fk`` identical series meets whatever the
@@ -65,6 +71,8 @@ __all__ = [
     "mdav_partition",
     "mdav_summary",
     "run_mdav",
+    "run_mdav_spread",
+    "spread_means",
     "standardise",
     "summarise",
 ]
@@ -266,6 +274,75 @@ def cluster_means(X: np.ndarray, labels: np.ndarray, dims: np.ndarray) -> np.nda
     return out
 
 
+def spread_means(X: np.ndarray, labels: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """Every series replaced by its cluster's hourly mean, stretched to its members' spread.
+
+    An hourly mean of ``m`` series varies less over the hours than its members do (their
+    ups and downs partly cancel), so the window statistics a clinical model reads (minimum,
+    maximum, sd over the first or last hours) shrink towards the mean. Here, per cluster and
+    variable, the mean series ``c(t)`` is stretched about its own mean over the hours
+    ``mu``: ``mu + f (c(t) - mu)``, with ``f`` the members' mean within-series sd (population,
+    over each member's non-null hours) divided by the sd of ``c`` over its non-null hours, so
+    the published series' sd is its members' typical sd. ``f = 1`` where ``c`` is constant or
+    no member has an sd. The hourly mean over the cluster, the shape of ``c`` and every
+    series' cluster are kept; the published series is still one function of the cluster's
+    members, so the members of a cluster hold bit-identical values, as with
+    :func:`cluster_means`.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, L, D)
+        NaN = null.
+    labels : ndarray of int, shape (n,)
+        Clusters ``0 .. g-1``.
+    dims : ndarray of int
+        The dimensions replaced; the others are returned unchanged.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, L, D)
+        Null where :func:`cluster_means` is null.
+    """
+    out = cluster_means(X, labels, dims)
+    X = np.asarray(X, dtype=np.float64)
+    dims = np.asarray(dims, dtype=np.int64)
+    if X.shape[0] == 0 or dims.size == 0:
+        return out
+    labels = np.asarray(labels, dtype=np.int64)
+    g = int(labels.max()) + 1
+    order = np.argsort(labels, kind="stable")
+    starts = np.searchsorted(labels[order], np.arange(g))
+    means = out[order[starts]][:, :, dims]  # (g, L, d): one member of each cluster
+    member_sd = _hour_sd(X[:, :, dims])  # (n, d), NaN without a non-null hour
+    has = np.isfinite(member_sd)
+    total = np.add.reduceat(np.where(has, member_sd, 0.0)[order], starts, axis=0)
+    count = np.add.reduceat(has[order].astype(np.int64), starts, axis=0)
+    centre = _hour_mean(means)  # (g, d)
+    own = _hour_sd(means)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        factor = np.where((count > 0) & (own > 0), total / np.maximum(count, 1) / own, 1.0)
+    spread = centre[:, None, :] + factor[:, None, :] * (means - centre[:, None, :])
+    out[:, :, dims] = spread[labels]
+    return out
+
+
+def _hour_mean(x: np.ndarray) -> np.ndarray:
+    """Mean over the hours (axis 1) of the non-null values; NaN where none is."""
+    valid = ~np.isnan(x)
+    count = valid.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, np.where(valid, x, 0.0).sum(axis=1) / count, np.nan)
+
+
+def _hour_sd(x: np.ndarray) -> np.ndarray:
+    """Population sd over the hours (axis 1) of the non-null values; NaN where none is."""
+    centre = _hour_mean(x)
+    dev = np.where(np.isnan(x), 0.0, x - centre[:, None, :])
+    count = (~np.isnan(x)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, np.sqrt((dev**2).sum(axis=1) / count), np.nan)
+
+
 def run_mdav(X, targets, spec, params: Mapping[str, Any], rng) -> OptimiseResult:
     """Release method ``mdav`` (:mod:`mimic_deid.deid.methods` signature; module docstring).
 
@@ -277,16 +354,29 @@ def run_mdav(X, targets, spec, params: Mapping[str, Any], rng) -> OptimiseResult
     to its cluster's centroid) and ``sst`` (to the unit's centroid), whose sums give the
     information loss SSE/SST (:func:`mdav_summary`).
     """
+    return _microaggregate(X, targets, spec, params, cluster_means, "mdav")
+
+
+def run_mdav_spread(X, targets, spec, params: Mapping[str, Any], rng) -> OptimiseResult:
+    """Release method ``mdav-spread``: the clusters of :func:`run_mdav`, each publishing its
+    hourly mean stretched to its members' spread (:func:`spread_means`); ``params``, ``rng``
+    and ``detail`` as :func:`run_mdav`."""
+    return _microaggregate(X, targets, spec, params, spread_means, "mdav-spread")
+
+
+def _microaggregate(X, targets, spec, params, publish, name: str) -> OptimiseResult:
+    """MDAV clusters of the unit (ℓ-diverse in a labelled release), each publishing
+    ``publish(X, labels, dims)``."""
     X, targets = check_inputs(X, targets, spec)
     if "k" not in params:
-        raise ConfigError("release method 'mdav' needs the feature k (fk) as its k")
+        raise ConfigError(f"release method '{name}' needs the feature k (fk) as its k")
     n = X.shape[0]
     dims = spec.feature_dims
     Z = standardise(X, dims)
     labels, rounds = mdav_partition(Z, int(params["k"]))
     if "outcomes" in params and n:
         labels = diverse_clusters(Z, labels, params["outcomes"], int(params["ell"]))
-    out = cluster_means(X, labels, dims)
+    out = publish(X, labels, dims)
     if n:
         centres = _centroids(Z, labels, int(labels.max()) + 1)
         sse = ((Z - centres[labels]) ** 2).sum(axis=1)

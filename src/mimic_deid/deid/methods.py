@@ -222,35 +222,48 @@ REGISTRY: dict[str, ReleaseMethod] = {
             )
             for name, run in (("kapra", kapra.run_kapra), ("pc-kapra", kapra.run_pc_kapra))
         ),
-        ReleaseMethod(
-            "mdav",
-            (),
-            mdav.run_mdav,
-            k_from_fk=True,
-            summarise=mdav.summarise,
-            claims=mdav.claims,
-            groups=mdav.clusters,
-            group_name="cluster",
-            takes_outcomes=True,
-            promises=(
-                "every cell of duration class and published demographics holds at least k "
-                "series (k = fk); inside one cell the whole series are microaggregated (MDAV) "
-                "into clusters of at least k, and every series of a cluster publishes the "
-                "cluster's hourly mean, so every published value of a series, hour by hour and "
-                "variable by variable, is that of at least k - 1 others: any attacker, also "
-                "one who knows a target's whole original series (its shape and values) and "
-                "its published demographics, is left with at least k identical candidates "
-                "(top-1 at most 1/k); in a labelled release every cluster holds at least l "
-                "distinct outcomes; the strong attacker's top-1 rate is at most 1/k, or the "
-                "release is refused"
-            ),
-            not_promised=(
-                "the published series are cluster means, not any patient's values: "
-                "within-series detail (peaks, timing of changes) is averaged away, and a "
-                "cluster's members are alike only as far as MDAV's nearest-neighbour "
-                "grouping makes them; membership of a cluster is visible (its members are "
-                "identical)"
-            ),
+        *(
+            ReleaseMethod(
+                name,
+                (),
+                run,
+                k_from_fk=True,
+                summarise=mdav.summarise,
+                claims=mdav.claims,
+                groups=mdav.clusters,
+                group_name="cluster",
+                takes_outcomes=True,
+                promises=(
+                    "every cell of duration class and published demographics holds at least "
+                    "k series (k = fk); inside one cell the whole series are microaggregated "
+                    f"(MDAV) into clusters of at least k, and every series of a cluster "
+                    f"publishes {publishes}, so every published value of a series, hour by "
+                    "hour and variable by variable, is that of at least k - 1 others: any "
+                    "attacker, also one who knows a target's whole original series (its shape "
+                    "and values) and its published demographics, is left with at least k "
+                    "identical candidates (top-1 at most 1/k); in a labelled release every "
+                    "cluster holds at least l distinct outcomes; the strong attacker's top-1 "
+                    "rate is at most 1/k, or the release is refused"
+                ),
+                not_promised=(
+                    f"the published series are {what}, not any patient's values: "
+                    f"within-series detail (peaks, timing of changes) is averaged away{kept}, "
+                    "and a cluster's members are alike only as far as MDAV's nearest-neighbour "
+                    "grouping makes them; membership of a cluster is visible (its members are "
+                    "identical)"
+                ),
+            )
+            for name, run, publishes, what, kept in (
+                ("mdav", mdav.run_mdav, "the cluster's hourly mean", "cluster means", ""),
+                (
+                    "mdav-spread",
+                    mdav.run_mdav_spread,
+                    "the cluster's hourly mean stretched about its own mean to the members' "
+                    "typical within-series sd",
+                    "stretched cluster means",
+                    " (only the typical spread over the hours is restored)",
+                ),
+            )
         ),
         ReleaseMethod(
             "noise",
@@ -312,9 +325,13 @@ def parse_method_label(label: str) -> tuple[str, dict[str, Any]]:
     A method name may itself hold a hyphen (``pc-kapra``): the longest registered name that
     starts the label wins.
     """
-    name = next(
-        (m for m in sorted(REGISTRY, key=len, reverse=True) if label.startswith(m + "-")),
-        label.split("-")[0],
+    name = (
+        label
+        if label in REGISTRY  # a bare label (mdav-spread), not mdav with a parameter "spread"
+        else next(
+            (m for m in sorted(REGISTRY, key=len, reverse=True) if label.startswith(m + "-")),
+            label.split("-")[0],
+        )
     )
     if name not in REGISTRY:
         raise ConfigError(f"method label '{label}': unknown release method '{name}'")
