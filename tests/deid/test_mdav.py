@@ -26,7 +26,6 @@ from mimic_deid.deid.mdav import (
     cluster_means,
     clusters,
     diverse_clusters,
-    diverse_members,
     mdav_partition,
     standardise,
 )
@@ -242,61 +241,6 @@ def test_labelled_clusters_are_merged_until_each_holds_ell_outcomes():
     # a merge is a union of whole clusters
     pairs = pd.DataFrame({"plain": plain, "merged": merged}).drop_duplicates()
     assert pairs["plain"].is_unique
-
-
-def test_a_cluster_short_of_an_outcome_swaps_its_furthest_shared_member_for_the_nearest_missing():
-    """Candidates nearest first, k = 4: the first four all hold (0, 0); row 5 is the nearest
-    with mortality 1, row 6 the nearest with long stay 1. Each swap removes the furthest member
-    (not the seed) whose values another member holds: 3, then 2."""
-    Y = np.array([[0, 0], [0, 0], [0, 0], [0, 0], [0, 0], [1, 0], [0, 1], [1, 1]])
-    assert diverse_members(Y, 4, 2).tolist() == [0, 1, 5, 6]
-    assert diverse_members(Y, 4, 1).tolist() == [0, 1, 2, 3]  # ell 1: the k nearest
-    # no row outside has the missing value: the k nearest stay
-    assert diverse_members(np.zeros((6, 1), dtype=int), 3, 2).tolist() == [0, 1, 2]
-    # the seed never leaves, and a member whose value no other holds never leaves
-    Y = np.array([[1, 0], [0, 1], [0, 0], [0, 0]])
-    assert diverse_members(Y, 2, 2).tolist() == [0, 1]
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    n=st.integers(4, 90),
-    k=st.integers(2, 8),
-    rate=st.floats(0.05, 0.5),
-    seed=st.integers(0, 2**16),
-)
-def test_outcome_aware_clusters_keep_k_lose_no_value_and_need_fewer_merges(n, k, rate, seed):
-    """Every cluster keeps MDAV's sizes (k, the last k .. 2k - 1), the partition is
-    repeatable, and after the merges (the safety net) every cluster holds >= k series and both
-    values of each outcome wherever the unit holds them."""
-    if n < k:
-        return
-    rng = np.random.default_rng(seed)
-    Z = rng.normal(size=(n, 3))
-    Y = (rng.random((n, 2)) < rate).astype(int)
-    labels, _ = mdav_partition(Z, k, Y, 2)
-    sizes = np.bincount(labels)
-    assert sizes.min() >= k and sizes.max() <= 2 * k - 1 and (sizes[:-1] == k).all()
-    np.testing.assert_array_equal(labels, mdav_partition(Z.copy(), k, Y.copy(), 2)[0])
-    merged = diverse_clusters(Z, labels, Y, 2)
-    frame = pd.DataFrame({"c": merged, "y": Y[:, 0], "z": Y[:, 1]})
-    assert frame.groupby("c").size().min() >= k
-    want = np.minimum(2, [np.unique(Y[:, 0]).size, np.unique(Y[:, 1]).size])
-    assert (frame.groupby("c")[["y", "z"]].nunique().to_numpy() >= want).all()
-
-
-def test_swapping_keeps_more_clusters_than_merging_alone():
-    """The fixed draw: 120 records, k 5, one in six of each outcome. Merging MDAV's plain
-    clusters leaves fewer clusters than swapping first (the mutant without swaps)."""
-    rng = np.random.default_rng(11)
-    Z = rng.normal(size=(120, 4))
-    Y = (rng.random((120, 2)) < 1 / 6).astype(int)
-    plain = diverse_clusters(Z, mdav_partition(Z, 5)[0], Y, 2)
-    aware = diverse_clusters(Z, mdav_partition(Z, 5, Y, 2)[0], Y, 2)
-    assert aware.max() > plain.max()
-    frame = pd.DataFrame({"c": aware, "y": Y[:, 0], "z": Y[:, 1]})
-    assert (frame.groupby("c")[["y", "z"]].nunique().to_numpy() >= 2).all()
-    assert frame.groupby("c").size().min() >= 5
 
 
 def test_labelled_release_certifies_and_checks_outcomes_per_cluster():

@@ -29,7 +29,8 @@ In a labelled release (``ihm48``) a cluster publishes one series for all its mem
 cluster of one outcome discloses it: :func:`diverse_clusters` merges every cluster short of
 ``ell`` distinct values of some published label into the cluster whose centroid is nearest,
 until none is short (the project's rule, as :func:`mimic_deid.deid.kapra.diverse_k_groups`;
-clusters may then exceed ``2k - 1``).
+clusters may then exceed ``2k - 1``). Swapping members at formation instead was measured and
+not adopted (docs/mdav.md, "Outcome-aware cluster formation").
 
 Release method ``mdav-spread`` (issue 49.3) forms the same clusters and publishes, per cluster
 and variable, the hourly mean stretched about its own mean over the hours to the members' mean
@@ -68,7 +69,6 @@ __all__ = [
     "cluster_means",
     "clusters",
     "diverse_clusters",
-    "diverse_members",
     "mdav_partition",
     "mdav_summary",
     "run_mdav",
@@ -111,11 +111,8 @@ def _sq_dist(Z: np.ndarray, z: np.ndarray) -> np.ndarray:
     return ((Z - z) ** 2).sum(axis=1)
 
 
-def mdav_partition(
-    Z: np.ndarray, k: int, outcomes: np.ndarray | None = None, ell: int = 1
-) -> tuple[np.ndarray, int]:
-    """MDAV clusters of the rows of ``Z`` (module docstring, steps 1-3), ℓ-aware when
-    ``outcomes`` are given (:func:`diverse_members`).
+def mdav_partition(Z: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    """MDAV clusters of the rows of ``Z`` (module docstring, steps 1-3).
 
     Parameters
     ----------
@@ -123,13 +120,6 @@ def mdav_partition(
         One record per row (finite values).
     k : int
         Minimum cluster size, ``2 <= k <= n`` (``n = 0`` gives no cluster).
-    outcomes : ndarray, shape (n, t), optional
-        The published outcome labels of the rows: every cluster formed around a furthest
-        record swaps members until it holds ``ell`` distinct values of each label where the
-        records left allow (:func:`diverse_members`). The last cluster is not swapped:
-        :func:`diverse_clusters` merges whatever is still short.
-    ell : int
-        Distinct values wanted per label (1: no swap).
 
     Returns
     -------
@@ -158,22 +148,16 @@ def mdav_partition(
         raise InputDataError(
             f"MDAV: {n} series in the unit, fewer than k={k}; every cluster needs at least k"
         )
-    Y = None if outcomes is None or ell <= 1 else _dense_columns(outcomes, n)
     labels = np.full(n, -1, dtype=np.int64)
     remaining = np.arange(n)
     cluster = rounds = 0
 
     def take(seed: int) -> None:
-        """``seed`` and its k - 1 nearest among the remaining rows become one cluster
-        (with an outcome-diverse swap, :func:`diverse_members`)."""
+        """``seed`` and its k - 1 nearest among the remaining rows become one cluster."""
         nonlocal remaining, cluster
         d = _sq_dist(Z[remaining], Z[seed])
         d[remaining == seed] = -1.0  # the seed itself, even beside an identical record
-        order = remaining[np.argsort(d, kind="stable")]
-        if Y is None:
-            members = order[:k]
-        else:
-            members = order[diverse_members(Y[order], k, ell)]
+        members = remaining[np.argsort(d, kind="stable")[:k]]
         labels[members] = cluster
         cluster += 1
         remaining = remaining[labels[remaining] < 0]
@@ -198,56 +182,6 @@ def mdav_partition(
 
 def _dense(labels: np.ndarray) -> np.ndarray:
     return np.unique(labels, return_inverse=True)[1].reshape(-1).astype(np.int64)
-
-
-def _dense_columns(outcomes: np.ndarray, n: int) -> np.ndarray:
-    """Every outcome column coded ``0 .. v-1``, shape (n, t)."""
-    Y = np.asarray(outcomes).reshape(n, -1)
-    if n == 0:
-        return np.zeros((0, Y.shape[1]), dtype=np.int64)
-    return np.column_stack([_dense(col) for col in Y.T])
-
-
-def diverse_members(Y: np.ndarray, k: int, ell: int) -> np.ndarray:
-    """The members of one MDAV cluster, swapped until it holds ``ell`` values of each label.
-
-    The cluster is the ``k`` nearest rows (``Y``'s first ``k``, the seed first). While some
-    label has fewer than ``ell`` distinct values among the members, the nearest row outside
-    with a value of that label the members lack replaces the furthest member other than the
-    seed whose every label value another member also holds. A swap adds a value and removes
-    none, so the loop ends after at most ``t (ell - 1)`` swaps; it stops for a label where no
-    row outside has a missing value or no member can leave. The cluster keeps ``k`` members.
-    (The project's own rule, in the spirit of the ℓ-diverse microaggregation of Soria-Comas
-    and Domingo-Ferrer; module docstring.)
-
-    Parameters
-    ----------
-    Y : ndarray of int, shape (m, t)
-        The labels of the candidate rows, nearest first (dense codes).
-    k : int
-    ell : int
-
-    Returns
-    -------
-    ndarray of int64
-        Positions (into ``Y``) of the ``k`` members, ascending.
-    """
-    inside = np.zeros(Y.shape[0], dtype=bool)
-    inside[:k] = True
-    for col in range(Y.shape[1]):
-        while np.unique(Y[inside, col]).size < ell:
-            missing = ~inside & ~np.isin(Y[:, col], Y[inside, col])
-            if not missing.any():
-                break
-            at = np.flatnonzero(inside)
-            held = Y[at]
-            shared = ((held[:, None, :] == held[None, :, :]).sum(axis=1) > 1).all(axis=1)
-            shared[0] = False  # the seed stays
-            if not shared.any():
-                break
-            inside[at[np.flatnonzero(shared)[-1]]] = False
-            inside[np.argmax(missing)] = True
-    return np.flatnonzero(inside)
 
 
 def _centroids(Z: np.ndarray, labels: np.ndarray, g: int) -> np.ndarray:
@@ -440,12 +374,9 @@ def _microaggregate(X, targets, spec, params, publish, name: str) -> OptimiseRes
     n = X.shape[0]
     dims = spec.feature_dims
     Z = standardise(X, dims)
+    labels, rounds = mdav_partition(Z, int(params["k"]))
     if "outcomes" in params and n:
-        ell = int(params["ell"])
-        labels, rounds = mdav_partition(Z, int(params["k"]), params["outcomes"], ell)
-        labels = diverse_clusters(Z, labels, params["outcomes"], ell)
-    else:
-        labels, rounds = mdav_partition(Z, int(params["k"]))
+        labels = diverse_clusters(Z, labels, params["outcomes"], int(params["ell"]))
     out = publish(X, labels, dims)
     if n:
         centres = _centroids(Z, labels, int(labels.max()) + 1)
