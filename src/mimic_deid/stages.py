@@ -156,7 +156,12 @@ def _series_targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
         for point in sweep_points(config)
         for key in ("published", "card")
     )
-    return published + (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
+    return published + (
+        ("report_index", {}),
+        ("private_report_index", {}),
+        ("sweep_csv", {}),
+        ("frontier", {}),
+    )
 
 
 CODES_TARGETS = ("codes_audit", "codes_cdf", "codes_gccens", "codes_lda", "codes_check")

@@ -348,6 +348,8 @@ def report_input(wildcards):
         "main_curves": path("main_curves", **p),
     }
     inputs["cross_release"] = PATHS["cross_release"]
+    # the privacy-utility frontier (its figure and the first screen's best releases)
+    inputs["frontier"] = PATHS["frontier"]
     # every release's card (the release_cards table)
     for point in sweep_points():
         for release in RELEASES:

@@ -52,6 +52,7 @@ from mimic_deid.evaluate.pairing import release_name
 from mimic_deid.pipeline.variables import load_variables
 from mimic_deid.report import codes as codes_report
 from mimic_deid.report import figures as fig
+from mimic_deid.report import frontier as frontier_report
 from mimic_deid.report import tabular as tab
 from mimic_deid.report.decision import card_name, certified_names, decision_section
 from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
@@ -142,6 +143,9 @@ class ReportData:
         Every release's card (``card.json``, inputs ``card_*``), in input-name order.
     cross_release : DataFrame
         The cross-release pairing of the sweep (``cross_release.csv``; empty without it).
+    frontier : DataFrame
+        The privacy-utility frontier (``frontier.csv``, :mod:`mimic_deid.evaluate.frontier`;
+        empty without it).
     audience : {"public", "private"}
         Who the data was loaded for: the public report draws certified releases only
         (:meth:`drawable`).
@@ -172,6 +176,7 @@ class ReportData:
     tabular: dict[str, Any] = field(default_factory=dict)
     cards: list[dict] = field(default_factory=list)
     cross_release: pd.DataFrame = field(default_factory=pd.DataFrame)
+    frontier: pd.DataFrame = field(default_factory=pd.DataFrame)
     audience: str = "public"
 
     def __post_init__(self) -> None:
@@ -292,6 +297,7 @@ def load_report_data(
         cross_release=(
             pd.read_csv(inputs["cross_release"]) if "cross_release" in inputs else pd.DataFrame()
         ),
+        frontier=pd.read_csv(inputs["frontier"]) if "frontier" in inputs else pd.DataFrame(),
         audience=audience,
     )
 
@@ -493,6 +499,17 @@ class ReportItem:
 
 #: The report's figures and tables in page order.
 ITEMS: tuple[ReportItem, ...] = (
+    ReportItem(
+        "frontier",
+        "figure",
+        "Privacy-utility frontier",
+        "Every ihm48 release of the sweep (frontier.csv): the strongest attacker's top-1 "
+        "against the mortality model's test ROC-AUC, both with 95 % intervals; filled markers "
+        "certified, hollow refused; dotted lines the bound 1/k of each k, the dashed line the "
+        "data owner's baseline, the star the seed's point (Table 6.4, drawn at its bound). "
+        "Every figure is the release's card's, public also for a refused release.",
+        lambda d, out: frontier_report.plot_frontier(d.frontier, out),
+    ),
     ReportItem(
         "duration_classes",
         "figure",
@@ -952,7 +969,10 @@ def build_report(
         if run.get("source_kind") == "synthetic":
             title += f" ({SYNTHETIC_LABEL})"
     if audience == "public":
-        page = [decision_section(data.cards, folders)] + page
+        decision = decision_section(data.cards, folders)
+        # the best certified release per task and setting first (the frontier's answer)
+        decision["decisions"] = frontier_report.best_lines(data.frontier) + decision["decisions"]
+        page = [decision] + page
     if sweep_csv is None:
         write_index(index_out, title, page)
         return
