@@ -80,6 +80,14 @@ def test_a_card_without_the_family_or_a_utility_row_is_named():
         "attacker family was not measured); the frontier places a release by its strongest "
         "attacker"
     )
+    bare = {k: v for k, v in sweep()[3].items() if k != "passed"}
+    bare["point"] = {k: v for k, v in bare["point"].items() if k != "heuristic"}
+    with pytest.raises(InputDataError) as err:
+        frontier_table([bare])
+    assert str(err.value) == (
+        "release card of 'ihm48 {'dk': 50, 'fk': 10, 'method': 'mdav'}': missing passed, "
+        "point.heuristic (a card of evaluate.card)"
+    )
     short = sweep()[3]
     short["utility"] = [u for u in short["utility"] if u["task"] != "long_stay"]
     with pytest.raises(InputDataError) as err:

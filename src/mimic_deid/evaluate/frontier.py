@@ -188,13 +188,10 @@ def frontier_row(card: Mapping[str, Any], cross: str = "shipped") -> dict[str, A
     if cross not in CROSS:
         raise InputDataError(f"frontier: cross '{cross}', expected one of {list(CROSS)}")
     point = card.get("point") or {}
-    missing = [key for key in ("dk", "fk", "heuristic", "method") if key not in point]
-    if missing or "release" not in card or "passed" not in card:
-        raise _card_error(
-            card,
-            "expected 'release', 'passed' and a 'point' with dk, fk, "
-            f"heuristic and method; missing {missing or ['release or passed']}",
-        )
+    missing = [key for key in ("release", "passed") if key not in card]
+    missing += [f"point.{key}" for key in ("dk", "fk", "heuristic", "method") if key not in point]
+    if missing:
+        raise _card_error(card, f"missing {', '.join(missing)} (a card of evaluate.card)")
     name, _ = parse_method_label(str(point["method"]))
     knob, value = knob_of(str(point["method"]), int(point["fk"]))
     k = int(card.get("k") or point["fk"])
