@@ -903,7 +903,9 @@ def build_report(
     """Draw the :data:`ITEMS` entries of ``audience`` and write the HTML index that shows them.
 
     The page opens on the decision (:func:`mimic_deid.report.decision.decision_section`):
-    one sentence per release card, certified or refused, and the folder to hand out. The
+    the best certified ``ihm48`` release per task and setting on the frontier
+    (:func:`mimic_deid.report.frontier.best_lines`), then one sentence per release card,
+    certified or refused, and the folder to hand out. The
     public report draws certified releases only: an item of a refused release (its
     ``release`` at the point shown) is written as a note saying so, and the sweep overview
     leaves a refused release's utility and perturbation figures empty.
