@@ -8,7 +8,6 @@ draws every release of the sweep and tells a refused one from a certified one by
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -136,47 +135,60 @@ def plot_frontier(
 
 def _release_text(row: Mapping[str, Any], task: str, tag: str) -> str:
     column = utility_column(task, tag, "roc_auc")
-    owner = utility_column(task, "orig_orig_all", "roc_auc")
     knob = f"fk {int(row['fk'])}"
     if row["knob"] != "fk":
         knob += f", {row['knob']} {float(row['knob_value']):g}"
-    owner_text = (
-        auc_ci(row[owner], row.get(f"{owner}_lo"), row.get(f"{owner}_hi"))
-        if not _missing(row.get(owner))
-        else "not measured"
+    attack = percent_ci(
+        row["attacker_top1"], row.get("attacker_top1_lo"), row.get("attacker_top1_hi")
     )
     return (
-        f"{row['method_label']} at {knob} (dk {int(row['dk'])}, {row['heuristic']}): test "
-        f"ROC-AUC {auc_ci(row[column], row.get(f'{column}_lo'), row.get(f'{column}_hi'))} "
-        f"against the data owner's {owner_text}; its strongest attacker ('{row['attacker']}') "
-        f"re-identifies {percent_ci(row['attacker_top1'], row.get('attacker_top1_lo'), row.get('attacker_top1_hi'))}"
-        f", within the bound 1/{int(row['k'])} = {percent(row['bound'])}"
+        f"{row['method_label']} at {knob} (dk {int(row['dk'])}, {row['heuristic']}), "
+        f"{auc_ci(row[column], row.get(f'{column}_lo'), row.get(f'{column}_hi'))}, its strongest "
+        f"attacker ('{row['attacker']}') {attack} within 1/{int(row['k'])} = {percent(row['bound'])}"
     )
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+def _owner_text(frontier: pd.DataFrame, task: str) -> str:
+    owner = utility_column(task, "orig_orig_all", "roc_auc")
+    rows = frontier[[owner, f"{owner}_lo", f"{owner}_hi"]].dropna(subset=[owner]).head(1)
+    if rows.empty:
+        return "not measured"
+    return auc_ci(*rows.iloc[0])
 
 
 def best_lines(frontier: pd.DataFrame) -> list[dict[str, str]]:
-    """The first screen's lines on the frontier: per task and setting of
+    """The first screen's lines on the frontier, one per task: for each setting of
     :data:`FRONTIER_PANELS`, the best certified ``ihm48`` release by test ROC-AUC
-    (:func:`~mimic_deid.evaluate.frontier.best_certified`), or that none is certified.
+    (:func:`~mimic_deid.evaluate.frontier.best_certified`) with its strongest attacker against
+    its bound, or that none is certified; the data owner's baseline beside them.
+
+    Parameters
+    ----------
+    frontier : DataFrame
+        ``results/frontier.csv``; empty (a report without the frontier): no line.
 
     Returns
     -------
     list of dict
         ``{"status": "best" | "none", "text": ...}`` (the format of the decision section's
-        ``decisions``), tasks in :data:`~mimic_deid.evaluate.utility.TASKS` order.
+        ``decisions``; ``none`` when no setting of the task has a certified release), tasks in
+        :data:`~mimic_deid.evaluate.utility.TASKS` order.
     """
+    if frontier.empty:
+        return []
     lines = []
     for task in TASKS:
+        parts, found = [], False
         for tag, name in FRONTIER_PANELS:
-            head = f"BEST CERTIFIED for {_TASK_NAMES.get(task, task)}, {name}"
-            row = best_certified(frontier, task, tag) if len(frontier) else None
-            if row is None:
-                lines.append({"status": "none", "text": f"{head}: none: no ihm48 release "
-                              "with this figure is certified in this run."})  # fmt: skip
-                continue
-            lines.append({"status": "best", "text": f"{head}: {_release_text(row, task, tag)}."})
+            row = best_certified(frontier, task, tag)
+            found |= row is not None
+            best = "none certified" if row is None else _release_text(row, task, tag)
+            parts.append(f"{name}: {best}")
+        lines.append(
+            {
+                "status": "best" if found else "none",
+                "text": f"BEST CERTIFIED for {_TASK_NAMES.get(task, task)} (test ROC-AUC; the "
+                f"data owner's {_owner_text(frontier, task)}): " + "; ".join(parts) + ".",
+            }
+        )
     return lines
