@@ -370,7 +370,7 @@ def private_report_input(wildcards):
     """The private report's inputs: the public report's and the GA examples (original and
     perturbed series of two patients, content.GA_INPUTS), without the sweep summary."""
     inputs = report_input(wildcards)
-    del inputs["sweep"]
+    del inputs["sweep"], inputs["frontier"]  # both drawn by the public report only
     # the owner's pairing table: every pair, refused releases' included
     inputs["cross_release"] = PATHS["cross_release_all"]
     # the first point of a method whose examples the private report draws (the genetic one)
