@@ -29,6 +29,7 @@ localrules:
     sequences_card,
     release_card,
     sweep_summary,
+    frontier,
     codes_check,
     tabular_check,
 

@@ -77,7 +77,7 @@ out = Path(sys.argv[1])
 assert [s.name for s in STAGES][-1] == "notes", [s.name for s in STAGES]
 data = ReportData.__new__(ReportData)
 data.point = {"dk": 10, "fk": 3, "heuristic": "range", "method": "mdav"}
-data.audience, data.cards, data.sweep = "public", [], None
+data.audience, data.cards, data.sweep, data.frontier = "public", [], None, pd.DataFrame()
 data.inputs = {"notes_counts": pd.DataFrame({"category": ["nursing", "radiology"], "notes": [7, 5]})}
 build_report(data, out / "figures", out / "tables", out / "index.html",
              modules=[m for m in REPORT_MODULES if m.startswith("mimic_deid.notes")])

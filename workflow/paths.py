@@ -73,6 +73,9 @@ PATHS = {
     # two certified releases (public: the sweep summary and the report)
     "cross_release_all": f"{PRIVATE}/cross_release.csv",
     "cross_release": "results/cross_release.csv",
+    # the privacy-utility frontier: one row per release of the sweep, from the cards (public:
+    # every figure is its card's; evaluate.frontier)
+    "frontier": "results/frontier.csv",
     # sequences (seed 004): {table} is transfers | cptevents
     "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
     "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",

@@ -185,7 +185,9 @@ def test_a_release_of_no_series_says_why_and_which_sizes_fit():
     section = decision_section(cards, FOLDERS)
     assert section["text"].split("\n\n") == [
         "1 of 3 releases certified: hand out the folder each CERTIFIED sentence names, and "
-        "nothing else. Everything below is drawn from certified releases only.",
+        "nothing else. Everything below is drawn from certified releases only, but the "
+        "frontier, which places every release by its public card's figures (refused ones "
+        "hollow).",
         # once per release and dk, whatever the methods
         "Nothing of ihm48 is published at dk=5: "
         + "; ".join(u["reason"] for u in unpublished)
@@ -218,7 +220,9 @@ def test_the_headline_says_what_to_hand_out_or_that_nothing_is_fit():
     assert section["title"] == "What to hand out" and section["lead"]
     assert section["text"] == (
         "2 of 4 releases certified: hand out the folder each CERTIFIED sentence names, and "
-        "nothing else. Everything below is drawn from certified releases only."
+        "nothing else. Everything below is drawn from certified releases only, but the "
+        "frontier, which places every release by its public card's figures (refused ones "
+        "hollow)."
     )
     # certified first, each in the sweep's order (the folders'), stays before ihm48
     assert [(d["status"], d["text"].split(" at dk")[0]) for d in section["decisions"]] == [
@@ -230,7 +234,9 @@ def test_the_headline_says_what_to_hand_out_or_that_nothing_is_fit():
     none = decision_section([fake_card("stays", POINT, passed=False)], FOLDERS)
     assert none["text"] == (
         "Nothing in this run is fit to publish: none of its 1 releases is certified, for the "
-        "reasons below. No figure or utility table below draws a refused release."
+        "reasons below. No figure or utility table below draws a refused release, but the "
+        "frontier, which places every release by its public card's figures (refused ones "
+        "hollow)."
     )
     assert decision_section([], {})["text"] == (
         "No release card in this run: nothing is certified, nothing to hand out."

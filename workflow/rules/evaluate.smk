@@ -148,3 +148,30 @@ rule cross_release:
         seed=config["seed"],
     script:
         "../scripts/cross_release.py"
+
+
+rule frontier:
+    """The privacy-utility frontier: one row per release of the sweep, from its card
+    (evaluate.frontier)."""
+    input:
+        # sweep order, stays before ihm48 at each point: the table's row order
+        cards=[
+            path("card", release=release, **point)
+            for point in sweep_points()
+            for release in RELEASES
+        ],
+    output:
+        table=PATHS["frontier"],
+    log:
+        "logs/frontier.log",
+    benchmark:
+        "logs/benchmarks/frontier.tsv"
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        cross=config["evaluate"]["utility"]["cross"],
+    script:
+        "../scripts/frontier.py"

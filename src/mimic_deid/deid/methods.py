@@ -106,6 +106,11 @@ class ReleaseMethod:
     examples : bool
         The private report draws worked examples of this method's series (the genetic
         optimiser's, seed Fig. 3.1).
+    knob : str
+        The privacy knob the sweep turns for this method, which moves its releases along the
+        privacy-utility frontier (:mod:`mimic_deid.evaluate.frontier`): ``"fk"`` (the point's
+        feature k, the default: Mondrian's k, MDAV's and the (k,P) methods' k) or the name of
+        one of its ``params`` (``noise``: ``scale``).
     takes_outcomes : bool
         In a labelled release the method gets the outcome labels of its unit as
         ``params["outcomes"]`` (ndarray (n, t)) and ``params["ell"]``, and keeps at least
@@ -133,6 +138,7 @@ class ReleaseMethod:
     groups: Callable[[pd.DataFrame], pd.DataFrame] | None = None
     group_name: str = "group"
     examples: bool = False
+    knob: str = "fk"
     takes_outcomes: bool = False
 
 
@@ -269,6 +275,7 @@ REGISTRY: dict[str, ReleaseMethod] = {
             "noise",
             (("scale", "sc", float),),
             noise.run_noise,
+            knob="scale",
             promises=(
                 "nothing by construction: every published value of a protected variable is "
                 "its original value plus independent Gaussian noise of sd scale x that "

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from mimic_deid.core.errors import ConfigError, require_choice
+from mimic_deid.report import frontier as frontier_report
 from mimic_deid.report.decision import decision_section
 from mimic_deid.report.front import SYNTHETIC_LABEL, front_sections
 from mimic_deid.report.html import write_index
@@ -133,7 +134,9 @@ def build_report(
 ) -> None:
     """Draw the :data:`ITEMS` entries of ``audience`` and write the HTML index that shows them.
 
-    The page opens on the decision (:func:`mimic_deid.report.decision.decision_section`):
+    The page opens on the decision (:func:`mimic_deid.report.decision.decision_section`),
+    led by the best certified ``ihm48`` release per task and setting on the frontier
+    (:func:`mimic_deid.report.frontier.best_lines`):
     one sentence per release card, certified or refused, and the folder to hand out. The
     public report draws certified releases only: an item of a refused release (its
     ``release`` at the point shown) is written as a note saying so, and the sweep overview
@@ -179,7 +182,10 @@ def build_report(
         if run.get("source_kind") == "synthetic":
             title += f" ({SYNTHETIC_LABEL})"
     if audience == "public":
-        page = [decision_section(data.cards, folders)] + page
+        decision = decision_section(data.cards, folders)
+        # the best certified release per task and setting first (the frontier's answer)
+        decision["decisions"] = frontier_report.best_lines(data.frontier) + decision["decisions"]
+        page = [decision] + page
     if sweep_csv is not None:
         page.append(_sweep_section(data, os.path.relpath(os.fspath(sweep_csv), base)))
     write_index(index_out, title, page)

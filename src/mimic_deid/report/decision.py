@@ -51,6 +51,8 @@ DECISION_TITLE = "What to hand out"
 BASELINE = ("all", "orig. / orig.")
 #: The trust settings a release's sentence gives, beside the baseline: (setting, short name).
 _SETTINGS = (("de-id. / de-id.", "de-id./de-id."), ("de-id. / orig.", "de-id./orig."))
+#: What the frontier draws of a refused release (report.frontier): its card's figures, public.
+_FRONTIER_NOTE = "which places every release by its public card's figures (refused ones hollow)"
 _ATTACKER_NAMES = {
     "seed": "the seed's attacker (de-identified features)",
     "strong": "the strong attacker (every published variable's statistics)",
@@ -262,13 +264,13 @@ def decision_section(
         headline = (
             f"{len(certified)} of {len(cards)} releases certified: hand out the folder each "
             "CERTIFIED sentence names, and nothing else. Everything below is drawn from "
-            "certified releases only."
+            f"certified releases only, but the frontier, {_FRONTIER_NOTE}."
         )
     else:
         headline = (
             f"Nothing in this run is fit to publish: none of its {len(cards)} releases is "
             "certified, for the reasons below. No figure or utility table below draws a "
-            "refused release."
+            f"refused release, but the frontier, {_FRONTIER_NOTE}."
         )
     # a release too small for its sizes: why nothing of it is published, what would fit
     advice = dict.fromkeys(

@@ -38,6 +38,7 @@ SERIES_INPUTS = (
     "variables",
     "main_curves",
     "cross_release",
+    "frontier",
     "sweep",
     "cohort_counts",
     *GA_INPUTS,
@@ -113,6 +114,7 @@ def load_report_data(
         main_curves=read.get("main_curves", {}),
         cards=[v for k, v in sorted(read.items()) if k.startswith("card_")],
         cross_release=read.get("cross_release", pd.DataFrame()),
+        frontier=read.get("frontier", pd.DataFrame()),
         sweep=read.get("sweep"),
         cohort=read.get("cohort_counts", {}),
         inputs={

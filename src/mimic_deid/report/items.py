@@ -72,6 +72,9 @@ class ReportData:
         Every release's card (``card.json``, inputs ``card_*``), in input-name order.
     cross_release : DataFrame
         The cross-release pairing of the sweep (``cross_release.csv``; empty without it).
+    frontier : DataFrame
+        The privacy-utility frontier (``frontier.csv``, :mod:`mimic_deid.evaluate.frontier`;
+        empty without it).
     sweep : DataFrame or None
         The sweep summary (``sweep_summary.csv``; the public report's last section).
     cohort : dict
@@ -101,6 +104,7 @@ class ReportData:
     inputs: dict[str, Any] = field(default_factory=dict)
     cards: list[dict] = field(default_factory=list)
     cross_release: pd.DataFrame = field(default_factory=pd.DataFrame)
+    frontier: pd.DataFrame = field(default_factory=pd.DataFrame)
     sweep: pd.DataFrame | None = None
     cohort: dict = field(default_factory=dict)
     audience: str = "public"

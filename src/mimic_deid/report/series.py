@@ -36,6 +36,7 @@ from mimic_deid.deid.tuning import TUNED_METHODS
 from mimic_deid.evaluate.curves import ORIGINAL_KEYS
 from mimic_deid.report import disagreement as dis
 from mimic_deid.report import figures as fig
+from mimic_deid.report import frontier as frontier_report
 from mimic_deid.report.decision import certified_names
 from mimic_deid.report.items import ReportData, ReportItem
 from mimic_deid.report.tables import (
@@ -194,6 +195,17 @@ def _cross_release(data: ReportData) -> pd.DataFrame:
 
 #: The series stage's figures and tables in page order.
 ITEMS: tuple[ReportItem, ...] = (
+    ReportItem(
+        "frontier",
+        "figure",
+        "Privacy-utility frontier",
+        "Every ihm48 release of the sweep (frontier.csv): the strongest attacker's top-1 "
+        "against the mortality model's test ROC-AUC, both with 95 % intervals; filled markers "
+        "certified, hollow refused; dotted lines the bound 1/k of each k, the dashed line the "
+        "data owner's baseline, the star the seed's point (Table 6.4, drawn at its bound). "
+        "Every figure is the release's card's, public also for a refused release.",
+        lambda d, out: frontier_report.plot_frontier(d.frontier, out),
+    ),
     ReportItem(
         "duration_classes",
         "figure",

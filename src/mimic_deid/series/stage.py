@@ -54,7 +54,12 @@ def _targets(config: Mapping[str, Any]) -> tuple[Target, ...]:
         for point in sweep_points(config)
         for key in ("published", "card")
     )
-    return published + (("report_index", {}), ("private_report_index", {}), ("sweep_csv", {}))
+    return published + (
+        ("report_index", {}),
+        ("private_report_index", {}),
+        ("sweep_csv", {}),
+        ("frontier", {}),
+    )
 
 
 def _report_inputs(config: Mapping[str, Any], audience: str = "public") -> dict[str, Target]:
@@ -84,6 +89,8 @@ def _report_inputs(config: Mapping[str, Any], audience: str = "public") -> dict[
     if audience == "public":
         inputs["sweep"] = ("sweep_csv", {})
         inputs["cross_release"] = ("cross_release", {})
+        # the privacy-utility frontier (its figure and the first screen's best releases)
+        inputs["frontier"] = ("frontier", {})
     else:
         inputs["cross_release"] = ("cross_release_all", {})
     # every release's card (the release_cards table)
