@@ -94,9 +94,11 @@ class ReleaseMethod:
     sweep_columns : mapping of str to str, optional
         Those columns' captions for the report (column -> caption).
     claims : callable, optional
-        ``claims(per_series, series_public, pseudonyms, params, k) -> dict``: the method's
-        own privacy claims (claim 11 of :mod:`mimic_deid.deid.check`), raising
-        ``ReleaseCheckError``; ``k`` is the point's fk for a ``k_from_fk`` method.
+        ``claims(point) -> dict`` (``point``: :class:`mimic_deid.core.claims.ClaimInputs`,
+        the per-series table, the staged release, the label's parameters, the point's k and
+        the plausible values): the method's own privacy claims (claim 11 of
+        :mod:`mimic_deid.deid.check`), raising ``ReleaseCheckError``; ``k`` is the point's fk
+        for a ``k_from_fk`` method.
     groups : callable, optional
         ``groups(per_series) -> DataFrame``: ``icustay_id`` and one column per grouping a
         recipient can recover from the released values (-1: not grouped); in a labelled
