@@ -26,7 +26,7 @@ from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report.shaping import utility_rows
 
-#: Trust settings in the seed's column order: the labels ``evaluate.utility.trust_settings``
+#: Trust settings in the seed's column order: the labels ``evaluate.utility.utility_table``
 #: writes in its ``setting`` column (training data / test data), printed as they are.
 SETTINGS: tuple[str, ...] = tuple(label for label, _, _ in UTILITY_SETTINGS)
 SETTING_LABELS: dict[str, str] = {label: label for label in SETTINGS}
