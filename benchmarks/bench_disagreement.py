@@ -51,11 +51,10 @@ from mimic_deid.core.atomic import write_json
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features
-from mimic_deid.evaluate.disagreement import summarise_curves
 
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "evaluate"))
-from privacy_reference import disagreement, linkage_attack
+from privacy_reference import disagreement, linkage_attack, summarise_curves
 from test_disagreement import ref_disagreement
 
 OUT = RESULTS / "disagreement.json"

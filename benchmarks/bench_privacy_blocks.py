@@ -45,7 +45,7 @@ LENGTH = 48
 def _child(n: int, mode: str, block_rows: int, seed: int) -> dict:
     """One measurement (runs in its own process)."""
     from common import ROOT, series_dims, synth_class, workflow_config
-    from privacy_reference import disagreement, linkage_attack
+    from privacy_reference import disagreement, linkage_attack, summarise_curves
 
     from mimic_deid.core.seeding import derive_rng
     from mimic_deid.deid.features import (
@@ -56,7 +56,6 @@ def _child(n: int, mode: str, block_rows: int, seed: int) -> dict:
         protected_features,
         released_variables,
     )
-    from mimic_deid.evaluate.disagreement import summarise_curves
     from mimic_deid.evaluate.privacy import evaluate_class
 
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

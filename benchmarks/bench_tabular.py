@@ -1,7 +1,7 @@
 """Benchmark of the tabular stage (seed 003 §4.3.3, §6.3, Table 6.9) on full-size demographics.
 
 The synthetic MIMIC-III of 46,520 subjects (seed 1) is drawn in memory with the generator's
-own streams (``mimic_deid.synthetic.tabular.tabular_sources``), and the demographics table with
+own streams (``tests/synthetic_tabular_reference.py``: ``tabular_sources``), and the demographics table with
 three procedures is built as the workflow does (9 quasi-identifiers, 5,832 lattice nodes).
 
 1. The k-check: seconds per node of the vectorised check (integer codes, mixed-radix keys,
@@ -22,14 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common import git_commit
+from common import ROOT, git_commit
 
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.synthetic.tabular import tabular_sources
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
     Lattice,
@@ -43,6 +43,9 @@ from mimic_deid.tabular import (
     procedure_columns,
     suppression_budget,
 )
+
+sys.path.insert(0, str(ROOT / "tests"))  # the in-memory synthetic tables (tests only)
+from synthetic_tabular_reference import tabular_sources
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

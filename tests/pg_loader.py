@@ -10,18 +10,20 @@ the full mimic-code build has 26.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import psycopg2
 from psycopg2 import sql
 from source_reference import header_of
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.sources.csv_files import find_table_file, is_gzip
-from mimic_deid.sources.postgres_source import session
+from mimic_deid.sources.postgres_source import connect
 
 log = get_logger(__name__)
 
@@ -111,6 +113,17 @@ CHARTEVENTS_BOUNDS: tuple[int, ...] = (
 )
 
 TABLE_ORDER = ("patients", "admissions", "icustays", "chartevents", "labevents")
+
+
+@contextlib.contextmanager
+def session(dsn: str = "", readonly: bool = True) -> Iterator[psycopg2.extensions.connection]:
+    """A connection from :func:`mimic_deid.sources.postgres_source.connect`, committed on success and always closed."""
+    conn = connect(dsn, readonly=readonly)
+    try:
+        yield conn
+        conn.commit()
+    finally:
+        conn.close()
 
 
 def _create_statements(schema: str, table: str, bounds: Iterable[int]) -> list[sql.Composed]:

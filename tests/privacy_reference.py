@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.evaluate.disagreement import (
@@ -21,6 +22,7 @@ from mimic_deid.evaluate.disagreement import (
     check_class,
     class_std,
     disagreement_from_distances,
+    summarise_curve_matrix,
 )
 from mimic_deid.evaluate.distances import feature_distances, safe_scale, series_distances
 from mimic_deid.evaluate.linkage import finish_score, linkage_header, score_rows
@@ -128,3 +130,24 @@ def linkage_attack(
         d_f = feature_distances(known, F_r, scale)
         by_error.append(finish_score([score_rows(d_f, rms, np.arange(n), top)], float(e), top))
     return {**linkage_header(n, standardise, top), "by_error": by_error}
+
+
+def summarise_curves(
+    result: DisagreementResult,
+    quantiles: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
+) -> pd.DataFrame:
+    """Summary disagreement curves of one class (seed §5.6, Fig. 5.4 / 6.4 / 6.5).
+
+    At each inclusion fraction ``c / n`` the statistics are taken over the series whose curve
+    is defined there (NaN values skipped). ``normalised`` uses each series' curve divided by
+    its value at its largest inclusion count (100 % when every ``d_F(x, .)`` is defined; a
+    final value of 0 or NaN makes that series' normalised curve NaN).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``inclusion`` (float64, fraction in (0, 1]), ``stat`` (``min``, ``mean``,
+        ``max``, ``qXX``), ``value`` (series units), ``normalised`` (ratio); ``n * n_stats``
+        rows, inclusion-major, stats in that order.
+    """
+    return summarise_curve_matrix(result.curves, result.n_reachable, quantiles)

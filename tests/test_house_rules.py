@@ -1,9 +1,11 @@
 """The library's house rules (issue 46): no module over 600 lines, no function over 100 lines
-(from its ``def`` line to its last line, docstring included)."""
+(from its ``def`` line to its last line, docstring included), no library function that only
+tests or benchmarks use."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from workflow_helpers import ROOT
@@ -52,3 +54,69 @@ def test_the_function_rule_counts_every_line_of_a_function() -> None:
     over = f'def g():\n    """Doc."""\n{body}    return x0\n'
     assert _long_functions(ok) == {}
     assert _long_functions(over) == {"g (line 1)": 101}
+
+
+def _names_used(tree: ast.AST) -> set[str]:
+    """Every name ``tree`` reads: names, attributes, and the string a ``getattr`` looks up (a
+    hook a module is asked for by name, e.g. a report module's ``caption_fields``)."""
+    used = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            used.add(node.attr)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+        ):
+            used.add(node.args[1].value)
+    return used
+
+
+def unused_library_names(src: Path, workflow: Path) -> dict[str, str]:
+    """Public module-level functions and classes of ``src`` that no code of ``src`` or of the
+    workflow (scripts, rule files, Snakefile) uses: name -> defining file. An import or an
+    ``__all__`` entry is not a use; a use inside the function's own module is."""
+    defined, used = {}, set()
+    for f in sorted(src.rglob("*.py")):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                defined.setdefault(node.name, str(f.relative_to(src.parent)))
+        used |= _names_used(tree)
+    for f in sorted(workflow.rglob("*.py")):
+        used |= _names_used(ast.parse(f.read_text(encoding="utf-8")))
+    rules = [*workflow.rglob("*.smk"), workflow.parent / "Snakefile"]
+    for f in rules:
+        if f.is_file():
+            used |= set(re.findall(r"\w+", f.read_text(encoding="utf-8")))
+    return {name: where for name, where in sorted(defined.items()) if name not in used}
+
+
+def test_no_library_function_is_used_only_by_tests_or_benchmarks() -> None:
+    """A public function or class of ``src/`` that neither the library nor the workflow uses
+    serves only the tests or benchmarks: it belongs in ``tests/*_reference.py`` (issue 46)."""
+    unused = unused_library_names(ROOT / "src", ROOT / "workflow")
+    assert unused == {}, (
+        "library functions no library or workflow code uses (move them to "
+        f"tests/*_reference.py or delete them): {unused}"
+    )
+
+
+def test_the_unused_scan_finds_a_function_only_tests_call(tmp_path) -> None:
+    src, workflow = tmp_path / "src", tmp_path / "workflow"
+    (src / "pkg").mkdir(parents=True)
+    (workflow / "scripts").mkdir(parents=True)
+    (src / "pkg" / "a.py").write_text(
+        "__all__ = ['lonely', 'hook']\n\ndef lonely():\n    pass\n\ndef used():\n    pass\n\n"
+        "def hook():\n    pass\n\ndef by_rule():\n    pass\n"
+    )
+    (src / "pkg" / "b.py").write_text(
+        "from pkg.a import lonely, used\nimport pkg.a\n\nused()\ngetattr(pkg.a, 'hook')\n"
+    )
+    (workflow / "rules").mkdir()
+    (workflow / "rules" / "x.smk").write_text("rule x:\n    run:\n        by_rule()\n")
+    assert unused_library_names(src, workflow) == {"lonely": "src/pkg/a.py"}

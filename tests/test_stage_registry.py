@@ -21,6 +21,7 @@ from pathlib import Path
 import pg_loader as loader
 import pytest
 import yaml
+from pg_loader import session
 from psycopg2 import sql
 from test_sources_postgres import _server_error
 from workflow_helpers import ROOT, mimic_messages, planned_jobs, prepare, snakemake
@@ -34,7 +35,7 @@ from mimic_deid.core.seeding import PUBLIC_SEED, master_seed
 from mimic_deid.core.stage import no_check
 from mimic_deid.pipeline.variables import load_variables, series_variables
 from mimic_deid.report.items import ReportItem
-from mimic_deid.sources.postgres_source import PostgresSource, describe_target, session
+from mimic_deid.sources.postgres_source import PostgresSource, describe_target
 from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
 from mimic_deid.stages import (
     EXTRACTION_TABLES,

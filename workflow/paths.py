@@ -29,6 +29,9 @@ PATHS = {
     # de-identification
     "duration": f"{PRIVATE}/{{release}}/dk{{dk}}/duration.parquet",
     "duration_summary": "results/{release}/dk{dk}/duration.json",
+    # seed §6.1 for every duration method and the hours each series loses (the report's)
+    "duration_methods": f"{PRIVATE}/{{release}}/dk{{dk}}/duration_methods.parquet",
+    "records_lost": f"{PRIVATE}/{{release}}/dk{{dk}}/records_lost.parquet",
     "targets": f"{PRIVATE}/{{release}}/dk{{dk}}/fk{{fk}}-{{heuristic}}/targets.parquet",
     "mondrian_summary": "results/{release}/dk{dk}/fk{fk}-{heuristic}/mondrian.json",
     "perturbed": f"{PRIVATE}/{{release}}/{POINT}/perturbed.parquet",

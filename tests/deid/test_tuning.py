@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,7 +12,7 @@ from test_adhoc import DIMS, FEATURES, group_targets, make_class
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid import mondrian
 from mimic_deid.deid.adhoc import optimise_adhoc
-from mimic_deid.deid.features import compute_features, feature_spec
+from mimic_deid.deid.features import FeatureSpec, compute_features, feature_spec
 from mimic_deid.deid.genetic import GeneticParams, optimise_genetic
 from mimic_deid.deid.optimise import OptimiseResult
 from mimic_deid.deid.tuning import (
@@ -19,10 +21,17 @@ from mimic_deid.deid.tuning import (
     complete_series,
     eligible_series,
     optimiser_table,
-    run_tuning,
     select_tuning_series,
     tuning_spec,
 )
+
+
+def run_tuning(
+    selection: Mapping[int, TuningClass],
+    optimiser: Callable[[np.ndarray, np.ndarray, FeatureSpec], OptimiseResult],
+) -> dict[int, TuningRun]:
+    """Apply ``optimiser(X, targets, spec)`` to every tuning class; same keys and order."""
+    return {L: TuningRun(tc, optimiser(tc.X, tc.targets, tc.spec)) for L, tc in selection.items()}
 
 
 def fake_partition(F, k, heuristic, X=None):

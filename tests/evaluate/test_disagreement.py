@@ -8,12 +8,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from privacy_reference import disagreement
+from privacy_reference import disagreement, summarise_curves
 
 from mimic_deid.evaluate.disagreement import (
     TIE_TOL,
     disagreement_from_distances,
-    summarise_curves,
 )
 
 

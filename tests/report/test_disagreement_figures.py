@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from privacy_reference import disagreement
+from privacy_reference import disagreement, summarise_curves
 
 from mimic_deid.core.atomic import write_table
 from mimic_deid.core.errors import InputDataError
@@ -18,7 +18,6 @@ from mimic_deid.evaluate.curves import (
     main_class_curves,
     main_class_keys,
 )
-from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.report import disagreement as dis_figures
 from mimic_deid.report.content import stage_items
 from mimic_deid.report.series import example_target

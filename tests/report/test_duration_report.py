@@ -1,4 +1,5 @@
-"""The §6.1 duration table of the report, and ``duration.method`` through the real workflow."""
+"""The §6.1 duration table (rule duration_classes; the report draws it) and
+``duration.method`` through the real workflow."""
 
 from __future__ import annotations
 
@@ -10,15 +11,15 @@ import pytest
 from workflow_helpers import ROOT, prepare, snakemake
 
 from mimic_deid.deid.duration import assign_duration_classes
+from mimic_deid.deid.duration_methods import DURATION_COLUMNS, duration_methods_table
 from mimic_deid.report.content import item_names, stage_items
-from mimic_deid.report.tables import DURATION_COLUMNS, duration_table
 from mimic_deid.stages import REPORT_MODULES
 
 
 def test_duration_table_rows_for_both_methods() -> None:
     lengths = np.array([48] * 7 + [1, 30])
     greedy = assign_duration_classes(lengths, 3, "greedy")
-    table = duration_table(lengths, greedy, 3, "greedy")
+    table = duration_methods_table(lengths, greedy, 3, "greedy")
     assert list(table.columns) == list(DURATION_COLUMNS)
     assert table["method"].tolist() == ["greedy", "algorithm3"]
     assert table["chosen"].tolist() == ["yes", "no"]
@@ -39,7 +40,7 @@ def test_duration_table_rows_for_both_methods() -> None:
 def test_duration_table_uses_the_released_classes_for_the_chosen_method() -> None:
     lengths = np.array([5, 5, 4, 4])
     released = np.array([4, 4, 4, 4])  # as read from duration.parquet
-    table = duration_table(lengths, released, 2, "algorithm3")
+    table = duration_methods_table(lengths, released, 2, "algorithm3")
     row = table.set_index("method").loc["algorithm3"]
     assert row["moved"] == 2 and row["chosen"] == "yes"
     assert table.set_index("method").loc["greedy", "moved"] == 0
@@ -64,6 +65,16 @@ def test_algorithm3_through_the_workflow(tmp_path) -> None:
         classes["class_length"].to_numpy(), assign_duration_classes(lengths, 10, "algorithm3")
     )
     summary = json.loads((tmp_path / targets[0]).read_text())
+    # the §6.1 table of both methods and the hours lost, written beside the classes
+    methods = pd.read_parquet(tmp_path / "results/private/stays/dk10/duration_methods.parquet")
+    pd.testing.assert_frame_equal(
+        methods, duration_methods_table(lengths, classes["class_length"], 10, "algorithm3")
+    )
+    lost = pd.read_parquet(tmp_path / "results/private/stays/dk10/records_lost.parquet")
+    assert (
+        lost.set_index("icustay_id").loc[meta.icustay_id, "records_lost"].tolist()
+        == (lengths - classes["class_length"].to_numpy()).tolist()
+    )
     released = classes["class_length"].to_numpy() > 0
     # only the series shorter than the shortest released class are suppressed
     assert summary["suppressed"] == int(np.sum(lengths < lengths[released].min()))

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from mimic_deid.core.errors import ConfigError, InputDataError
+from mimic_deid.deid.duration_stats import records_lost
 from mimic_deid.evaluate.privacy import SERIES_DISTANCES
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report import disagreement as dis_figures
@@ -272,17 +273,25 @@ def test_duration_classes(tmp_path):
 def test_records_lost(tmp_path):
     lengths = fake_lengths(2000, seed=1)
     classes = fake_classes(lengths, 50)
-    info = figures.plot_records_lost(lengths, classes, tmp_path / "r.png")
+    lost = records_lost(lengths, classes)
+    info = figures.plot_records_lost(lengths, classes, lost, tmp_path / "r.png")
     _png_ok(tmp_path / "r.png")
     _labels_ok(info, 2)
-    lost = shaping.records_lost(lengths, classes)
     assert f"mean {lost.mean():.2f} h" in info["title"]
     assert "hours" in info["axes"][0]["xlabel"]
 
 
 def test_records_lost_counts_suppressed_as_lost():
-    lost = shaping.records_lost(np.array([10, 7, 3]), np.array([8, 7, 0]))
+    lost = records_lost(np.array([10, 7, 3]), np.array([8, 7, 0]))
     assert lost.tolist() == [2, 0, 3]
+
+
+def test_records_lost_figure_refuses_a_count_per_other_series(tmp_path):
+    with pytest.raises(InputDataError) as err:
+        figures.plot_records_lost(
+            np.array([10, 7]), np.array([8, 7]), np.array([2]), tmp_path / "r.png"
+        )
+    assert str(err.value) == "records_lost: expected one value per series (2), got 1"
 
 
 def test_duration_inputs_rejected():
@@ -472,7 +481,8 @@ def test_empty_duration(tmp_path):
     info = figures.plot_duration_classes(np.array([], int), np.array([], int), tmp_path / "e.png")
     _png_ok(tmp_path / "e.png")
     assert all(ax["xlabel"] for ax in info["axes"])
-    figures.plot_records_lost(np.array([], int), np.array([], int), tmp_path / "e2.png")
+    empty = np.array([], int)
+    figures.plot_records_lost(empty, empty, empty, tmp_path / "e2.png")
     _png_ok(tmp_path / "e2.png")
 
 

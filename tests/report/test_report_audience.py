@@ -25,6 +25,7 @@ from workflow_helpers import ROOT
 from mimic_deid.core.atomic import write_json, write_parquet, write_table
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.classes import KEY
+from mimic_deid.deid.duration_methods import duration_methods_table, records_lost_table
 from mimic_deid.deid.examples import examples_to_json, method_examples
 from mimic_deid.evaluate.curves import (
     ORIGINAL_KEYS,
@@ -93,6 +94,9 @@ def _write_inputs(folder: Path, point: dict = POINT) -> dict[str, str]:
     frames = {
         "meta": meta,
         "classes": classes,
+        # rule duration_classes' other artefacts
+        "records_lost": records_lost_table(classes),
+        "duration_methods": duration_methods_table(lengths, classes["class_length"], 5, "greedy"),
         "series": series,
         "release_series": release,
         "pseudonyms": pseudonyms,

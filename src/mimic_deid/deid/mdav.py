@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.claims import ClaimInputs
 from mimic_deid.core.errors import ConfigError, InputDataError, ReleaseCheckError, require_columns
 from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.deid.optimise import OptimiseResult, check_inputs, evaluate
@@ -524,19 +525,16 @@ def summarise(per_series: pd.DataFrame) -> dict:
     return {"mdav": mdav_summary(per_series)}
 
 
-def claims(
-    per_series: pd.DataFrame,
-    series_public: pd.DataFrame,
-    pseudonyms: pd.DataFrame,
-    params: Mapping[str, Any],
-    k: int,
-    plausible: Any = None,
-) -> dict:
+def claims(point: ClaimInputs) -> dict:
     """The method's claim (claim 11 of :mod:`mimic_deid.deid.check`): ``{"mdav_clusters":
     ...}`` (:func:`check_mdav_clusters` with the point's k). ``plausible`` is not needed: the
     projection onto plausible values (:mod:`mimic_deid.deid.plausible`) maps equal series to
     equal series, so the clusters stay identical after it."""
-    return {"mdav_clusters": check_mdav_clusters(per_series, series_public, pseudonyms, k)}
+    return {
+        "mdav_clusters": check_mdav_clusters(
+            point.per_series, point.series_public, point.pseudonyms, point.k
+        )
+    }
 
 
 def clusters(per_series: pd.DataFrame) -> pd.DataFrame:

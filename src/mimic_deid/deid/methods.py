@@ -94,9 +94,11 @@ class ReleaseMethod:
     sweep_columns : mapping of str to str, optional
         Those columns' captions for the report (column -> caption).
     claims : callable, optional
-        ``claims(per_series, series_public, pseudonyms, params, k) -> dict``: the method's
-        own privacy claims (claim 11 of :mod:`mimic_deid.deid.check`), raising
-        ``ReleaseCheckError``; ``k`` is the point's fk for a ``k_from_fk`` method.
+        ``claims(point) -> dict`` (``point``: :class:`mimic_deid.core.claims.ClaimInputs`,
+        the per-series table, the staged release, the label's parameters, the point's k and
+        the plausible values): the method's own privacy claims (claim 11 of
+        :mod:`mimic_deid.deid.check`), raising ``ReleaseCheckError``; ``k`` is the point's fk
+        for a ``k_from_fk`` method.
     groups : callable, optional
         ``groups(per_series) -> DataFrame``: ``icustay_id`` and one column per grouping a
         recipient can recover from the released values (-1: not grouped); in a labelled
@@ -157,6 +159,17 @@ def _plan_genetic(X, targets, spec, params, rng) -> genetic.GeneticPlan:
 
 
 #: What every Mondrian-targeted method promises (claims 5-7, 10, 14 and 15 of deid.check).
+def _grouping_method(name, params, run, hooks, groups, **entry) -> ReleaseMethod:
+    """A method that publishes groups of at least k = fk series (KAPRA's k-groups, MDAV's
+    clusters): its summary and claims are ``hooks``' (its module's ``summarise`` and
+    ``claims``), ``groups`` is ``(groups hook, group name)``, and a labelled release keeps
+    the outcome rule in every group."""
+    return ReleaseMethod(
+        name, params, run, k_from_fk=True, summarise=hooks.summarise, claims=hooks.claims,
+        groups=groups[0], group_name=groups[1], takes_outcomes=True, **entry,
+    )  # fmt: skip
+
+
 _MONDRIAN_PROMISES = (
     "every duration class holds at least dk series; every cell of duration class and "
     "published demographics at least fk; every Mondrian equivalence class, inside one cell, at "
@@ -197,21 +210,17 @@ REGISTRY: dict[str, ReleaseMethod] = {
             ),
         ),
         *(
-            ReleaseMethod(
+            _grouping_method(
                 name,
                 (("P", "P", int), ("paa", "paa", int), ("level", "sax", int), ("impute", "", str)),
                 run,
+                kapra,
+                (kapra.k_groups, "k-group"),
                 choices={"impute": kapra.IMPUTE_RULES},
-                k_from_fk=True,
                 check_config=kapra.check_config,
-                summarise=kapra.summarise,
                 sweep_columns={
                     "kp_joint_unique_pct": "unique k-group combination % ((k,P) methods)"
                 },
-                claims=kapra.claims,
-                groups=kapra.k_groups,
-                group_name="k-group",
-                takes_outcomes=True,
                 promises=(
                     "every cell of duration class and published demographics holds at least "
                     "k series; per variable, every k-group, inside one cell, holds at least k "
@@ -229,16 +238,12 @@ REGISTRY: dict[str, ReleaseMethod] = {
             for name, run in (("kapra", kapra.run_kapra), ("pc-kapra", kapra.run_pc_kapra))
         ),
         *(
-            ReleaseMethod(
+            _grouping_method(
                 name,
                 (),
                 run,
-                k_from_fk=True,
-                summarise=mdav.summarise,
-                claims=mdav.claims,
-                groups=mdav.clusters,
-                group_name="cluster",
-                takes_outcomes=True,
+                mdav,
+                (mdav.clusters, "cluster"),
                 promises=(
                     "every cell of duration class and published demographics holds at least "
                     "k series (k = fk); inside one cell the whole series are microaggregated "

@@ -12,13 +12,12 @@ Value attributes are kept as raw series; patterns are SAX words:
 - **SAX** (:func:`sax_codes`): each z-normalised value gets the symbol of the equiprobable
   N(0, 1) interval it falls in; breakpoints ``beta_i = Phi^-1(i / level)`` (seed eq. 3.1).
   Symbols are integer codes ``0 .. level-1`` (``a`` = 0); :func:`words` spells them.
-- **MINDIST** (:func:`mindist`): Lin et al.'s lower-bounding distance,
-  ``sqrt(n / m) * sqrt(sum_j cell(a_j, b_j)^2)`` with the lookup table of seed eq. 3.3. The
-  seed's eq. 3.2 omits the square inside the sum; Lin et al.'s definition (with it) is used.
-- **IVL / TIVL** (:func:`ivl`, :func:`tivl`): the instant value loss of an envelope (seed
-  eq. 3.4) and its mean over the k-groups (eq. 3.5).
-- **TPL** (:func:`tpl`): total pattern loss between original and published words through
-  the interval midpoints ``T(S)`` (seed eqs. 3.6-3.7).
+- **MINDIST** cells (:func:`lookup_table`, seed eq. 3.3); the distance itself is not needed
+  by the release methods (``tests/sax_reference.py``: ``mindist``, with Lin et al.'s square).
+- **IVL** (:func:`ivl`): the instant value loss of an envelope (seed eq. 3.4); its mean over
+  the k-groups (TIVL, eq. 3.5) is taken of the published envelopes by
+  ``deid.kapra.method.kp_summary``. TPL (eqs. 3.6-3.7) and the symbols' midpoints are the
+  tests' (``tests/sax_reference.py``).
 
 The inverse normal CDF is the standard library's :class:`statistics.NormalDist` (no SciPy at
 run time). Every function is vectorised over series.
@@ -41,12 +40,8 @@ __all__ = [
     "group_envelopes",
     "ivl",
     "lookup_table",
-    "midpoints",
-    "mindist",
     "paa",
     "sax_codes",
-    "tivl",
-    "tpl",
     "words",
     "znormalise",
 ]
@@ -81,19 +76,6 @@ def breakpoints(level: int) -> np.ndarray:
         ``Phi^-1(i / level)`` for ``i = 1 .. level-1``, increasing; empty for level 1.
     """
     return np.array(_breakpoints(_check_level(level)), dtype=np.float64)
-
-
-def midpoints(level: int) -> np.ndarray:
-    """``T(S)`` of every symbol of alphabet size ``level`` (seed eq. 3.6).
-
-    Returns
-    -------
-    ndarray of float64, shape (level,)
-        ``Phi^-1((2 f - 1) / (2 level))`` for ``f = 1 .. level``: the probability midpoint of
-        each symbol's interval.
-    """
-    lv = _check_level(level)
-    return np.array([_STD_NORMAL.inv_cdf((2 * f - 1) / (2 * lv)) for f in range(1, lv + 1)])
 
 
 def lookup_table(level: int) -> np.ndarray:
@@ -201,30 +183,6 @@ def words(codes: np.ndarray) -> np.ndarray:
     return letters.view(f"S{codes.shape[1]}").ravel().astype(str).astype(object)
 
 
-def mindist(a: np.ndarray, b: np.ndarray, level: int, length: int) -> np.ndarray:
-    """MINDIST between SAX words (Lin et al.; seed eq. 3.2 with the square restored).
-
-    Parameters
-    ----------
-    a, b : ndarray of int, broadcastable shapes (..., m)
-        0-based codes of alphabet size ``level``.
-    level : int
-    length : int
-        Length ``n`` of the original series.
-
-    Returns
-    -------
-    ndarray of float64, broadcast shape without the last axis
-        ``sqrt(n / m) * sqrt(sum_j cell(a_j, b_j)^2)``.
-    """
-    table = lookup_table(level)
-    a = np.asarray(a, dtype=np.int64)
-    b = np.asarray(b, dtype=np.int64)
-    m = np.broadcast_shapes(a.shape, b.shape)[-1]
-    cells = table[a, b]
-    return np.sqrt(length / m) * np.sqrt(np.sum(cells * cells, axis=-1))
-
-
 def ivl(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Instant value loss of envelopes (seed eq. 3.4).
 
@@ -260,53 +218,3 @@ def group_envelopes(x: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.n
     starts = np.flatnonzero(np.r_[True, np.diff(labels[order]) != 0])
     xs = np.asarray(x, dtype=np.float64)[order]
     return np.minimum.reduceat(xs, starts, axis=0), np.maximum.reduceat(xs, starts, axis=0)
-
-
-def tivl(x: np.ndarray, labels: np.ndarray) -> float:
-    """Total instant value loss: mean IVL over the k-groups (seed eq. 3.5).
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (n, L)
-    labels : ndarray of int, shape (n,)
-        k-group ids ``0 .. g-1``.
-    """
-    lo, hi = group_envelopes(x, labels)
-    return float(np.mean(ivl(lo, hi)))
-
-
-def tpl(
-    orig_codes: np.ndarray,
-    orig_level: int,
-    new_codes: np.ndarray,
-    new_levels: np.ndarray | int,
-) -> float:
-    """Total pattern loss between original and published SAX words (seed eqs. 3.6-3.7).
-
-    ``TPL = (N / m) * sum_i sum_j (T(new_ij) - T(orig_ij))^2``, with ``N`` the number of series
-    as the seed defines it for eq. 3.7 and ``T`` the symbol midpoints at each word's own
-    alphabet size (KAPRA publishes words of different levels). (The caption of the seed's
-    Fig. 4.1 speaks of MINDIST between the words instead; eqs. 3.6-3.7 are what is used here,
-    as they also compare words of different levels.)
-
-    Parameters
-    ----------
-    orig_codes : ndarray of int, shape (N, m)
-        Original words at ``orig_level``.
-    orig_level : int
-    new_codes : ndarray of int, shape (N, m)
-        Published words.
-    new_levels : int or ndarray of int, shape (N,)
-        Alphabet size of each published word.
-    """
-    orig_codes = np.asarray(orig_codes, dtype=np.int64)
-    new_codes = np.asarray(new_codes, dtype=np.int64)
-    n, m = orig_codes.shape
-    levels = np.broadcast_to(np.asarray(new_levels, dtype=np.int64), (n,))
-    t_orig = midpoints(orig_level)[orig_codes]
-    t_new = np.empty_like(t_orig)
-    for lv in np.unique(levels).tolist():
-        rows = levels == lv
-        t_new[rows] = midpoints(lv)[new_codes[rows]]
-    d = t_new - t_orig
-    return float(n / m * np.sum(d * d))

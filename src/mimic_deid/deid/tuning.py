@@ -18,7 +18,8 @@ Library functions only: nothing is written here. Typical use::
 
     tspec = tuning_spec(spec)                      # drop height and weight
     sel = select_tuning_series(classes, tspec, rng=rng)
-    runs = run_tuning(sel, lambda X, T, s: optimise_adhoc(X, T, s, 50, 0.01, rng))
+    runs = {L: TuningRun(tc, optimise_adhoc(tc.X, tc.targets, tc.spec, 50, 0.01, rng))
+            for L, tc in sel.items()}
     table = optimiser_table(runs)
 """
 
@@ -245,14 +246,6 @@ def select_tuning_series(
     return out
 
 
-def run_tuning(
-    selection: Mapping[int, TuningClass],
-    optimiser: Callable[[np.ndarray, np.ndarray, FeatureSpec], OptimiseResult],
-) -> dict[int, TuningRun]:
-    """Apply ``optimiser(X, targets, spec)`` to every tuning class; same keys and order."""
-    return {L: TuningRun(tc, optimiser(tc.X, tc.targets, tc.spec)) for L, tc in selection.items()}
-
-
 def _row(duration: str, unf: np.ndarray, dist: np.ndarray, iters: np.ndarray) -> dict:
     with np.errstate(invalid="ignore"):
         finite = unf[~np.isnan(unf)]
@@ -273,7 +266,7 @@ def optimiser_table(
     Parameters
     ----------
     results_by_length : mapping {class length: TuningRun}
-        As returned by :func:`run_tuning`; rows follow its order.
+        One :class:`TuningRun` per tuning class; rows follow its order.
     iterations : bool
         Add the ``iterations`` column (genetic optimiser).
 

@@ -2,11 +2,10 @@
 under four trust settings (utility)."""
 
 from mimic_deid.evaluate.attackers import ATTACKERS, strongest_attacker
-from mimic_deid.evaluate.disagreement import summarise_curves
 from mimic_deid.evaluate.linkage import aggregate_linkage, linkage_summary
 from mimic_deid.evaluate.privacy import baseline_disagreement, evaluate_release, released_by_key
 from mimic_deid.evaluate.registry import EVALUATORS
-from mimic_deid.evaluate.utility import trust_settings, utility_table
+from mimic_deid.evaluate.utility import utility_table
 
 __all__ = [
     "ATTACKERS",
@@ -17,7 +16,5 @@ __all__ = [
     "linkage_summary",
     "released_by_key",
     "strongest_attacker",
-    "summarise_curves",
-    "trust_settings",
     "utility_table",
 ]

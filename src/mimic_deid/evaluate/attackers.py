@@ -224,8 +224,9 @@ class SummaryStatistics(FeatureAttacker):
         return _stats(X, ATTACKER_STATS)
 
 
-class RichStatistics(FeatureAttacker):
-    """The ``rich`` member: summary plus :func:`rich_statistics` (module docstring)."""
+class RichStatistics(SummaryStatistics):
+    """The ``rich`` member: the summary member's knowledge plus :func:`rich_statistics`
+    (module docstring)."""
 
     name = "rich"
     knows = (
@@ -234,7 +235,7 @@ class RichStatistics(FeatureAttacker):
     )
 
     def knowledge(self, X, state):
-        return np.hstack([_stats(X, ATTACKER_STATS), rich_statistics(X)])
+        return np.hstack([super().knowledge(X, state), rich_statistics(X)])
 
 
 class RawHours(FeatureAttacker):

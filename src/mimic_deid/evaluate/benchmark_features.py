@@ -272,7 +272,7 @@ def datasets_from_long(
     length_col: str | None = None,
     fill: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per-split ``(X_feat, y)`` for :func:`mimic_deid.evaluate.utility.trust_settings`.
+    """Per-split ``(X_feat, y)`` for the trust settings of :mod:`mimic_deid.evaluate.utility`.
 
     ``index`` must also carry ``label_col`` (0/1; ``label`` in a release index, ``mortality``
     in the private meta) and ``split_col``. Returns ``{split: (X_feat (n_s, D*42) float64,

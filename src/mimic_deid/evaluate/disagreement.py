@@ -246,34 +246,14 @@ def _stat_name(q: float) -> str:
     return f"q{round(q * 100):02d}"
 
 
-def summarise_curves(
-    result: DisagreementResult,
-    quantiles: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
-) -> pd.DataFrame:
-    """Summary disagreement curves of one class (seed §5.6, Fig. 5.4 / 6.4 / 6.5).
-
-    At each inclusion fraction ``c / n`` the statistics are taken over the series whose curve
-    is defined there (NaN values skipped). ``normalised`` uses each series' curve divided by
-    its value at its largest inclusion count (100 % when every ``d_F(x, .)`` is defined; a
-    final value of 0 or NaN makes that series' normalised curve NaN).
-
-    Returns
-    -------
-    DataFrame
-        Columns ``inclusion`` (float64, fraction in (0, 1]), ``stat`` (``min``, ``mean``,
-        ``max``, ``qXX``), ``value`` (series units), ``normalised`` (ratio); ``n * n_stats``
-        rows, inclusion-major, stats in that order.
-    """
-    return summarise_curve_matrix(result.curves, result.n_reachable, quantiles)
-
-
 def summarise_curve_matrix(
     curves: np.ndarray,
     n_reachable: np.ndarray,
     quantiles: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9),
     column_block: int | None = None,
 ) -> pd.DataFrame:
-    """:func:`summarise_curves` from the curve matrix, a block of columns at a time.
+    """Summary disagreement curves of one class (seed §5.6, Fig. 5.4 / 6.4 / 6.5) from its curve
+    matrix, a block of columns at a time.
 
     Parameters
     ----------

@@ -41,6 +41,8 @@ a class), so the cost is ``O(max_targets * |B| * features)``: linear in the rele
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -149,18 +151,32 @@ def pairing_rate(
     columns = [c for c in stats_a.columns if c in set(stats_b.columns)]
     if not columns:
         raise InputDataError("cross-release pairing: the two releases share no variable")
-    in_both, truth = _targets(stats_a.index, keys_a, stats_b.index, keys_b, max_targets, rng)
-    A = stats_a[columns].to_numpy(dtype=np.float64)[in_both]
+    A = stats_a[columns].to_numpy(dtype=np.float64)
     B = stats_b[columns].to_numpy(dtype=np.float64)
-    pooled = np.vstack([stats_a[columns].to_numpy(dtype=np.float64), B])
     with np.errstate(invalid="ignore"):
-        scale = np.nanstd(pooled, axis=0)
+        scale = np.nanstd(np.vstack([A, B]), axis=0)
+    return _pair(
+        (stats_a.index, keys_a, index_a),
+        (stats_b.index, keys_b, index_b),
+        lambda rows: feature_distances(A[rows], B, scale),
+        len(columns),
+        rng,
+        max_targets,
+    )
+
+
+def _pair(side_a, side_b, distances, features: int, rng, max_targets: int) -> dict:
+    """The pairing both attackers share: the targets, then a block of at most 256 of them at a
+    time against every series of B (``distances(rows)``: the distances of A's series at
+    ``rows`` to each of B's, shape ``(len(rows), |B|)``), then the chance; each side is
+    ``(pseudonyms, keys, published index or None)``."""
+    (names_a, keys_a, index_a), (names_b, keys_b, index_b) = side_a, side_b
+    in_both, truth = _targets(names_a, keys_a, names_b, keys_b, max_targets, rng)
     paired = 0.0
-    for start in range(0, len(in_both), 256):  # a block of targets at a time
-        D = feature_distances(A[start : start + 256], B, scale)
-        paired += _shared_hits(D, truth[start : start + 256])
-    chance = _chance(stats_a.index[in_both], stats_b.index[truth], index_a, index_b, B.shape[0])
-    return _pairing(paired, int(in_both.size), int(B.shape[0]), chance, len(columns))
+    for start in range(0, len(in_both), 256):
+        paired += _shared_hits(distances(in_both[start : start + 256]), truth[start : start + 256])
+    chance = _chance(names_a[in_both], names_b[truth], index_a, index_b, len(names_b))
+    return _pairing(paired, int(in_both.size), len(names_b), chance, features)
 
 
 def _targets(names_a, keys_a, names_b, keys_b, max_targets, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -291,9 +307,7 @@ def shape_pairing_rate(
     shapes_b: tuple[pd.Index, np.ndarray, list[str]],
     keys_b: pd.Series,
     rng: np.random.Generator,
-    max_targets: int = RELEASE_TARGETS,
-    index_a: pd.DataFrame | None = None,
-    index_b: pd.DataFrame | None = None,
+    **options: Any,
 ) -> dict:
     """:func:`pairing_rate` of the shape attacker (module docstring).
 
@@ -302,8 +316,10 @@ def shape_pairing_rate(
     shapes_a, shapes_b : tuple
         ``(pseudonyms, X, variables)`` of each release (:func:`series_shapes` and its
         variables); the variables both publish and the hours both hold are compared.
-    keys_a, keys_b, rng, max_targets, index_a, index_b
+    keys_a, keys_b, rng
         As :func:`pairing_rate` (the same generator draws the same sample of targets).
+    **options
+        ``max_targets``, ``index_a``, ``index_b``: as :func:`pairing_rate`.
 
     Returns
     -------
@@ -311,6 +327,9 @@ def shape_pairing_rate(
         As :func:`pairing_rate`; ``features`` is the number of (hour, variable) values compared
         per series at most.
     """
+    unknown = sorted(set(options) - {"max_targets", "index_a", "index_b"})
+    if unknown:
+        raise TypeError(f"shape_pairing_rate: unexpected option {unknown[0]!r}")
     names_a, X_a, vars_a = shapes_a
     names_b, X_b, vars_b = shapes_b
     common = [v for v in vars_a if v in set(vars_b)]
@@ -320,15 +339,20 @@ def shape_pairing_rate(
     hours = min(_hours_held(X_a), _hours_held(X_b))
     Z_a = znormalise(X_a[:, :hours, [vars_a.index(v) for v in common]])
     Z_b = znormalise(X_b[:, :hours, [vars_b.index(v) for v in common]])
-    in_both, truth = _targets(names_a, keys_a, names_b, keys_b, max_targets, rng)
-    paired = 0.0
-    for start in range(0, len(in_both), 256):  # a block of targets at a time
-        d, counts = series_distances(Z_a[in_both[start : start + 256]], Z_b, return_counts=True)
+
+    def distances(rows: np.ndarray) -> np.ndarray:
+        d, counts = series_distances(Z_a[rows], Z_b, return_counts=True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            D = d / np.sqrt(counts)
-        paired += _shared_hits(D, truth[start : start + 256])
-    chance = _chance(names_a[in_both], names_b[truth], index_a, index_b, Z_b.shape[0])
-    return _pairing(paired, int(in_both.size), int(Z_b.shape[0]), chance, int(hours * len(common)))
+            return d / np.sqrt(counts)
+
+    return _pair(
+        (names_a, keys_a, options.get("index_a")),
+        (names_b, keys_b, options.get("index_b")),
+        distances,
+        int(hours * len(common)),
+        rng,
+        options.get("max_targets", RELEASE_TARGETS),
+    )
 
 
 def _hours_held(X: np.ndarray) -> int:

@@ -197,7 +197,7 @@ def evaluate_class(
         ``auc``, ``first_threshold``, ``first_disagreement``, ``t_max``, ``n_reachable``
         (:class:`~mimic_deid.evaluate.disagreement.DisagreementResult`).
     summary : DataFrame
-        :func:`~mimic_deid.evaluate.disagreement.summarise_curves` of the class.
+        :func:`~mimic_deid.evaluate.disagreement.summarise_curve_matrix` of the class.
     linkage : dict
         ``name -> {"baseline": result, "release": result}``: ``n``, ``top`` and ``by_error``
         (:func:`~mimic_deid.evaluate.linkage.finish_score` per error); with ``family`` also
@@ -327,7 +327,7 @@ def baseline_disagreement(
         group, class_length, auc, first_threshold, first_disagreement, a row per target; no
         key, as the baseline is compared with releases through distributions only.
     summary : DataFrame
-        group, class_length, then :func:`summarise_curves` columns.
+        group, class_length, then :func:`summarise_curve_matrix` columns.
     """
     spec = feature_spec(dict(features), dims)
     n = len(classes)
@@ -478,7 +478,7 @@ def evaluate_release(
         A row per target: pseudonym, group, class_length, auc, first_threshold,
         first_disagreement (with ``alt_features`` the same three with the suffix ``_alt``).
     summary : DataFrame
-        group, class_length, then :func:`summarise_curves` columns.
+        group, class_length, then :func:`summarise_curve_matrix` columns.
     linkage : dict
         Each entry's results (:mod:`~mimic_deid.evaluate.registry`), and with the strong
         attacker and ``fk`` its ``bound`` (:func:`linkage_bound`); with no class,

@@ -71,7 +71,6 @@ __all__ = [
     "features_from_long",
     "fit_mortality_model",
     "subsequence_bounds",
-    "trust_settings",
     "utility_table",
 ]
 
@@ -211,7 +210,22 @@ def _setting_rows(
     n_bootstrap: int,
 ) -> list[dict]:
     """One row per (setting, split ``train``/``test``): ``models[train side]`` scored on the
-    ``data`` of the test side (see :func:`trust_settings` for why)."""
+    ``data`` of the test side; one model is fitted per training side (:func:`_fit_side`).
+
+    Decisions:
+
+    - **Validation side = training side.** C is chosen on the validation split from the same
+      side as the training data: the model builder tunes on data like the data it trains on
+      and never sees the test party's data before testing (in the de-id./orig. setting the
+      builder only holds de-identified data, seed 5.7's "stolen" validation set).
+    - **Evaluated data = test side.** The ``train`` row of a setting scores the model on the
+      training split *as the test party holds it* (e.g. de-id. / orig. scores the
+      de-identified-trained model on the original training split). This is how seed Table 6.3
+      reads: its de-id. / orig. training ROC-AUC (0.64) equals the test one, far below the
+      de-id. / de-id. training value, which a model scored on its own training data could not
+      show. The ``test`` row scores the test split of the test side.
+    - Bootstrap resampling uses ``seed`` for every row, so rows on the same data are paired.
+    """
     rows = []
     for label, train_side, test_side in settings:
         model, C, val_auc, reason = models[train_side]
@@ -250,60 +264,6 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows).astype({"n": "int64", "positives": "int64"})
 
 
-def trust_settings(
-    original: Mapping[str, tuple],
-    deidentified: Mapping[str, tuple],
-    Cs: Sequence[float] = DEFAULT_CS,
-    seed: int = 0,
-    n_bootstrap: int = 1000,
-) -> pd.DataFrame:
-    """In-hospital-mortality model performance under the four trust settings (seed 5.7).
-
-    One model is fitted per training side (original, de-identified) with
-    :func:`fit_mortality_model` and evaluated on both sides.
-
-    Decisions:
-
-    - **Validation side = training side.** C is chosen on the validation split from the same
-      side as the training data: the model builder tunes on data like the data it trains on
-      and never sees the test party's data before testing (in the de-id./orig. setting the
-      builder only holds de-identified data, seed 5.7's "stolen" validation set).
-    - **Evaluated data = test side.** The ``train`` row of a setting scores the model on the
-      training split *as the test party holds it* (e.g. de-id. / orig. scores the
-      de-identified-trained model on the original training split). This is how seed Table 6.3
-      reads: its de-id. / orig. training ROC-AUC (0.64) equals the test one, far below the
-      de-id. / de-id. training value, which a model scored on its own training data could not
-      show. The ``test`` row scores the test split of the test side.
-    - Bootstrap resampling uses ``seed`` for every row, so rows on the same data are paired.
-
-    Parameters
-    ----------
-    original, deidentified : mapping split -> (X_feat, y) or (X, lengths, y)
-        Splits ``train``, ``validation`` and ``test``; ``X_feat`` (n, n_features) with the
-        same features on both sides (e.g. :func:`benchmark_features`), or hourly arrays
-        ``X`` (n, L, D) + ``lengths`` (n,) from which they are computed; ``y`` 0/1 labels.
-        De-identified splits may hold fewer series (suppressed ones are absent).
-    Cs : candidate C values; seed : int; n_bootstrap : int
-        See :func:`fit_mortality_model` and :func:`evaluate_model`.
-
-    Returns
-    -------
-    DataFrame, 8 rows (``SETTINGS`` order x split ``train``, ``test``), columns:
-    ``setting`` (label as in the seed tables), ``train_data``, ``test_data`` (``orig``/``deid``),
-    ``split``, ``C`` (chosen), ``validation_roc_auc`` (at the chosen C), then
-    ``METRIC_COLUMNS``, then ``not_computable``: empty, or why the row's metrics are NaN
-    (``not computable: ...``: a split the release does not publish, a training split of one
-    label); n and positives then count the evaluated split as held (0 when absent).
-    """
-    data = {"orig": _side_data(original, "orig"), "deid": _side_data(deidentified, "deid")}
-    widths = {d[0].shape[1] for splits in data.values() for d in splits.values()}
-    widths = widths or {0}
-    if len(widths) != 1:
-        raise InputDataError(f"utility: feature counts differ between splits/sides: {widths}")
-    models = {side: _fit_side(data[side], Cs, seed, side) for side in ("orig", "deid")}
-    return _frame(_setting_rows(SETTINGS, models, data, seed, n_bootstrap))
-
-
 def utility_table(
     series: pd.DataFrame,
     meta: pd.DataFrame,
@@ -313,7 +273,7 @@ def utility_table(
     n_bootstrap: int = 1000,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """The data owner's baseline and :func:`trust_settings` of an ``ihm48`` release, shipped
+    """The data owner's baseline and the four trust settings (seed 5.7) of an ``ihm48`` release, shipped
     and like-for-like (:data:`VARIABLES`, :data:`CROSS`).
 
     Parameters
@@ -326,17 +286,18 @@ def utility_table(
         The release (pseudonym, hour, the published variables) and its index (pseudonym,
         duration_class, split, each task's label column).
     Cs, n_bootstrap, seed
-        As :func:`trust_settings`.
+        Candidate C values, bootstrap resamples, and the seed of every row's bootstrap
+        (:func:`fit_mortality_model`, :func:`evaluate_model`).
 
     Returns
     -------
     DataFrame (``trust_settings.csv``), per task of :data:`TASKS`: 2 rows of the data owner's
     baseline (``variables`` ``all``, ``cross`` ``shipped``, ``setting`` ``orig. / orig.``,
-    split ``train``/``test``), then the 8 rows of :func:`trust_settings` on the released
+    split ``train``/``test``), then the 8 rows of the trust settings (:func:`_setting_rows`) on the released
     variables with the original side as recorded (``cross`` ``shipped``), then the same 8
     with the original side gap-filled (``cross`` ``gap_filled``; its de-id. / de-id. rows
     equal the shipped ones). Columns :data:`KEY_COLUMNS`, ``C``, ``validation_roc_auc``,
-    then ``METRIC_COLUMNS``, then ``not_computable`` (as :func:`trust_settings`): a release
+    then ``METRIC_COLUMNS``, then ``not_computable`` (why a row's metrics are NaN): a release
     without one of its splits, or an original side too small for a model, gives rows of NaN
     metrics with the reason instead of stopping the run.
     """

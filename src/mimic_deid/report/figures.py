@@ -152,17 +152,25 @@ def plot_duration_classes(
 
 
 def plot_records_lost(
-    lengths: np.ndarray, class_lengths: np.ndarray, out_path: str | os.PathLike
+    lengths: np.ndarray,
+    class_lengths: np.ndarray,
+    records_lost: np.ndarray,
+    out_path: str | os.PathLike,
 ) -> FigureInfo:
     """Distribution of records (hours) lost per series by duration de-identification.
 
     Left: histogram of hours lost per series (log count). Right: hours lost against the
     original length (log x), kept series in blue, suppressed ones in red. The title gives the
     mean and standard deviation (population, ddof=0) of the hours lost and of the percentage of
-    the series lost. A suppressed series counts all its hours as lost.
+    the series lost. A suppressed series counts all its hours as lost. ``records_lost`` (the
+    hours each series loses, as rule ``duration_classes`` wrote them) is drawn as given.
     """
     lengths, class_lengths = shaping.duration_inputs(lengths, class_lengths)
-    lost = shaping.records_lost(lengths, class_lengths)
+    lost = shaping.as_1d(records_lost, "records_lost").astype(np.int64, copy=False)
+    if lost.shape != lengths.shape:
+        raise InputDataError(
+            f"records_lost: expected one value per series ({lengths.shape[0]}), got {lost.shape[0]}"
+        )
     fig = new_figure(11.5, 4.4)
     ax_hist, ax_scatter = fig.subplots(1, 2)
     ax_hist.set_title("Hours lost per series")

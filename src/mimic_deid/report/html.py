@@ -4,6 +4,11 @@ Nothing is fetched from the network. Figures are referenced by their path relati
 page (``embed_images=True`` inlines them as ``data:`` URIs instead, so the page alone carries
 everything); tables are rendered as HTML tables from a DataFrame, the CSV file next to the page
 or, failing both, the Markdown text. All text is HTML-escaped.
+
+The files this module reads are the page's own output only: the figures and tables the report
+itself wrote below the page's folder in the same job (``base / item["path"]``), read back to
+render or inline them. It never reads a report input; those are read once, by
+:mod:`mimic_deid.report.inputs`.
 """
 
 from __future__ import annotations
@@ -120,6 +125,7 @@ def markdown_table_to_frame(markdown: str) -> pd.DataFrame | None:
 
 
 def _read_csv_table(path: Path) -> pd.DataFrame:
+    """A table the report wrote beside its page (its own output, read back to render it)."""
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 

@@ -28,12 +28,21 @@ from mimic_deid.report.items import AUDIENCES, GA_INPUTS, ReportData
 __all__ = ["load_report_data", "read_input"]
 
 #: The series inputs that are :class:`ReportData` fields of the same name, as read.
-AS_READ = ("baseline_summary", "summary", "baseline_series", "per_series", "linkage", "utility")
+AS_READ = (
+    "duration_methods",
+    "baseline_summary",
+    "summary",
+    "baseline_series",
+    "per_series",
+    "linkage",
+    "utility",
+)
 #: The series inputs :func:`load_report_data` turns into :class:`ReportData` fields; every
 #: other input is kept as read in ``ReportData.inputs``.
 SERIES_INPUTS = (
     "meta",
     "classes",
+    "records_lost",
     *AS_READ,
     "variables",
     "main_curves",
@@ -101,10 +110,12 @@ def load_report_data(
     read = {name: read_input(name, path, audience) for name, path in inputs.items()}
     meta = read["meta"]
     classes = read["classes"].set_index(KEY).loc[meta[KEY]]
+    lost = read["records_lost"].set_index(KEY).loc[meta[KEY]]
     return ReportData(
         point=dict(point),
         lengths=meta["length"].to_numpy(),
         class_lengths=classes["class_length"].to_numpy(),
+        records_lost=lost["records_lost"].to_numpy(),
         **{name: read[name] for name in AS_READ},
         tuning={kind: read[f"tuning_{kind}"] for kind in TUNED_METHODS if f"tuning_{kind}" in read},
         ga_examples=read.get("ga_examples", []),

@@ -41,6 +41,10 @@ class ReportData:
         The sweep point shown (dk, fk, heuristic, method).
     lengths, class_lengths : ndarray of int, shape (n,)
         Original and duration-class lengths of every ``stays`` series.
+    records_lost : ndarray of int, shape (n,)
+        Hours each of those series loses to its class (rule ``duration_classes``).
+    duration_methods : DataFrame
+        Seed §6.1 for every duration method (rule ``duration_classes``).
     baseline_summary, summary : DataFrame
         Summary disagreement curves of the original data and of the release.
     baseline_series, per_series : DataFrame
@@ -87,6 +91,8 @@ class ReportData:
     point: dict
     lengths: np.ndarray
     class_lengths: np.ndarray
+    records_lost: np.ndarray
+    duration_methods: pd.DataFrame
     baseline_summary: pd.DataFrame
     summary: pd.DataFrame
     baseline_series: pd.DataFrame

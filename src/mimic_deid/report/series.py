@@ -42,7 +42,6 @@ from mimic_deid.report.items import ReportData, ReportItem
 from mimic_deid.report.tables import (
     card_table,
     cross_release_table,
-    duration_table,
     optimiser_table,
     trust_settings_table,
     write_table,
@@ -220,7 +219,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "figure",
         "Duration classes",
         "Hours trimmed from the start of each series to join a duration class.",
-        lambda d, out: fig.plot_records_lost(d.lengths, d.class_lengths, out),
+        lambda d, out: fig.plot_records_lost(d.lengths, d.class_lengths, d.records_lost, out),
         "private",
     ),
     *(
@@ -405,7 +404,7 @@ ITEMS: tuple[ReportItem, ...] = (
         "series moved and suppressed, hours lost per series, and the series whose hour class "
         "holds 1 or at most 5 series before de-identification.",
         lambda d, out: write_table(
-            duration_table(d.lengths, d.class_lengths, d.point["dk"], d.duration_method),
+            d.duration_methods,
             out,
             Path(out).with_suffix(".md"),
         ),

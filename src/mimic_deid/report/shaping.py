@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.errors import InputDataError, require_columns
-from mimic_deid.deid.duration import records_lost
 from mimic_deid.deid.examples import GA_STATS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 
@@ -27,7 +26,6 @@ __all__ = [
     "first_values",
     "float_or_nan",
     "linkage_points",
-    "records_lost",
     "summary_rows",
     "utility_keys",
     "utility_rows",

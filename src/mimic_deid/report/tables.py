@@ -22,17 +22,11 @@ from mimic_deid.core.atomic import write_text
 from mimic_deid.core.errors import require_columns
 from mimic_deid.core.numbers import DECIMALS, NOT_AVAILABLE, auc_ci, percent, percent_cell
 from mimic_deid.core.numbers import finite as _finite
-from mimic_deid.deid.duration import (
-    DURATION_METHODS,
-    assign_duration_classes,
-    duration_summary,
-    duration_uniqueness,
-)
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
 from mimic_deid.report.shaping import utility_rows
 
-#: Trust settings in the seed's column order: the labels ``evaluate.utility.trust_settings``
+#: Trust settings in the seed's column order: the labels ``evaluate.utility.utility_table``
 #: writes in its ``setting`` column (training data / test data), printed as they are.
 SETTINGS: tuple[str, ...] = tuple(label for label, _, _ in UTILITY_SETTINGS)
 SETTING_LABELS: dict[str, str] = {label: label for label in SETTINGS}
@@ -383,80 +377,3 @@ def write_table(
     write_text(to_csv_text(rounded, index), csv_path)
     if md_path is not None:
         write_text(to_markdown(rounded, index=index, float_format=float_format), md_path)
-
-
-#: Columns of :func:`duration_table` (seed §6.1), in order.
-DURATION_COLUMNS: tuple[str, ...] = (
-    "method",
-    "chosen",
-    "dk",
-    "series",
-    "moved",
-    "suppressed",
-    "records_lost_mean",
-    "records_lost_sd",
-    "records_lost_pct_mean",
-    "records_lost_pct_sd",
-    "classes",
-    "smallest_class",
-    "unique_before",
-    "at_most_5_before",
-)
-
-
-def duration_table(
-    lengths: np.ndarray, class_lengths: np.ndarray, dk: int, method: str
-) -> pd.DataFrame:
-    """Seed §6.1 for every duration method on one release without groups (``stays``).
-
-    Parameters
-    ----------
-    lengths, class_lengths : ndarray of int, shape (n,)
-        Original lengths (hours) and the run's class lengths (0 = suppressed).
-    dk : int
-        The run's duration k.
-    method : str
-        The run's ``duration/method``; its row uses ``class_lengths`` as released, every
-        other method's row is recomputed from ``lengths`` (exact for a release de-identified
-        as one group without an outcome rule).
-
-    Returns
-    -------
-    DataFrame
-        One row per method of :data:`~mimic_deid.deid.duration.DURATION_METHODS`, columns
-        :data:`DURATION_COLUMNS`: series moved and suppressed (counts), hours lost per series
-        (mean and population sd, hours; and percent of the series' hours), released class
-        count and smallest class size, and the series alone in their hour class
-        (``unique_before``) or in one of at most 5 series (``at_most_5_before``) before
-        de-identification (the same for every method).
-    """
-    lengths = np.asarray(lengths, dtype=np.int64)
-    before = duration_uniqueness(lengths, at_most=5) if lengths.size else None
-    rows = []
-    for name in DURATION_METHODS:
-        if name == method:
-            cls = np.asarray(class_lengths)
-        elif lengths.size and dk <= lengths.size:
-            cls = assign_duration_classes(lengths, dk, name)
-        else:
-            cls = np.zeros(lengths.size, dtype=np.int32)
-        s = duration_summary(lengths, cls)
-        rows.append(
-            {
-                "method": name,
-                "chosen": "yes" if name == method else "no",
-                "dk": int(dk),
-                "series": s["series_in"],
-                "moved": s["moved"],
-                "suppressed": s["suppressed"],
-                "records_lost_mean": s["records_lost_mean"],
-                "records_lost_sd": s["records_lost_sd"],
-                "records_lost_pct_mean": s["records_lost_pct_mean"],
-                "records_lost_pct_sd": s["records_lost_pct_sd"],
-                "classes": s["classes"],
-                "smallest_class": s["smallest_class"],
-                "unique_before": before["unique_series"] if before else 0,
-                "at_most_5_before": before["small_series"] if before else 0,
-            }
-        )
-    return pd.DataFrame(rows, columns=list(DURATION_COLUMNS))

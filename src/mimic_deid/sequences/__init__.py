@@ -23,7 +23,7 @@ from mimic_deid.sequences.events import (
     vital_events,
 )
 from mimic_deid.sequences.generate import generate
-from mimic_deid.sequences.lsh import cluster_signatures, lsh_similarity, signatures
+from mimic_deid.sequences.lsh import cluster_signatures, signatures
 from mimic_deid.sequences.metrics import dataset_similarity, top_bigram_intersection
 from mimic_deid.sequences.model import CTE_LEVELS, STE_LEVELS, Ensemble, factor_values, fit_ensemble
 from mimic_deid.sequences.privacy import (
@@ -84,7 +84,6 @@ __all__ = [
     "membership_attack",
     "read_source_table",
     "release_settings",
-    "lsh_similarity",
     "opendp_scale_epsilon",
     "ratio_suppress",
     "run_sweep",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # datasketch (and its scipy) is imported where signatures are
     # workflow imports this package when it starts
     from datasketch import MinHash
 
-__all__ = ["cluster_signatures", "lsh_similarity", "nearest_similarity", "signatures"]
+__all__ = ["cluster_signatures", "nearest_similarity", "signatures"]
 
 MINHASH_SEED = 1  # datasketch permutation seed: fixed, so signatures depend on the data only
 SCHEME = "affine32"  # datasketch 2 hashing scheme, named so that stored values stay comparable
@@ -74,11 +74,6 @@ def signatures(seq_codes: np.ndarray, starts: np.ndarray, num_perm: int, w: int)
         m.update_batch([",".join(map(str, key[i : i + w])).encode() for i in range(g)])
         out[j] = m.hashvalues
     return out[inverse]
-
-
-def lsh_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Eq. 2: share of equal entries of signatures ``a`` (..., H) and ``b`` (..., H)."""
-    return (a == b).mean(axis=-1)
 
 
 def nearest_similarity(

@@ -75,6 +75,8 @@ def _report_inputs(config: Mapping[str, Any], audience: str = "public") -> dict[
     inputs: dict[str, Target] = {
         "meta": ("meta", {"release": "stays"}),
         "classes": ("duration", dk),
+        "records_lost": ("records_lost", dk),
+        "duration_methods": ("duration_methods", dk),
         "baseline_summary": ("baseline_summary", dk),
         "baseline_series": ("baseline_series", dk),
         "summary": ("disagreement_summary", p),

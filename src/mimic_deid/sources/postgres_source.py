@@ -465,14 +465,3 @@ class PostgresSource(SourceReader):
         for batch in self._batches(spec, chunk_rows, ids):
             if batch.num_rows:
                 yield batch
-
-
-@contextlib.contextmanager
-def session(dsn: str = "", readonly: bool = True) -> Iterator[psycopg2.extensions.connection]:
-    """A connection from :func:`connect`, committed on success and always closed."""
-    conn = connect(dsn, readonly=readonly)
-    try:
-        yield conn
-        conn.commit()
-    finally:
-        conn.close()

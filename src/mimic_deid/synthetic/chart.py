@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from mimic_deid.synthetic import catalog
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import HOUR, MINUTE, NEONATE, Population
-from mimic_deid.synthetic.schedule import grid, pick
+from mimic_deid.synthetic.schedule import grid, pick, sort_rows
 
 P_ERROR = 0.004  # MetaVision rows flagged ERROR = 1
 P_BP_TEXT = 0.03  # CareVue blood pressure rows written as "sys/dia" text
@@ -87,15 +87,15 @@ class _Rows:
         stay, t, itemid = np.concatenate(stay), np.concatenate(t), np.concatenate(itemid)
         num, error = np.concatenate(num), np.concatenate(error)
         value = pa.concat_arrays([v.cast(pa.string()) for v in value])
-        order = np.lexsort((itemid, t, stay))
-        return {
-            "stay": stay[order],
-            "t": t[order],
-            "itemid": itemid[order],
-            "num": num[order],
-            "value": value.take(pa.array(order)),
-            "error": error[order],
+        columns = {
+            "stay": stay,
+            "t": t,
+            "itemid": itemid,
+            "num": num,
+            "value": value,
+            "error": error,
         }
+        return sort_rows(columns, ("stay", "t", "itemid"))
 
 
 def _artefact(rng: np.random.Generator, x: np.ndarray, p: float, values: tuple) -> np.ndarray:

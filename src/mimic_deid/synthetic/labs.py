@@ -16,6 +16,7 @@ import numpy as np
 from mimic_deid.synthetic import catalog
 from mimic_deid.synthetic.physiology import Physiology
 from mimic_deid.synthetic.population import ADULT, DAY, HOUR, MINUTE, Population
+from mimic_deid.synthetic.schedule import sort_rows
 
 LAB_MIN_GAP = 4 * HOUR
 LAB_MAX_GAP = 24 * HOUR
@@ -127,14 +128,8 @@ def lab_events(pop: Population, phys: Physiology, rng: np.random.Generator) -> d
     t_all = np.concatenate([r_t, np.repeat(o_t, len(catalog.CHEMISTRY_PANEL))])
     item_all = np.concatenate([r_item, o_item])
     num_all = np.concatenate([r_num, o_num])
-    order = np.lexsort((item_all, t_all, subj))
-    return {
-        "subj": subj[order],
-        "adm": adm_all[order],
-        "t": t_all[order],
-        "itemid": item_all[order],
-        "num": num_all[order],
-    }
+    columns = {"subj": subj, "adm": adm_all, "t": t_all, "itemid": item_all, "num": num_all}
+    return sort_rows(columns, ("subj", "t", "itemid"))
 
 
 def lab_flags(itemid: np.ndarray, num: np.ndarray) -> np.ndarray:

@@ -1,8 +1,13 @@
-"""Irregular measurement times and per-stay choices, vectorised over many stays."""
+"""Irregular measurement times and per-stay choices, vectorised over many stays; the event
+tables' row order."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
+import pyarrow as pa
 
 from mimic_deid.synthetic.population import MINUTE
 
@@ -52,3 +57,14 @@ def pick(rng: np.random.Generator, n: int, options: tuple[tuple[int, float], ...
     values = np.array([o[0] for o in options], dtype=np.int64)
     weights = np.array([o[1] for o in options], dtype=float)
     return values[rng.choice(len(values), n, p=weights / weights.sum())]
+
+
+def sort_rows(columns: Mapping[str, Any], by: tuple[str, ...]) -> dict[str, Any]:
+    """``columns`` (equal-length NumPy or Arrow arrays) with their rows sorted by the columns
+    ``by``, the first the primary key (a stable ``numpy.lexsort``), in ``columns``' order."""
+    order = np.lexsort(tuple(columns[name] for name in reversed(by)))
+    taken = pa.array(order)
+    return {
+        name: values.take(taken) if isinstance(values, pa.Array) else values[order]
+        for name, values in columns.items()
+    }

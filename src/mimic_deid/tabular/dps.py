@@ -39,15 +39,12 @@ from mimic_deid.tabular.loss import LossModel
 
 __all__ = [
     "PENALTY_MODES",
-    "EpsilonSafeResult",
     "NodeScores",
     "admissible_pairs",
     "check_beta",
     "check_epsilon",
     "dps_delta",
     "epsilon_prime",
-    "epsilon_safe_la",
-    "exponential_mechanism",
     "node_scores",
     "parameter_grid",
     "selection_probabilities",
@@ -224,35 +221,6 @@ def smallest_k(
     return lo
 
 
-def exponential_mechanism(
-    utility: np.ndarray, sensitivity: float, eps_prime: float, rng: np.random.Generator
-) -> tuple[int, np.ndarray]:
-    """Draw an index with probability proportional to ``exp(ε′ u / (2 Δu))``, in log space.
-
-    Parameters
-    ----------
-    utility : ndarray of float64, shape (n_outputs,)
-    sensitivity : float
-        Δu > 0.
-    eps_prime : float
-        ε′ > 0.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    index : int
-    probabilities : ndarray of float64, shape (n_outputs,)
-    """
-    eps_prime = check_epsilon(eps_prime, "epsilon_prime")
-    if not sensitivity > 0:
-        raise ConfigError(f"exponential mechanism: sensitivity must be > 0, got {sensitivity!r}")
-    logw = eps_prime * np.asarray(utility, dtype=np.float64) / (2.0 * sensitivity)
-    logw -= logw.max()
-    prob = np.exp(logw)
-    prob /= prob.sum()
-    return int(rng.choice(len(prob), p=prob)), prob
-
-
 @dataclass
 class NodeScores:
     """What ε-safe LA knows about every node of the lattice of a sample.
@@ -324,55 +292,3 @@ def selection_probabilities(
     logw = eps_prime * utility / (2.0 * sensitivity)
     prob = np.exp(logw - logw.max())
     return prob / prob.sum(), sensitivity
-
-
-@dataclass
-class EpsilonSafeResult:
-    """One run of ε-safe LA.
-
-    Attributes
-    ----------
-    node : tuple of int
-    sampled : ndarray of bool, shape (n_rows,)
-        Records kept by the β-sampling.
-    released : ndarray of bool, shape (n_rows,)
-        Sampled records not suppressed at ``node``.
-    probabilities : ndarray of float64, shape (n_nodes,)
-    sensitivity : float
-    """
-
-    node: tuple[int, ...]
-    sampled: np.ndarray
-    released: np.ndarray
-    probabilities: np.ndarray
-    sensitivity: float
-
-
-def epsilon_safe_la(
-    enc: Encoded,
-    k: int,
-    beta: float,
-    eps_prime: float,
-    factor: float,
-    mode: str,
-    max_sup: float,
-    rng: np.random.Generator,
-) -> EpsilonSafeResult:
-    """ε-safe LA: sample with β, draw a node by the exponential mechanism, suppress classes < k.
-
-    Every column of ``enc`` is treated as a quasi-identifier (the DPS proof needs it).
-    """
-    beta = check_beta(beta)
-    k = check_k(k, enc.n_rows)
-    sampled = rng.random(enc.n_rows) < beta
-    sample = Encoded(enc.columns, enc.codes[sampled], enc.hierarchies)
-    if sample.n_rows == 0:
-        raise ConfigError(f"parameter 'beta' = {beta} sampled no record of {enc.n_rows}")
-    scores = node_scores(sample, k, max_sup)
-    prob, sensitivity = selection_probabilities(scores, factor, mode, eps_prime)
-    index = int(rng.choice(len(prob), p=prob))
-    node = scores.nodes[index]
-    inverse, sizes = node_classes(sample, node)
-    released = np.zeros(enc.n_rows, dtype=bool)
-    released[np.flatnonzero(sampled)[sizes[inverse] >= k]] = True
-    return EpsilonSafeResult(tuple(int(x) for x in node), sampled, released, prob, sensitivity)

@@ -15,7 +15,7 @@ Ties in loss (or in ``k``) go to the lower node, then to the lexicographically s
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from mimic_deid.tabular.loss import LossModel, check_metric
 __all__ = [
     "InverseResult",
     "OlaResult",
+    "SearchResult",
     "check_max_loss",
     "inverse_ola",
     "is_k_anonymous",
@@ -42,64 +43,63 @@ __all__ = [
 
 
 @dataclass
-class OlaResult:
-    """The node OLA chose and what it cost.
+class SearchResult:
+    """The node a lattice search chose and what the search cost (both searches share these).
 
     Attributes
     ----------
     node : tuple of int
         Generalisation level per quasi-identifier.
-    loss, loss_normalised : float
-        The metric at ``node``, raw and divided by the top node's value.
+    loss_normalised : float
+        The metric at ``node`` divided by the top node's value.
     suppressed : int
         Records in classes smaller than ``k`` at ``node`` (suppressed in the release).
-    k_minimal : list of tuple of int
-        The k-minimal set of this call.
     checked : int
-        Nodes whose k-anonymity was computed (seed Table 6.9).
+        Nodes the search evaluated (OLA: k-anonymity, seed Table 6.9; Inverse OLA: the loss).
     lattice_size : int
     seconds : float
         Wall time of the call.
     """
 
     node: tuple[int, ...]
-    loss: float
     loss_normalised: float
     suppressed: int
-    k_minimal: list[tuple[int, ...]]
     checked: int
     lattice_size: int
     seconds: float
 
 
 @dataclass
-class InverseResult:
-    """The node Inverse OLA chose.
+class OlaResult(SearchResult):
+    """The node OLA chose and what it cost (:class:`SearchResult`), with the raw loss and the
+    k-minimal set.
 
     Attributes
     ----------
-    node : tuple of int
-    k : int
-        Largest k reached at ``node`` within the suppression limit.
-    loss_normalised : float
-    suppressed : int
-        Records in classes smaller than ``k``.
-    candidates : list of tuple of int
-        The most general nodes within ``max_loss`` (this call's set).
-    checked : int
-        Nodes whose loss was computed.
-    lattice_size : int
-    seconds : float
+    loss : float
+        The metric at ``node``, raw.
+    k_minimal : list of tuple of int
+        The k-minimal set of this call.
     """
 
-    node: tuple[int, ...]
-    k: int
-    loss_normalised: float
-    suppressed: int
-    candidates: list[tuple[int, ...]]
-    checked: int
-    lattice_size: int
-    seconds: float
+    loss: float = 0.0
+    k_minimal: list[tuple[int, ...]] = field(default_factory=list)
+
+
+@dataclass
+class InverseResult(SearchResult):
+    """The node Inverse OLA chose (:class:`SearchResult`).
+
+    Attributes
+    ----------
+    k : int
+        Largest k reached at ``node`` within the suppression limit.
+    candidates : list of tuple of int
+        The most general nodes within ``max_loss`` (this call's set).
+    """
+
+    k: int = 0
+    candidates: list[tuple[int, ...]] = field(default_factory=list)
 
 
 def check_max_loss(max_loss: object, name: str = "max_loss") -> float:
@@ -165,14 +165,9 @@ def ola(
     scores = np.array([losses.raw(metric, n) for n in cand])
     best = cand[_best(cand, scores, True)]
     return OlaResult(
-        node=tuple(int(x) for x in best),
+        **_chosen(enc, best, k, losses.normalised(metric, best), search, lattice, started),
         loss=losses.raw(metric, best),
-        loss_normalised=losses.normalised(metric, best),
-        suppressed=_suppressed(enc, best, k),
         k_minimal=[tuple(int(x) for x in n) for n in cand],
-        checked=search.checked,
-        lattice_size=lattice.size,
-        seconds=time.perf_counter() - started,
     )
 
 
@@ -219,12 +214,19 @@ def inverse_ola(
     best = cand[_best(cand, ks.astype(np.float64), False)]
     k = int(ks.max())
     return InverseResult(
-        node=tuple(int(x) for x in best),
+        **_chosen(enc, best, k, losses.normalised(metric, best), search, lattice, started),
         k=k,
-        loss_normalised=losses.normalised(metric, best),
-        suppressed=_suppressed(enc, best, k),
         candidates=[tuple(int(x) for x in n) for n in cand],
-        checked=search.checked,
-        lattice_size=lattice.size,
-        seconds=time.perf_counter() - started,
     )
+
+
+def _chosen(enc, best, k, loss_normalised, search, lattice, started) -> dict:
+    """The :class:`SearchResult` fields of a search that chose ``best``."""
+    return {
+        "node": tuple(int(x) for x in best),
+        "loss_normalised": loss_normalised,
+        "suppressed": _suppressed(enc, best, k),
+        "checked": search.checked,
+        "lattice_size": lattice.size,
+        "seconds": time.perf_counter() - started,
+    }

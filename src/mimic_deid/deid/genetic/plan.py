@@ -216,7 +216,9 @@ def plan_genetic(
 ) -> GeneticPlan:
     """Prepare one duration class for the genetic optimiser and split it into chunks.
 
-    Parameters as :func:`optimise_genetic`. With the ``series_dimension`` layout the
+    Parameters as :func:`optimise_genetic`; ``chunk_problems``: problems optimised together
+    (default from :func:`chunk_size` per chunk; changing it changes the random streams, not
+    the algorithm). With the ``series_dimension`` layout the
     problems are ordered by decreasing number of genes before they are cut into chunks
     (:func:`_chunk_rows`), so that a chunk of sparse dimensions (glucose, height, weight) is
     not padded to the length of a dense one; with ``joint`` the chunks are runs of series in
@@ -283,9 +285,9 @@ def optimise_genetic(
     params: GeneticParams,
     rng: np.random.Generator,
     *,
-    chunk_problems: int | None = None,
     threads: int = 1,
     callback: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+    **plan_options: Any,
 ) -> OptimiseResult:
     """Perturb the feature dimensions of one duration class with the genetic algorithm.
 
@@ -299,9 +301,6 @@ def optimise_genetic(
         The only source of randomness: each chunk of problems gets its own generator derived
         from it (:func:`plan_genetic`), so the same generator state, inputs and
         ``chunk_problems`` give the same output whatever ``threads`` is.
-    chunk_problems : int, optional
-        Problems optimised together; default from :func:`chunk_size` per chunk. Changing it
-        changes the random streams (not the algorithm).
     threads : int
         Worker processes that optimise the chunks (>= 1; 1 = in this process).
     callback : callable, optional
@@ -309,6 +308,10 @@ def optimise_genetic(
         the still-running problems and their best :func:`fitness_key` (diagnostics; needs
         ``threads=1``). A problem is a class row (``joint``), or class row ``i``'s ``a``-th
         feature dimension, numbered ``i * len(spec.feature_dims) + a`` (``series_dimension``).
+    **plan_options
+        :func:`plan_genetic`'s options: ``chunk_problems`` (problems optimised together;
+        default from :func:`chunk_size` per chunk; changing it changes the random streams,
+        not the algorithm).
 
     Returns
     -------
@@ -321,7 +324,7 @@ def optimise_genetic(
             "genetic optimiser: a callback needs threads=1 (chunks in worker processes cannot "
             f"call back), got threads={threads!r}"
         )
-    plan = plan_genetic(X, targets, spec, params, rng, chunk_problems=chunk_problems)
+    plan = plan_genetic(X, targets, spec, params, rng, **plan_options)
     n, length = plan.X.shape[:2]
     sizes = plan.chunk_sizes()
     progress = Progress(f"genetic L={length}", sum(sizes), log, unit="problems")

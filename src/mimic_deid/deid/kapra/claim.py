@@ -3,12 +3,10 @@ midpoints, checked on the published series; and the registry's ``claims`` hook."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.claims import ClaimInputs
 from mimic_deid.core.errors import ReleaseCheckError, require_columns
 from mimic_deid.deid.classes import KEY, unit_keys
 from mimic_deid.deid.plausible import PlausibleValues, project_variable
@@ -147,18 +145,16 @@ def check_kp_groups(
     }
 
 
-def claims(
-    per_series: pd.DataFrame,
-    series_public: pd.DataFrame,
-    pseudonyms: pd.DataFrame,
-    params: Mapping[str, Any],
-    k: int,
-    plausible: PlausibleValues | None = None,
-) -> dict:
+def claims(point: ClaimInputs) -> dict:
     """The method's claim (claim 11 of :mod:`mimic_deid.deid.check`): ``{"kp_groups": ...}``
     (:func:`check_kp_groups` with the point's k, the label's P and the plausible values)."""
     return {
         "kp_groups": check_kp_groups(
-            per_series, series_public, pseudonyms, k, params["P"], plausible
+            point.per_series,
+            point.series_public,
+            point.pseudonyms,
+            point.k,
+            point.params["P"],
+            point.plausible,
         )
     }

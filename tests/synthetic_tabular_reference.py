@@ -4,7 +4,8 @@
 the population, :mod:`mimic_deid.synthetic.procedures` for PROCEDURES_ICD) and returns the
 columns of PATIENTS, ADMISSIONS and PROCEDURES_ICD that the tabular stage uses, with the values
 the generator writes for the same ``subjects`` and ``seed``: full-size (46,520 subjects)
-tables in about a second, for benchmarks and tests.
+tables in about a second, for benchmarks and tests (no part of the library uses it: the
+workflow reads the generated files).
 """
 
 from __future__ import annotations
