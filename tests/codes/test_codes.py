@@ -554,6 +554,28 @@ def test_configured_codes_absent_from_the_sample_are_a_reported_result(caplog):
     )
 
 
+def test_a_gccens_k_above_the_population_names_the_parameter_the_count_and_the_fix():
+    """Issue 48: a cohort smaller than a GCCens k stops naming the parameter (k or k_caps),
+    the population and the preset; a k within the population, followed, runs."""
+    from mimic_deid.codes import gccens_table
+
+    diag, sample = tiny_diagnoses(), np.array([1, 2])
+    n = len(np.unique(diag["subject_id"]))
+    message = (
+        "config parameter 'codes/gccens/{name}': k = 50 exceeds the {n} population records (no "
+        "censoring reaches k-map); lower it to at most {n}, or for a cohort of about 100 "
+        "subjects run with --configfile config/presets/demo.yaml"
+    )
+    with pytest.raises(ConfigError) as err:
+        gccens_table(diag, sample, "subject", "category", [50], 3, [3], 1, {})
+    assert str(err.value) == message.format(name="k", n=n)
+    with pytest.raises(ConfigError) as err:
+        gccens_table(diag, sample, "subject", "category", [1], 3, [3], 50, {})
+    assert str(err.value) == message.format(name="k_caps", n=n)
+    table = gccens_table(diag, sample, "subject", "category", [n], 3, [3], n, {})
+    assert (table["k"] == n).all()
+
+
 def test_unknown_unit_names_the_parameter():
     from mimic_deid.codes import code_records
 

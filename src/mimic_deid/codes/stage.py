@@ -213,6 +213,15 @@ def gccens_table(
     total = smp.count.sum()
     out = []
     runs = gccens_runs(ks, cap, caps, k_caps)
+    for table, k, _ in runs:  # the population bounds every k (docs/cohort-sizes.md)
+        if k > index.n:
+            name = "k" if table == "k" else "k_caps"
+            raise ConfigError(
+                f"config parameter 'codes/gccens/{name}': k = {k} exceeds the {index.n} "
+                "population records (no censoring reaches k-map); lower it to at most "
+                f"{index.n}, or for a cohort of about 100 subjects run with --configfile "
+                "config/presets/demo.yaml"
+            )
     for table, k, c in runs:
         vec = cap_vector(c, records.items, smp, "config parameter 'codes/gccens/caps'")
         if per_code:
