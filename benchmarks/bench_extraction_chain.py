@@ -384,44 +384,62 @@ def measure_scale(src: Path, repeats: int, scratch: Path, compare: Path | None) 
     }
 
 
+def _md_table(header: list[str], align: str, rows: list[list[str]]) -> list[str]:
+    """A markdown table's lines: ``header``, the rule (``align``: ``l`` or ``r`` per column)
+    and one line per row of cells."""
+    rule = "|".join("---" if a == "l" else "---:" for a in align)
+    return [_md_row(header), f"|{rule}|", *map(_md_row, rows)]
+
+
+def _md_row(cells: list[str]) -> str:
+    return f"| {' | '.join(cells)} |"
+
+
 def markdown(record: dict) -> str:
-    lines = [
-        "| scale | CHARTEVENTS rows | gzip -dc | isal | zlib-ng | extract | extract (isal) "
-        "| cohort | series | chain | chain / gzip | chain / isal | start-up x3 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for scale in record["scales"]:
-        b, r = scale["best_s"], scale["ratios"]
-        lines.append(
-            f"| {scale['subjects']:,} subjects | {scale['chartevents_rows']:,} "
-            + " ".join(
-                f"| {b[k]:.1f} s"
-                for k in ("gzip", "isal", "zlib_ng", "extract", "extract_isal", "cohort", "series")
-            )
-            + f" | {b['chain']:.1f} s | **{r['chain_vs_gzip']:.2f}x** | {r['chain_vs_isal']:.2f}x"
-            f" | {3 * b['startup']:.1f} s |"
+    scales = record["scales"]
+    steps = ("gzip", "isal", "zlib_ng", "extract", "extract_isal", "cohort", "series")
+    lines = _md_table(
+        ["scale", "CHARTEVENTS rows", "gzip -dc", "isal", "zlib-ng", "extract", "extract (isal)"]
+        + ["cohort", "series", "chain", "chain / gzip", "chain / isal", "start-up x3"],
+        "l" + "r" * 12,
+        [
+            [f"{s['subjects']:,} subjects", f"{s['chartevents_rows']:,}"]
+            + [f"{s['best_s'][k]:.1f} s" for k in steps]
+            + [
+                f"{s['best_s']['chain']:.1f} s",
+                f"**{s['ratios']['chain_vs_gzip']:.2f}x**",
+                f"{s['ratios']['chain_vs_isal']:.2f}x",
+                f"{3 * s['best_s']['startup']:.1f} s",
+            ]
+            for s in scales
+        ],
+    )
+    if "chain_before" in scales[0]["best_s"]:
+        lines += [""] + _md_table(
+            ["scale", "previous chain", "chain / gzip", "this chain", "chain / gzip"]
+            + ["artefacts byte-identical", "same content"],
+            "lrrrrll",
+            [
+                [
+                    f"{s['subjects']:,} subjects",
+                    f"{s['best_s']['chain_before']:.1f} s",
+                    f"{s['ratios']['chain_before_vs_gzip']:.2f}x",
+                    f"{s['best_s']['chain']:.1f} s",
+                    f"{s['ratios']['chain_vs_gzip']:.2f}x",
+                    f"{s['outputs_identical_to_previous']}",
+                    f"{s['outputs_same_content_as_previous']}",
+                ]
+                for s in scales
+            ],
         )
-    if "chain_before" in record["scales"][0]["best_s"]:
-        lines += [
-            "",
-            "| scale | previous chain | chain / gzip | this chain | chain / gzip "
-            "| artefacts byte-identical | same content |",
-            "|---|---:|---:|---:|---:|---|---|",
-        ]
-        for scale in record["scales"]:
-            b, r = scale["best_s"], scale["ratios"]
-            lines.append(
-                f"| {scale['subjects']:,} subjects | {b['chain_before']:.1f} s "
-                f"| {r['chain_before_vs_gzip']:.2f}x | {b['chain']:.1f} s | {r['chain_vs_gzip']:.2f}x "
-                f"| {scale['outputs_identical_to_previous']} "
-                f"| {scale['outputs_same_content_as_previous']} |"
-            )
-    lines += ["", "| job | peak RSS small | peak RSS large | growth |", "|---|---:|---:|---:|"]
-    small, large = record["scales"][0], record["scales"][-1]
+    small, large = scales[0], scales[-1]
     jobs = [j for j in small["peak_rss_mb"] if j not in ("gzip", "startup", "isal", "zlib_ng")]
-    for job in jobs:
-        a, b = small["peak_rss_mb"][job], large["peak_rss_mb"][job]
-        lines.append(f"| {job} | {a:,.0f} MB | {b:,.0f} MB | {b / a:.2f}x |")
+    rss = [(job, small["peak_rss_mb"][job], large["peak_rss_mb"][job]) for job in jobs]
+    lines += [""] + _md_table(
+        ["job", "peak RSS small", "peak RSS large", "growth"],
+        "lrrr",
+        [[job, f"{a:,.0f} MB", f"{b:,.0f} MB", f"{b / a:.2f}x"] for job, a, b in rss],
+    )
     return "\n".join(lines)
 
 

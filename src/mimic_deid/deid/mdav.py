@@ -293,12 +293,8 @@ def spread_means(X: np.ndarray, labels: np.ndarray, dims: np.ndarray) -> np.ndar
 
     Parameters
     ----------
-    X : ndarray of float64, shape (n, L, D)
-        NaN = null.
-    labels : ndarray of int, shape (n,)
-        Clusters ``0 .. g-1``.
-    dims : ndarray of int
-        The dimensions replaced; the others are returned unchanged.
+    X, labels, dims
+        As in :func:`cluster_means`.
 
     Returns
     -------

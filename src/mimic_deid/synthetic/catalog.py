@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mimic_deid.synthetic.reference import read_table
+
 CAREVUE_MAX_ITEMID = 220000  # CareVue item ids are below this, MetaVision ids at or above
 
 
@@ -105,157 +107,18 @@ VARIABLE_ITEMIDS: dict[str, dict[str, tuple[int, ...]]] = {
     },
 }
 
-_VS = "Routine Vital Signs"
-_RESP = "Respiratory"
-_NEURO = "Neurological"
-_LABS = "Labs"
+# D_ITEMS rows (labels as in MIMIC-III where known): the benchmark variables' chart items, the
+# distractors (chart items outside the benchmark, see DISTRACTORS) and the output items, in
+# this order, each with its role in the first column.
+_ITEM_ROWS = read_table("chart_items", (str, int, str, str, str, str, str, str))
 
-# D_ITEMS rows of the benchmark variables (labels as in MIMIC-III where known).
-_VARIABLE_CHART_ITEMS: tuple[ChartItem, ...] = (
-    # capillary refill
-    ChartItem(3348, "Capillary Refill", None, "Text"),
-    ChartItem(115, "Capillary refill [Right]", None, "Text"),
-    ChartItem(8377, "Capillary refill [Left]", None, "Text"),
-    ChartItem(
-        223951, "Capillary Refill R", None, "Text", "Skin - Assessment", "Capillary Refill R"
-    ),
-    ChartItem(
-        224308, "Capillary Refill L", None, "Text", "Skin - Assessment", "Capillary Refill L"
-    ),
-    # diastolic BP
-    ChartItem(8368, "Arterial BP [Diastolic]", "mmHg"),
-    ChartItem(8441, "NBP [Diastolic]", "mmHg"),
-    ChartItem(8555, "Arterial BP #2 [Diastolic]", "mmHg"),
-    ChartItem(8440, "Manual BP [Diastolic]", "mmHg"),
-    ChartItem(8503, "Femoral ABP [Diastolic]", "mmHg"),
-    ChartItem(8504, "BP Cuff [Diastolic]", "mmHg"),
-    ChartItem(8506, "BP Left Arm [Diastolic]", "mmHg"),
-    ChartItem(8507, "BP Right Arm [Diastolic]", "mmHg"),
-    ChartItem(8502, "BP Cone [Diastolic]", "mmHg"),
-    ChartItem(220051, "Arterial Blood Pressure diastolic", "mmHg", "Numeric", _VS, "ABPd"),
-    ChartItem(220180, "Non Invasive Blood Pressure diastolic", "mmHg", "Numeric", _VS, "NBPd"),
-    ChartItem(225310, "ART BP Diastolic", "mmHg", "Numeric", _VS, "ART BP Diastolic"),
-    ChartItem(
-        224643, "Manual Blood Pressure Diastolic Left", "mmHg", "Numeric", _VS, "Manual BPd L"
-    ),
-    ChartItem(
-        227242, "Manual Blood Pressure Diastolic Right", "mmHg", "Numeric", _VS, "Manual BPd R"
-    ),
-    # FiO2
-    ChartItem(3420, "FiO2", "%"),
-    ChartItem(3422, "FiO2 [Meas]", "%"),
-    ChartItem(189, "FiO2 (Analyzed)", None),
-    ChartItem(190, "FiO2 Set", None),
-    ChartItem(727, "Vision FiO2", None),
-    ChartItem(223835, "Inspired O2 Fraction", None, "Numeric", _RESP, "FiO2"),
-    # GCS
-    ChartItem(184, "Eye Opening", None, "Text"),
-    ChartItem(220739, "GCS - Eye Opening", None, "Text", _NEURO, "GCS - Eye Opening"),
-    ChartItem(454, "Motor Response", None, "Text"),
-    ChartItem(223901, "GCS - Motor Response", None, "Text", _NEURO, "GCS - Motor Response"),
-    ChartItem(198, "GCS Total", None),
-    ChartItem(723, "Verbal Response", None, "Text"),
-    ChartItem(223900, "GCS - Verbal Response", None, "Text", _NEURO, "GCS - Verbal Response"),
-    # glucose
-    ChartItem(807, "Fingerstick Glucose", None),
-    ChartItem(811, "Glucose (70-105)", None),
-    ChartItem(1529, "Glucose", "mg/dL"),
-    ChartItem(3744, "Blood Glucose", None),
-    ChartItem(3745, "BloodGlucose", None),
-    ChartItem(220621, "Glucose (serum)", "mg/dL", "Numeric", _LABS, "Glucose (serum)"),
-    ChartItem(225664, "Glucose finger stick", None, "Numeric", _LABS, "Glucose FS"),
-    ChartItem(226537, "Glucose (whole blood)", "mg/dL", "Numeric", _LABS, "Glucose (whole blood)"),
-    # heart rate
-    ChartItem(211, "Heart Rate", "BPM"),
-    ChartItem(220045, "Heart Rate", "bpm", "Numeric", _VS, "HR"),
-    # height
-    ChartItem(920, "Admit Ht", "inches"),
-    ChartItem(1394, "Height Inches", "inches"),
-    ChartItem(226707, "Height", "Inch", "Numeric", "General", "Height"),
-    ChartItem(226730, "Height (cm)", "cm", "Numeric", "General", "Height (cm)"),
-    # mean BP
-    ChartItem(52, "Arterial BP Mean", "mmHg"),
-    ChartItem(443, "Manual BP Mean(calc)", "mmHg"),
-    ChartItem(456, "NBP Mean", "mmHg"),
-    ChartItem(3312, "BP Cone [Mean]", "mmHg"),
-    ChartItem(3314, "BP Cuff [Mean]", "mmHg"),
-    ChartItem(3316, "BP Left Arm [Mean]", "mmHg"),
-    ChartItem(3320, "BP Right Arm [Mean]", "mmHg"),
-    ChartItem(3322, "BP UAC [Mean]", "mmHg"),
-    ChartItem(6702, "Arterial BP Mean #2", "mmHg"),
-    ChartItem(220052, "Arterial Blood Pressure mean", "mmHg", "Numeric", _VS, "ABPm"),
-    ChartItem(220181, "Non Invasive Blood Pressure mean", "mmHg", "Numeric", _VS, "NBPm"),
-    ChartItem(225312, "ART BP mean", "mmHg", "Numeric", _VS, "ART BP mean"),
-    ChartItem(224322, "IABP Mean", "mmHg", "Numeric", _VS, "IABP Mean"),
-    # oxygen saturation
-    ChartItem(646, "SpO2", "%"),
-    ChartItem(834, "SaO2", "%"),
-    ChartItem(8498, "SaO2 [Calc]", "%"),
-    ChartItem(220227, "Arterial O2 Saturation", "%", "Numeric", _LABS, "Arterial O2 Sat"),
-    ChartItem(220277, "O2 saturation pulseoxymetry", "%", "Numeric", _RESP, "SpO2"),
-    # respiratory rate
-    ChartItem(618, "Respiratory Rate", "BPM"),
-    ChartItem(614, "Resp Rate (Spont)", "BPM"),
-    ChartItem(615, "Resp Rate (Total)", "BPM"),
-    ChartItem(651, "Spon RR (Mech.)", "BPM"),
-    ChartItem(3603, "Resp Rate", "BPM"),
-    ChartItem(8113, "Resp Rate [Vent]", "BPM"),
-    ChartItem(220210, "Respiratory Rate", "insp/min", "Numeric", _RESP, "RR"),
-    ChartItem(224422, "Spont RR", "insp/min", "Numeric", _RESP, "Spont RR"),
-    ChartItem(224689, "Respiratory Rate (spontaneous)", "insp/min", "Numeric", _RESP, "RR spont"),
-    ChartItem(224690, "Respiratory Rate (Total)", "insp/min", "Numeric", _RESP, "RR total"),
-    # systolic BP
-    ChartItem(51, "Arterial BP [Systolic]", "mmHg"),
-    ChartItem(442, "Manual BP [Systolic]", "mmHg"),
-    ChartItem(455, "NBP [Systolic]", "mmHg"),
-    ChartItem(6701, "Arterial BP #2 [Systolic]", "mmHg"),
-    ChartItem(3313, "BP Cone [Systolic]", "mmHg"),
-    ChartItem(3315, "BP Cuff [Systolic]", "mmHg"),
-    ChartItem(3317, "BP Left Arm [Systolic]", "mmHg"),
-    ChartItem(3321, "BP Right Arm [Systolic]", "mmHg"),
-    ChartItem(3323, "BP UAC [Systolic]", "mmHg"),
-    ChartItem(220050, "Arterial Blood Pressure systolic", "mmHg", "Numeric", _VS, "ABPs"),
-    ChartItem(220179, "Non Invasive Blood Pressure systolic", "mmHg", "Numeric", _VS, "NBPs"),
-    ChartItem(225309, "ART BP Systolic", "mmHg", "Numeric", _VS, "ART BP Systolic"),
-    ChartItem(
-        224167, "Manual Blood Pressure Systolic Left", "mmHg", "Numeric", _VS, "Manual BPs L"
-    ),
-    ChartItem(
-        227243, "Manual Blood Pressure Systolic Right", "mmHg", "Numeric", _VS, "Manual BPs R"
-    ),
-    # temperature
-    ChartItem(676, "Temperature C", "?C"),
-    ChartItem(677, "Temperature C (calc)", "?C"),
-    ChartItem(678, "Temperature F", "?F"),
-    ChartItem(679, "Temperature F (calc)", "?F"),
-    ChartItem(223761, "Temperature Fahrenheit", "?F", "Numeric", _VS, "Temperature F"),
-    ChartItem(223762, "Temperature Celsius", "?C", "Numeric", _VS, "Temperature C"),
-    # weight
-    ChartItem(762, "Admit Wt", "kg"),
-    ChartItem(763, "Daily Weight", "kg"),
-    ChartItem(3723, "Birthweight", "kg"),
-    ChartItem(3580, "Present Weight (kg)", "kg"),
-    ChartItem(3581, "Present Weight (lb)", "lb"),
-    ChartItem(3582, "Present Weight (oz)", "oz"),
-    ChartItem(224639, "Daily Weight", "kg", "Numeric", "General", "Daily Weight"),
-    ChartItem(226512, "Admission Weight (Kg)", "kg", "Numeric", "General", "Admission Weight (Kg)"),
-    ChartItem(
-        226531, "Admission Weight (lbs.)", "lbs", "Numeric", "General", "Admission Wgt (lbs)"
-    ),
-    # pH
-    ChartItem(780, "Arterial PH", None),
-    ChartItem(860, "PH (Art)", None),
-    ChartItem(1126, "Art.pH", None),
-    ChartItem(1673, "PH", None),
-    ChartItem(3839, "ph (other)", None),
-    ChartItem(4202, "PH (dipstick)", None),
-    ChartItem(4753, "PH (Art)", None),
-    ChartItem(6003, "pH", None),
-    ChartItem(220274, "PH (Venous)", "units", "Numeric", _LABS, "PH (Venous)"),
-    ChartItem(220734, "PH (dipstick)", None, "Numeric", _LABS, "PH (dipstick)"),
-    ChartItem(223830, "PH (Arterial)", "units", "Numeric", _LABS, "PH (Arterial)"),
-    ChartItem(228243, "PH (SVO2)", "units", "Numeric", _LABS, "PH (SVO2)"),
-)
+
+def _items(role: str) -> tuple[ChartItem, ...]:
+    """The chart items of ``role`` (variable, distractor or output) in file order."""
+    return tuple(ChartItem(*row[1:]) for row in _ITEM_ROWS if row[0] == role)
+
+
+_VARIABLE_CHART_ITEMS = _items("variable")
 
 
 @dataclass(frozen=True)
@@ -276,20 +139,7 @@ class Distractor:
     texts: tuple[str, ...] = ()
 
 
-_DISTRACTOR_ITEMS: tuple[ChartItem, ...] = (
-    ChartItem(113, "CVP", "mmHg"),
-    ChartItem(31, "Activity", None, "Text"),
-    ChartItem(80, "Bowel Sounds", None, "Text"),
-    ChartItem(467, "O2 Delivery Device", None, "Text"),
-    ChartItem(470, "O2 Flow (lpm)", "LPM"),
-    ChartItem(1337, "Riker-SAS Scale", None, "Text"),
-    ChartItem(220074, "Central Venous Pressure", "mmHg", "Numeric", _VS, "CVP"),
-    ChartItem(220046, "Heart rate Alarm - High", "bpm", "Numeric", "Alarms", "HR Alarm - High"),
-    ChartItem(220047, "Heart Rate Alarm - Low", "bpm", "Numeric", "Alarms", "HR Alarm - Low"),
-    ChartItem(223834, "O2 Flow", "L/min", "Numeric", _RESP, "O2 Flow"),
-    ChartItem(226253, "SpO2 Desat Limit", "%", "Numeric", "Alarms", "SpO2 Desat Limit"),
-    ChartItem(224641, "Alarms On", None, "Text", "Alarms", "Alarms On"),
-)
+_DISTRACTOR_ITEMS = _items("distractor")
 
 DISTRACTORS: dict[str, tuple[Distractor, ...]] = {
     "carevue": (
@@ -311,10 +161,7 @@ DISTRACTORS: dict[str, tuple[Distractor, ...]] = {
 }
 
 
-OUTPUT_ITEMS: tuple[ChartItem, ...] = (
-    ChartItem(40055, "Urine Out Foley", "ml", linksto="outputevents"),
-    ChartItem(226559, "Foley", "mL", "Numeric", "Output", "Foley", linksto="outputevents"),
-)
+OUTPUT_ITEMS = _items("output")
 URINE_ITEMID = {"carevue": 40055, "metavision": 226559}
 
 CHART_ITEMS: tuple[ChartItem, ...] = _VARIABLE_CHART_ITEMS + _DISTRACTOR_ITEMS

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.synthetic.population import ADULT, CHILD, NEONATE, YEAR, Population
+from mimic_deid.synthetic.reference import read_table
 from mimic_deid.synthetic.writer import ints, strings
 
 __all__ = [
@@ -35,106 +36,15 @@ __all__ = [
 
 #: Chronic conditions: (code, short title, cluster, base probability for an adult of 65).
 #: Cluster 0 = metabolic, 1 = musculoskeletal, 2 = cardio-pulmonary, 3 = none.
-CHRONIC: tuple[tuple[str, str, int, float], ...] = (
-    ("4019", "Hypertension NOS", 0, 0.36),
-    ("4011", "Benign hypertension", 0, 0.03),
-    ("40390", "Hy kid NOS w cr kid I-IV", 0, 0.05),
-    ("25000", "DMII wo cmp nt st uncntr", 0, 0.16),
-    ("25001", "DMI wo cmp nt st uncntrl", 0, 0.02),
-    ("25002", "DMII wo cmp uncntrld", 0, 0.02),
-    ("25040", "DMII renl nt st uncntrld", 0, 0.015),
-    ("25060", "DMII neuro nt st uncntrl", 0, 0.02),
-    ("2724", "Hyperlipidemia NEC/NOS", 0, 0.15),
-    ("2720", "Pure hypercholesterolem", 0, 0.10),
-    ("2722", "Mixed hyperlipidemia", 0, 0.02),
-    ("41401", "Crnry athrscl natve vssl", 0, 0.21),
-    ("4280", "CHF NOS", 0, 0.22),
-    ("412", "Old myocardial infarct", 0, 0.05),
-    ("5859", "Chronic kidney dis NOS", 0, 0.05),
-    ("2449", "Hypothyroidism NOS", 3, 0.08),
-    ("53081", "Esophageal reflux", 3, 0.11),
-    ("311", "Depressive disorder NEC", 3, 0.05),
-    ("3051", "Tobacco use disorder", 2, 0.05),
-    ("496", "Chr airway obstruct NEC", 2, 0.08),
-    ("42731", "Atrial fibrillation", 2, 0.22),
-    ("4168", "Chr pulmon heart dis NEC", 2, 0.03),
-    ("32723", "Obstructive sleep apnea", 2, 0.03),
-    ("V5861", "Long-term use anticoagul", 2, 0.07),
-    ("7245", "Backache NOS", 1, 0.030),
-    ("7242", "Lumbago", 1, 0.020),
-    ("72402", "Spinal stenosis lumbar", 1, 0.012),
-    ("7241", "Pain in thoracic spine", 1, 0.006),
-    ("V1582", "History of tobacco use", 3, 0.05),
-    ("V4581", "Aortocoronary bypass", 0, 0.05),
+CHRONIC: tuple[tuple[str, str, int, float], ...] = read_table(
+    "diagnoses_chronic", (str, str, int, float)
 )
 
 #: Acute conditions: (code, short title, relative frequency).
-ACUTE: tuple[tuple[str, str, float], ...] = (
-    ("5849", "Acute kidney failure NOS", 9.1),
-    ("51881", "Acute respiratry failure", 7.5),
-    ("5990", "Urin tract infection NOS", 6.6),
-    ("2859", "Anemia NOS", 5.4),
-    ("486", "Pneumonia, organism NOS", 4.8),
-    ("2851", "Ac posthemorrhag anemia", 4.6),
-    ("2762", "Acidosis", 4.5),
-    ("99592", "Severe sepsis", 3.9),
-    ("0389", "Septicemia NOS", 3.7),
-    ("5070", "Food/vomit pneumonitis", 3.7),
-    ("2761", "Hyposmolality", 3.6),
-    ("41071", "Subendo infarct, initial", 3.5),
-    ("2875", "Thrombocytopenia NOS", 3.3),
-    ("4240", "Mitral valve disorder", 3.2),
-    ("78552", "Septic shock", 2.7),
-    ("2767", "Hyperpotassemia", 2.6),
-    ("2768", "Hypopotassemia", 2.2),
-    ("4241", "Aortic valve disorder", 2.1),
-    ("42789", "Cardiac dysrhythmias NEC", 2.0),
-    ("7907", "Bacteremia", 1.6),
-    ("43491", "Crbl art ocl NOS w infrc", 1.5),
-    ("431", "Intracerebral hemorrhage", 1.4),
-    ("5789", "Gastrointest hemorr NOS", 1.4),
-    ("5715", "Cirrhosis of liver NOS", 1.3),
-    ("2930", "Delirium d/t other cond", 1.3),
-    ("4271", "Parox ventric tachycard", 1.2),
-    ("9971", "Surg comp-heart", 1.2),
-    ("4589", "Hypotension NOS", 1.2),
-    ("5119", "Pleural effusion NOS", 1.1),
-    ("78820", "Retention urine NOS", 1.0),
-    ("2800", "Chr blood loss anemia", 1.0),
-    ("5770", "Acute pancreatitis", 0.9),
-    ("41511", "Iatrogen pulm emb/infarc", 0.8),
-    ("5180", "Pulmonary collapse", 0.8),
-    ("00845", "Int inf clstrdium dfcile", 0.8),
-    ("8054", "Fx lumbar vertebra-close", 0.5),
-    ("85220", "Subdural hem w/o coma", 0.5),
-    ("8600", "Traum pneumothorax-close", 0.4),
-    ("9654", "Pois-arom analgesics NEC", 0.3),
-    ("30500", "Alcohol abuse-unspec", 0.9),
-    ("29181", "Alcohol withdrawal", 0.6),
-    ("3481", "Anoxic brain damage", 0.4),
-    ("34830", "Encephalopathy NOS", 0.7),
-    ("7802", "Syncope and collapse", 0.5),
-    ("E8782", "Abn react-anastomos/graf", 0.8),
-    ("E8497", "Accid in resident instit", 0.7),
-    ("V1251", "Hx venous thrombosis/emb", 0.6),
-    ("V1046", "Hx of prostatic malignan", 0.4),
-    ("1983", "Sec mal neo brain/spine", 0.4),
-    ("1977", "Second malig neo liver", 0.4),
-    ("1623", "Mal neo upper lobe lung", 0.3),
-    ("20300", "Mult mye w/o achv rmson", 0.2),
-)
+ACUTE: tuple[tuple[str, str, float], ...] = read_table("diagnoses_acute", (str, str, float))
 
 #: Codes of newborns: (code, short title, probability per neonatal admission).
-NEONATAL: tuple[tuple[str, str, float], ...] = (
-    ("V3000", "Single lb in-hosp w/o cs", 0.45),
-    ("V3001", "Single lb in-hosp w cs", 0.40),
-    ("V290", "NB obsrv suspct infect", 0.60),
-    ("V053", "Need prphyl vc vrl hepat", 0.62),
-    ("7742", "Neonat jaund preterm del", 0.30),
-    ("76519", "Preterm infant NEC", 0.20),
-    ("7706", "NB transitory tachypnea", 0.12),
-    ("7756", "Neonatal hypoglycemia", 0.08),
-)
+NEONATAL: tuple[tuple[str, str, float], ...] = read_table("diagnoses_neonatal", (str, str, float))
 
 #: Valid ICD-9-CM diagnosis codes that D_ICD_DIAGNOSES does not list. Real MIMIC-III v1.4
 #: (100 subjects): 45 of 1,761 DIAGNOSES_ICD rows (2.6 %) hold a code missing from

@@ -141,6 +141,29 @@ def zero_length_stays(icustays: dict[str, pa.Array], seed: int, block: int) -> N
     icustays["LOS"] = pc.if_else(mask, pa.scalar(0.0, pa.float64()), icustays["LOS"])
 
 
+def _stay_keys(pop: Population, stay: np.ndarray) -> dict[str, pa.Array]:
+    """SUBJECT_ID, HADM_ID and ICUSTAY_ID of rows that belong to the ICU stays ``stay``.
+
+    Parameters
+    ----------
+    pop : Population
+        The block's patients.
+    stay : ndarray of int
+        Per row, the index of its stay in ``pop.i_*``.
+
+    Returns
+    -------
+    dict of str to pyarrow.Array
+        The three key columns, in MIMIC-III's column order.
+    """
+    adm = pop.i_adm[stay]
+    return {
+        "SUBJECT_ID": ints(pop.s_id[pop.a_subj[adm]]),
+        "HADM_ID": ints(pop.a_id[adm]),
+        "ICUSTAY_ID": ints(pop.i_id[stay]),
+    }
+
+
 def _patient_tables(pop: Population) -> dict[str, dict[str, pa.Array]]:
     """PATIENTS, ADMISSIONS and ICUSTAYS of one block of subjects (no random draw)."""
     a_sid = pop.s_id[pop.a_subj]
@@ -177,9 +200,7 @@ def _patient_tables(pop: Population) -> dict[str, dict[str, pa.Array]]:
     }
     i_mv = pop.a_mv[pop.i_adm]
     out["ICUSTAYS"] = {
-        "SUBJECT_ID": ints(a_sid[pop.i_adm]),
-        "HADM_ID": ints(pop.a_id[pop.i_adm]),
-        "ICUSTAY_ID": ints(pop.i_id),
+        **_stay_keys(pop, np.arange(len(pop.i_id))),
         "DBSOURCE": strings(("carevue", "metavision"), i_mv.astype(np.int64)),
         "FIRST_CAREUNIT": strings(population.CAREUNITS, pop.i_unit_first),
         "LAST_CAREUNIT": strings(population.CAREUNITS, pop.i_unit_last),
@@ -196,17 +217,13 @@ def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[s
     """The rows of every patient table for one block of subjects."""
     phys = Physiology(pop, rng)
     na, ni = len(pop.a_id), len(pop.i_id)
-    a_sid = pop.s_id[pop.a_subj]
     out = _patient_tables(pop)
 
     ch = ChartBuilder(pop, phys, rng).build()
     n = len(ch["stay"])
-    adm = pop.i_adm[ch["stay"]]
     carevue = ch["itemid"] < catalog.CAREVUE_MAX_ITEMID
     out["CHARTEVENTS"] = {
-        "SUBJECT_ID": ints(a_sid[adm]),
-        "HADM_ID": ints(pop.a_id[adm]),
-        "ICUSTAY_ID": ints(pop.i_id[ch["stay"]]),
+        **_stay_keys(pop, ch["stay"]),
         "ITEMID": ints(ch["itemid"]),
         "CHARTTIME": times(ch["t"]),
         "STORETIME": times(ch["t"] + np.floor(rng.uniform(0, 90, n)) * MINUTE),
@@ -236,11 +253,8 @@ def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[s
 
     uo = output_events(pop, phys, rng)
     n = len(uo["t"])
-    adm = pop.i_adm[uo["stay"]]
     out["OUTPUTEVENTS"] = {
-        "SUBJECT_ID": ints(a_sid[adm]),
-        "HADM_ID": ints(pop.a_id[adm]),
-        "ICUSTAY_ID": ints(pop.i_id[uo["stay"]]),
+        **_stay_keys(pop, uo["stay"]),
         "CHARTTIME": times(uo["t"]),
         "ITEMID": ints(uo["itemid"]),
         "VALUE": floats(uo["num"]),

@@ -15,11 +15,10 @@ death. Model constants differ by age group (adult, child, newborn).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from mimic_deid.synthetic.population import ADULT, CHILD, DAY, HOUR, NEONATE, Population
+from mimic_deid.synthetic.reference import read_table
 
 RAMP = 2.0  # severity added at the moment of death
 TAU = 24 * HOUR  # e-folding time of the pre-death deterioration
@@ -27,64 +26,22 @@ RECOVERY = 0.5  # share of the initial severity a survivor loses ...
 RECOVERY_TIME = 5 * DAY  # ... over this time from admission
 
 
-@dataclass(frozen=True)
-class Signal:
-    """Value model of one latent signal (canonical unit)."""
-
-    mean: float
-    between: float  # sd of the per-admission baseline
-    severity: float  # shift per unit of effective severity
-    amplitude: float  # diurnal oscillation
-    noise: float  # per-measurement noise sd
-    low: float
-    high: float
-
-
-_ADULT_SIGNALS: dict[str, Signal] = {
-    "hr": Signal(86, 12, 7.0, 4, 5, 25, 220),
-    "sbp": Signal(121, 15, -9.0, 5, 8, 50, 240),
-    "dbp": Signal(61, 9, -5.0, 3, 6, 20, 140),
-    "rr": Signal(19, 3.5, 2.5, 1.5, 2.5, 5, 60),
-    "spo2": Signal(97.2, 1.2, -1.2, 0.3, 1.3, 60, 100),
-    "temp": Signal(36.95, 0.4, 0.25, 0.2, 0.25, 32, 41.5),
-    "glucose": Signal(132, 28, 14.0, 8, 22, 35, 700),
-    "ph": Signal(7.39, 0.035, -0.035, 0.005, 0.03, 6.9, 7.7),
-    "fio2": Signal(0.42, 0.1, 0.08, 0.0, 0.05, 0.21, 1.0),
-    "gcs": Signal(13.8, 1.6, -1.8, 0.3, 0.7, 3, 15),
-    "urine": Signal(90, 30, -20.0, 10, 40, 0, 600),
-}
-_CHILD_OVERRIDES: dict[str, Signal] = {
-    "hr": Signal(105, 14, 7.0, 4, 6, 40, 230),
-    "rr": Signal(23, 4, 2.5, 1.5, 3, 8, 70),
-    "sbp": Signal(108, 12, -8.0, 4, 7, 50, 200),
-    "dbp": Signal(60, 8, -4.0, 3, 5, 20, 120),
-    "urine": Signal(50, 20, -10.0, 5, 20, 0, 400),
-}
-_NEONATE_OVERRIDES: dict[str, Signal] = {
-    "hr": Signal(145, 12, 6.0, 3, 7, 60, 240),
-    "sbp": Signal(68, 8, -5.0, 2, 5, 30, 120),
-    "dbp": Signal(38, 6, -3.0, 2, 4, 15, 80),
-    "rr": Signal(46, 8, 4.0, 2, 5, 15, 100),
-    "spo2": Signal(96.5, 1.5, -1.5, 0.3, 1.5, 60, 100),
-    "temp": Signal(36.9, 0.3, 0.2, 0.1, 0.2, 33, 40),
-    "glucose": Signal(85, 15, 8.0, 3, 12, 20, 300),
-    "ph": Signal(7.35, 0.04, -0.03, 0.005, 0.03, 6.9, 7.6),
-    "fio2": Signal(0.3, 0.08, 0.06, 0.0, 0.04, 0.21, 1.0),
-    "urine": Signal(8, 3, -2.0, 1, 3, 0, 60),
-}
-SIGNALS = tuple(_ADULT_SIGNALS)
+#: Per signal and age group, the value model's parameters in the canonical unit: mean,
+#: between (sd of the per-admission baseline), severity (shift per unit of effective
+#: severity), amplitude (diurnal oscillation), noise (per-measurement sd), low, high. Children
+#: and newborns list only the signals where they differ from adults.
+_SIGNAL_ROWS = read_table("signals", (str, str) + (float,) * 7)
+SIGNALS = tuple(row[0] for row in _SIGNAL_ROWS if row[1] == "adult")
 
 
 def _params(name: str) -> np.ndarray:
     """(3 groups, 7 parameters) for signal ``name`` (rows ADULT, CHILD, NEONATE)."""
-    rows = []
-    for group, overrides in ((ADULT, {}), (CHILD, _CHILD_OVERRIDES), (NEONATE, _NEONATE_OVERRIDES)):
-        sig = overrides.get(name, _ADULT_SIGNALS[name])
-        rows.append((group, sig))
-    rows.sort(key=lambda r: r[0])
-    return np.array(
-        [[s.mean, s.between, s.severity, s.amplitude, s.noise, s.low, s.high] for _, s in rows]
+    by_group = {group: values for signal, group, *values in _SIGNAL_ROWS if signal == name}
+    rows = sorted(
+        (code, by_group.get(group, by_group["adult"]))
+        for code, group in ((ADULT, "adult"), (CHILD, "child"), (NEONATE, "neonate"))
     )
+    return np.array([values for _, values in rows])
 
 
 _PARAMS = {name: _params(name) for name in SIGNALS}

@@ -266,7 +266,7 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     deathtime = np.where(dies & ~no_deathtime, death, np.nan)
 
     # Patients: date of death in hospital or after the last discharge.
-    dod, dod_hosp, dod_ssn = _dates_of_death(rng, n, a_subj, group, dies, disch, death)
+    deaths = _dates_of_death(rng, n, a_subj, group, dies, disch, death)
 
     # ED registration and the admission's categories.
     cat, edreg, edout, vent = _admission_details(
@@ -274,10 +274,7 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
     )
 
     # ICU stays, flattened.
-    i_adm, i_in, i_out, unit_first, unit_last, ward_first, ward_last = _icu_stays(
-        rng, n_stays, in_abs, out_abs, a_group, max_stays
-    )
-    ni = len(i_adm)
+    stays = _icu_stays(rng, n_stays, in_abs, out_abs, a_group, max_stays)
 
     return Population(
         s_id=ids.take(rng, "subject", n),
@@ -285,9 +282,7 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
         s_group=group,
         s_mv=mv,
         s_dob=dob,
-        s_dod=dod,
-        s_dod_hosp=dod_hosp,
-        s_dod_ssn=dod_ssn,
+        **deaths,
         a_id=ids.take(rng, "hadm", na),
         a_subj=a_subj,
         a_admit=admit,
@@ -300,14 +295,8 @@ def make_population(rng: np.random.Generator, first_index: int, n: int, ids: IdS
         a_vent=vent,
         a_has_icu=has_icu,
         a_cat=cat,
-        i_id=ids.take(rng, "icustay", ni),
-        i_adm=i_adm,
-        i_in=i_in,
-        i_out=i_out,
-        i_unit_first=unit_first,
-        i_unit_last=unit_last,
-        i_ward_first=ward_first,
-        i_ward_last=ward_last,
+        i_id=ids.take(rng, "icustay", len(stays["i_adm"])),
+        **stays,
     )
 
 
@@ -427,7 +416,8 @@ def _stay_layout(rng, na, severity, a_group, n_stays, dies, dies_in_icu, max_sta
 
 
 def _dates_of_death(rng, n, a_subj, group, dies, disch, death):
-    """Every subject's DOD, DOD_HOSP and DOD_SSN (in hospital, or after the last discharge)."""
+    """Every subject's DOD, DOD_HOSP and DOD_SSN (in hospital, or after the last discharge),
+    as the :class:`Population` fields ``s_dod``, ``s_dod_hosp`` and ``s_dod_ssn``."""
     last_adm = np.cumsum(np.bincount(a_subj, minlength=n)) - 1  # every subject has one
     s_dies_hosp = dies[last_adm]
     after = (rng.random(n) < np.where(group == ADULT, P_DEATH_AFTER, 0.01)) & ~s_dies_hosp
@@ -435,7 +425,7 @@ def _dates_of_death(rng, n, a_subj, group, dies, disch, death):
     dod_hosp = np.where(s_dies_hosp, _day(death[last_adm]), np.nan)
     dod = np.where(s_dies_hosp, dod_hosp, np.where(after, dod_after, np.nan))
     dod_ssn = np.where(after | (s_dies_hosp & (rng.random(n) < 0.7)), dod, np.nan)
-    return dod, dod_hosp, dod_ssn
+    return {"s_dod": dod, "s_dod_hosp": dod_hosp, "s_dod_ssn": dod_ssn}
 
 
 def _admission_details(rng, na, a_group, a_subj, mv, admit, dies, severity):
@@ -480,7 +470,8 @@ def _admission_details(rng, na, a_group, a_subj, mv, admit, dies, severity):
 
 
 def _icu_stays(rng, n_stays, in_abs, out_abs, a_group, max_stays):
-    """The ICU stays of every admission, flattened: admission, times, units and wards."""
+    """The ICU stays of every admission, flattened: admission, times, units and wards, as the
+    :class:`Population` fields ``i_*`` other than ``i_id``."""
     stay_mask = np.arange(max_stays)[None, :] < n_stays[:, None]
     i_adm, i_slot = np.nonzero(stay_mask)
     ni = len(i_adm)
@@ -495,7 +486,15 @@ def _icu_stays(rng, n_stays, in_abs, out_abs, a_group, max_stays):
     ward_last = np.where(unit_change, _pick_ward(rng, unit_last, None), ward_first)
     ward_only = transfer & ~unit_change
     ward_last = np.where(ward_only, _pick_ward(rng, unit_first, ward_first), ward_last)
-    return i_adm, i_in, i_out, unit_first, unit_last, ward_first, ward_last
+    return {
+        "i_adm": i_adm,
+        "i_in": i_in,
+        "i_out": i_out,
+        "i_unit_first": unit_first,
+        "i_unit_last": unit_last,
+        "i_ward_first": ward_first,
+        "i_ward_last": ward_last,
+    }
 
 
 def _pick_ward(rng: np.random.Generator, unit: np.ndarray, avoid: np.ndarray | None) -> np.ndarray:

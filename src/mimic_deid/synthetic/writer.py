@@ -17,68 +17,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from mimic_deid.synthetic.reference import read_table
+
 INT, FLT, STR, TS = pa.int64(), pa.float64(), pa.string(), pa.timestamp("s")
 
-# Official column order and the Arrow type written.
-LAYOUTS: dict[str, tuple[tuple[str, pa.DataType], ...]] = {
-    "PATIENTS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("GENDER", STR), ("DOB", TS), ("DOD", TS),
-        ("DOD_HOSP", TS), ("DOD_SSN", TS), ("EXPIRE_FLAG", INT),
-    ),
-    "ADMISSIONS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ADMITTIME", TS), ("DISCHTIME", TS),
-        ("DEATHTIME", TS), ("ADMISSION_TYPE", STR), ("ADMISSION_LOCATION", STR),
-        ("DISCHARGE_LOCATION", STR), ("INSURANCE", STR), ("LANGUAGE", STR), ("RELIGION", STR),
-        ("MARITAL_STATUS", STR), ("ETHNICITY", STR), ("EDREGTIME", TS), ("EDOUTTIME", TS),
-        ("DIAGNOSIS", STR), ("HOSPITAL_EXPIRE_FLAG", INT), ("HAS_CHARTEVENTS_DATA", INT),
-    ),
-    "ICUSTAYS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ICUSTAY_ID", INT), ("DBSOURCE", STR),
-        ("FIRST_CAREUNIT", STR), ("LAST_CAREUNIT", STR), ("FIRST_WARDID", INT), ("LAST_WARDID", INT),
-        ("INTIME", TS), ("OUTTIME", TS), ("LOS", FLT),
-    ),
-    "CHARTEVENTS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ICUSTAY_ID", INT), ("ITEMID", INT),
-        ("CHARTTIME", TS), ("STORETIME", TS), ("CGID", INT), ("VALUE", STR), ("VALUENUM", FLT),
-        ("VALUEUOM", STR), ("WARNING", INT), ("ERROR", INT), ("RESULTSTATUS", STR), ("STOPPED", STR),
-    ),
-    "LABEVENTS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ITEMID", INT), ("CHARTTIME", TS),
-        ("VALUE", STR), ("VALUENUM", FLT), ("VALUEUOM", STR), ("FLAG", STR),
-    ),
-    "OUTPUTEVENTS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ICUSTAY_ID", INT), ("CHARTTIME", TS),
-        ("ITEMID", INT), ("VALUE", FLT), ("VALUEUOM", STR), ("STORETIME", TS), ("CGID", INT),
-        ("STOPPED", STR), ("NEWBOTTLE", INT), ("ISERROR", INT),
-    ),
-    "D_ITEMS": (
-        ("ROW_ID", INT), ("ITEMID", INT), ("LABEL", STR), ("ABBREVIATION", STR), ("DBSOURCE", STR),
-        ("LINKSTO", STR), ("CATEGORY", STR), ("UNITNAME", STR), ("PARAM_TYPE", STR), ("CONCEPTID", INT),
-    ),
-    "D_LABITEMS": (
-        ("ROW_ID", INT), ("ITEMID", INT), ("LABEL", STR), ("FLUID", STR), ("CATEGORY", STR),
-        ("LOINC_CODE", STR),
-    ),
-    "DIAGNOSES_ICD": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
-    ),
-    "D_ICD_DIAGNOSES": (
-        ("ROW_ID", INT), ("ICD9_CODE", STR), ("SHORT_TITLE", STR), ("LONG_TITLE", STR),
-    ),
-    "TRANSFERS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("ICUSTAY_ID", INT), ("DBSOURCE", STR),
-        ("EVENTTYPE", STR), ("PREV_CAREUNIT", STR), ("CURR_CAREUNIT", STR), ("PREV_WARDID", INT),
-        ("CURR_WARDID", INT), ("INTIME", TS), ("OUTTIME", TS), ("LOS", FLT),
-    ),
-    "CPTEVENTS": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("COSTCENTER", STR), ("CHARTDATE", TS),
-        ("CPT_CD", STR), ("CPT_NUMBER", INT), ("CPT_SUFFIX", STR), ("TICKET_ID_SEQ", INT),
-        ("SECTIONHEADER", STR), ("SUBSECTIONHEADER", STR), ("DESCRIPTION", STR),
-    ),
-    "PROCEDURES_ICD": (
-        ("ROW_ID", INT), ("SUBJECT_ID", INT), ("HADM_ID", INT), ("SEQ_NUM", INT), ("ICD9_CODE", STR),
-    ),
-}  # fmt: skip
+_TYPES = {"int": INT, "float": FLT, "string": STR, "timestamp": TS}
+
+
+def _layouts() -> dict[str, tuple[tuple[str, pa.DataType], ...]]:
+    """:data:`LAYOUTS` from ``synthetic/tables/layouts.csv`` (table, column, type per row)."""
+    out: dict[str, list[tuple[str, pa.DataType]]] = {}
+    for table, column, type_ in read_table("layouts", (str, str, str)):
+        out.setdefault(table, []).append((column, _TYPES[type_]))
+    return {table: tuple(columns) for table, columns in out.items()}
+
+
+#: Per table, the official column order and the Arrow type written.
+LAYOUTS = _layouts()
 
 GZIP_LEVEL = 1  # speed over size: the event tables dominate the run time
 
