@@ -110,6 +110,21 @@ def test_a_metric_the_card_says_is_not_computable_is_empty():
     assert row["long_stay_deid_deid_pr_auc"] == pytest.approx(0.31)
 
 
+def test_a_release_of_no_series_has_no_attacker_and_keeps_its_row():
+    """Issue 48: a release that publishes no series has no attack to place it by; its row
+    keeps its point and verdict, its attacker cells empty, and it is never the best."""
+    from mimic_deid.evaluate.registry import NO_SERIES
+
+    ihm = sweep()[3]
+    ihm.update(strongest_attacker=None, attackers={}, privacy_not_computable=NO_SERIES)
+    row = frontier_row(ihm)
+    assert row["attacker"] == "" and row["verdict"] == frontier_row(sweep()[3])["verdict"]
+    assert all(np.isnan(row[c]) for c in ("attacker_top1", "attacker_top1_lo", "attacker_n"))
+    ihm.pop("privacy_not_computable")
+    with pytest.raises(InputDataError, match="no 'strongest_attacker' with a 'top1'"):
+        frontier_row(ihm)
+
+
 def test_knob_of_each_method():
     assert knob_of("mdav", 20) == ("fk", 20.0)
     assert knob_of("adhoc-it50-ns0.01", 5) == ("fk", 5.0)

@@ -117,6 +117,8 @@ def _card_error(card: Mapping[str, Any], what: str) -> InputDataError:
 
 
 def _strongest(card: Mapping[str, Any]) -> dict[str, Any]:
+    if card.get("privacy_not_computable"):  # a release of no series: no attack (issue 48)
+        return {"attacker": "", **dict.fromkeys(ATTACK_COLUMNS[1:], np.nan)}
     strongest = card.get("strongest_attacker")
     if not isinstance(strongest, Mapping) or strongest.get("top1") is None:
         raise _card_error(
@@ -173,8 +175,9 @@ def frontier_row(card: Mapping[str, Any], cross: str = "shipped") -> dict[str, A
     ----------
     card : mapping
         The release card (:func:`mimic_deid.evaluate.card.release_card`); its
-        ``strongest_attacker`` is required, and for ``ihm48`` every utility entry the
-        frontier reports (test split).
+        ``strongest_attacker`` is required (unless its ``privacy_not_computable`` says the
+        release publishes no series: then the attacker cells are empty), and for ``ihm48``
+        every utility entry the frontier reports (test split).
     cross : {"shipped", "gap_filled"}
         The original side of the de-id. / orig. setting (config ``evaluate.utility.cross``);
         the data owner's baseline is always the one as recorded.
