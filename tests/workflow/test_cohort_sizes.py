@@ -39,12 +39,18 @@ def test_100_subjects_complete_and_explain_what_they_cannot_publish(tmp_path):
         for s in sorted(counts.index)
     ]
     ihm48 = [c for c in cards if c["release"] == "ihm48"]
-    assert len(ihm48) == 3  # mdav, ad hoc, genetic: each refused on the sizes
+    # mdav, ad hoc, genetic at each shipped fk (10, 20): each refused on the sizes
+    assert len(ihm48) == 6
     for card in ihm48:
         assert card["verdict"] == "refused: not formed at the configured sizes: " + "; ".join(
             reasons
         )
         assert card["privacy_not_computable"] == NO_SERIES
+    # the frontier keeps every release; one of no series has no attacker to place it by
+    frontier = pd.read_csv(tmp_path / "results/frontier.csv")
+    rows = frontier[frontier["release"] == "ihm48"]
+    assert len(rows) == 6 and (rows["verdict"] == "refused").all()
+    assert rows["attacker"].isna().all() and rows["attacker_top1"].isna().all()
     report = (tmp_path / "results/report/index.html").read_text()
     first_screen = report.split("<nav", 1)[0]
     assert (
