@@ -22,4 +22,4 @@ def test_the_shipped_config_completes_on_1000_subjects(tmp_path):
     assert_doc_sizes(tmp_path, 1000)
     assert_refusals_explained(tmp_path)
     sweep = pd.read_csv(tmp_path / "results/report/sweep_summary.csv")
-    assert len(sweep) == shipped_points()  # mdav, ad hoc, genetic at every shipped fk
+    assert len(sweep) == shipped_points()  # mdav-spread, mdav, ad hoc at every shipped fk

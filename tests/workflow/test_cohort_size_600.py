@@ -25,4 +25,4 @@ def test_the_shipped_config_completes_on_600_subjects(tmp_path):
     ihm48 = [c for c in cards if c["release"] == "ihm48"]
     assert {u["group"] for c in ihm48 for u in c["unpublished"]} == {"test"}
     sweep = pd.read_csv(tmp_path / "results/report/sweep_summary.csv")
-    assert len(sweep) == shipped_points()  # mdav, ad hoc, genetic at every shipped fk
+    assert len(sweep) == shipped_points()  # mdav-spread, mdav, ad hoc at every shipped fk

@@ -39,7 +39,7 @@ def test_100_subjects_complete_and_explain_what_they_cannot_publish(tmp_path):
         for s in sorted(counts.index)
     ]
     ihm48 = [c for c in cards if c["release"] == "ihm48"]
-    # mdav, ad hoc, genetic at each shipped fk (10, 20): each refused on the sizes
+    # mdav-spread, mdav, ad hoc at each shipped fk (10, 20): each refused on the sizes
     assert len(ihm48) == 6
     for card in ihm48:
         assert card["verdict"] == "refused: not formed at the configured sizes: " + "; ".join(

@@ -48,17 +48,17 @@ def test_outputs_do_not_depend_on_cores(request, tmp_path, cores):
     reference, _ = request.getfixturevalue("tiny_run")
     want = output_digests(reference)
     utility = sorted(f for f in want if f.endswith("/utility/trust_settings.csv"))
-    assert len(utility) == 3, utility  # three methods of the ihm48 release
+    assert len(utility) == 4, utility  # four methods of the ihm48 release
     config = prepare(tmp_path)
     proc = snakemake(tmp_path, "--cores", str(cores), *TARGETS, *utility, config=config)
     log = proc.stdout + proc.stderr
     # the multi-threaded rules really ran on every core given
-    wide = {"extract": 1, "series": 1, "deidentify": 6, "codes_lda": 1, "cross_release": 1}
+    wide = {"extract": 1, "series": 1, "deidentify": 8, "codes_lda": 1, "cross_release": 1}
     for rule, jobs in wide.items():
         assert job_threads(log, rule) == [cores] * jobs, (rule, job_threads(log, rule))
     got = output_digests(tmp_path)
     perturbed = [f for f in got if f.endswith("/perturbed.parquet")]
-    assert len(perturbed) == 6, perturbed  # three methods, two releases
+    assert len(perturbed) == 8, perturbed  # four methods, two releases
     assert set(TARGETS) | set(utility) <= set(got)
     assert sorted(set(got) - set(want)) == []
     assert [f for f in sorted(got) if got[f] != want[f]] == []

@@ -33,7 +33,8 @@ def test_demo_preset_completes_rule_all_on_100_subjects(demo_run):
     text = (report / "index.html").read_text()
     assert "synthetic data, not MIMIC-III" in text
     sweep = pd.read_csv(report / "sweep_summary.csv")
-    assert set(sweep["dk"]) == {5} and set(sweep["fk"]) == {2} and len(sweep) == 3  # + mdav
+    # the preset's four methods: mdav-spread, mdav, adhoc, genetic
+    assert set(sweep["dk"]) == {5} and set(sweep["fk"]) == {2} and len(sweep) == 4
     again = snakemake(workdir, "-n", "--configfile", str(PRESET), "--config", SOURCE)
     assert planned_jobs(again.stdout) == {}, again.stdout[-2000:]  # rule all is complete
     for stage in ("codes/lda.csv", "tabular/release.json", "sequences/transfers/check.json"):

@@ -31,6 +31,7 @@ from workflow_helpers import (
     snakemake,
 )
 
+from mimic_deid.deid.methods import parse_method_label
 from mimic_deid.pipeline.variables import load_variables, series_variables
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
@@ -80,12 +81,13 @@ def test_run_produces_report_and_checked_releases(finished_run):
     ):
         assert (report / "figures" / f"{figure}.png").stat().st_size > 5000
     sweep = pd.read_csv(report / "sweep_summary.csv")
-    assert len(sweep) == 3
-    assert list(sweep["method"].str.split("-").str[0]) == ["mdav", "adhoc", "genetic"]
+    assert len(sweep) == 4
+    names = [parse_method_label(label)[0] for label in sweep["method"]]
+    assert names == ["mdav", "adhoc", "genetic", "mdav-spread"]
     checks = sorted(workdir.glob("results/*/dk*/fk*/*/check.json"))
-    assert len(checks) == 6
-    # mdav publishes groups of >= fk identical series: certified against the whole attacker
-    # family. Ad hoc and genetic keep each series' own shape: the family's shape member links
+    assert len(checks) == 8
+    # mdav and mdav-spread publish groups of >= fk identical series: certified against the
+    # whole attacker family. Ad hoc and genetic keep each series' own shape: the family's shape member links
     # almost every series (docs/threat-model.md), so those releases are refused and withheld,
     # although the strong (summary statistics) attacker alone is within 1/k
     for path in checks:
@@ -94,7 +96,7 @@ def test_run_produces_report_and_checked_releases(finished_run):
         plausible = check["checks"]["plausible_values"]  # claim 16: every value plausible
         assert plausible["variables"] == 16 and plausible["values"] > 0, path
         assert plausible["static"] == ["height"] and "gcs_total" in plausible["discrete"], path
-        if path.parent.name == "mdav":
+        if path.parent.name in ("mdav", "mdav-spread"):
             assert check["passed"] and check["verdict"] == "certified", path
             assert bound["within"] and bound["strongest_top1"] <= bound["top1"], bound
             assert published_files(path.parent / "release") == [
@@ -110,8 +112,8 @@ def test_run_produces_report_and_checked_releases(finished_run):
         assert published_files(path.parent / "release") == ["card.json", "refused.txt"], path
     for release in ("stays", "ihm48"):
         verdicts = list(sweep[f"verdict_{release}"])
-        assert verdicts[0] == "certified", verdicts
-        assert all(v.startswith("refused: linkage bound: ") for v in verdicts[1:]), verdicts
+        assert verdicts[0] == verdicts[3] == "certified", verdicts
+        assert all(v.startswith("refused: linkage bound: ") for v in verdicts[1:3]), verdicts
 
 
 def test_the_report_opens_on_what_to_hand_out(finished_run):
@@ -123,8 +125,8 @@ def test_the_report_opens_on_what_to_hand_out(finished_run):
     assert "<h2>What to hand out</h2>" in first
     sentences = re.findall(r'<li class="(certified|refused)">(.*?)</li>', first)
     cards = [json.loads(p.read_text()) for p in workdir.glob("results/*/dk*/fk*/*/card.json")]
-    assert len(sentences) == len(cards) == 6
-    assert sum(card["passed"] for card in cards) == 2  # mdav, both releases
+    assert len(sentences) == len(cards) == 8
+    assert sum(card["passed"] for card in cards) == 4  # mdav and mdav-spread, both releases
     for card in cards:
         p = card["point"]
         folder = f"results/{card['release']}/dk{p['dk']}/fk{p['fk']}-{p['heuristic']}/{p['method']}"
@@ -175,12 +177,13 @@ def test_release_protects_every_published_value(finished_run):
     assert len(released) == 1 and released["smallest_class"].iloc[0] >= 3
     assert "duration class x age x gender (mdav" in released.index[0]
     linkage = sorted(workdir.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
-    assert len(linkage) == 3
+    assert len(linkage) == 4
     for path in linkage:
         bound = json.loads(path.read_text())["bound"]
         assert bound["strong_top1"] <= bound["top1"], (path, bound)
         assert bound["strong_within"] is True  # the strong attacker alone: within
-        if path.parts[-3] == "mdav":  # identical series in groups of >= fk: every member within
+        # identical series in groups of >= fk: every member within
+        if path.parts[-3] in ("mdav", "mdav-spread"):
             assert bound["within"] is True and bound["refused_by"] == [], (path, bound)
         else:
             assert bound["within"] is False and "shape" in bound["refused_by"], (path, bound)
@@ -295,11 +298,12 @@ def test_the_quoted_figures_are_recomputed_from_the_run(finished_run):
     workdir, _ = finished_run
     figures = doc_figures.run_figures(workdir)
     rows = {(r["method"], r["release"]): r for r in figures["releases"]}
-    methods = ("mdav", "adhoc", "genetic")
+    methods = ("mdav", "adhoc", "genetic", "mdav-spread")
     assert set(rows) == {(m, r) for m in methods for r in ("stays", "ihm48")}
     for (method, release), row in rows.items():
         (linkage,) = workdir.glob(
-            f"results/{release}/dk10/fk3-range/{method}*/privacy/linkage.json"
+            f"results/{release}/dk10/fk3-range/{method}{'' if 'mdav' in method else '-*'}"
+            "/privacy/linkage.json"
         )
         strong = json.loads(linkage.read_text())["strong"]["release"]["0"]
         assert row["strong_top1_pct"] == round(100 * strong["top1"], 1)
