@@ -39,8 +39,6 @@ from mimic_deid.sources.extract import EXTRACTION_TABLES, read_small_table
 from mimic_deid.sources.tables import CODE_TABLES
 
 __all__ = [
-    "PRIVATE_PATHS",
-    "PUBLIC_PATHS",
     "GCCENS_TABLE_COLUMNS",
     "REPORT_INPUTS",
     "STAGE",

@@ -41,8 +41,6 @@ from mimic_deid.sources.tables import SEQUENCE_TABLES
 log = get_logger(__name__)
 
 __all__ = [
-    "PRIVATE_PATHS",
-    "PUBLIC_PATHS",
     "REPORT_INPUTS",
     "STAGE",
     "TARGETS",

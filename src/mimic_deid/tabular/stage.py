@@ -43,8 +43,6 @@ from mimic_deid.tabular.ola import inverse_ola, ola
 from mimic_deid.tabular.uniqueness import demographic_uniqueness, procedure_uniqueness
 
 __all__ = [
-    "PRIVATE_PATHS",
-    "PUBLIC_PATHS",
     "REPORT_INPUTS",
     "STAGE",
     "TARGETS",
