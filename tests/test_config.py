@@ -111,6 +111,24 @@ def test_unknown_key_is_rejected(config):
     )
 
 
+def test_stages_are_checked_against_the_stage_list_and_default_to_all_of_it(config):
+    """The schema lists no stage: config `stages` is checked against mimic_deid.stages and,
+    absent, selects every stage in list order; the schema still refuses a repeated name."""
+    config["stages"] = ["series", "notes", "codes"]
+    assert message(config) == (
+        "config parameter 'stages': unknown stage 'notes'; expected one of ['series', "
+        "'tabular', 'codes', 'sequences']"
+    )
+    config["stages"] = "[codes, series]"  # as --config stages=[codes,series] gives it
+    assert validate_config(copy.deepcopy(config), SCHEMA)["stages"] == ["codes", "series"]
+    del config["stages"]
+    assert validate_config(config, SCHEMA)["stages"] == ["series", "tabular", "codes", "sequences"]
+    config["stages"] = ["codes", "codes"]
+    assert message(config) == (
+        "config parameter 'stages': ['codes', 'codes'] has non-unique elements"
+    )
+
+
 def test_renamed_key_names_the_new_one(config):
     config["deid"]["optimizers"] = config["deid"].pop("methods")
     assert message(config) == (

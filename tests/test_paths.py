@@ -1,13 +1,18 @@
-"""Where the workflow's artefacts live (workflow/paths.py): what a refused point keeps private."""
+"""Where the workflow's artefacts live (workflow/paths.py): what a refused point keeps private, and
+the artefacts each stage declares in its own package."""
 
 from __future__ import annotations
 
 import sys
 
+import pytest
 from workflow_helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "workflow"))
-from paths import PATHS, PRIVATE, migrate_renamed, path
+from paths import PATHS, PRIVATE, SERIES_PATHS, compose_paths, migrate_renamed, path
+
+from mimic_deid.core.stage import Stage
+from mimic_deid.stages import STAGES
 
 POINT = dict(release="stays", dk=10, fk=3, heuristic="range", method="adhoc-it50-ns0.01")
 
@@ -51,3 +56,39 @@ def test_an_earlier_public_artefact_is_moved_below_private_at_start_up(tmp_path)
     public = [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
     assert all(PRIVATE in str(p.relative_to(tmp_path)) for p in public), public
     assert migrate_renamed(tmp_path) == 0  # nothing left to move
+
+
+def _stage(name: str, public: dict, private: dict) -> Stage:
+    return Stage(name, name, tables=lambda config: (), targets=lambda config: (),
+                 public_paths=public, private_paths=private)  # fmt: skip
+
+
+def test_each_stage_declares_its_artefacts_below_the_roots_and_a_key_once():
+    """The comparators' paths come from their packages, below the root of their audience;
+    an artefact key declared twice (by two stages, or by a stage and this module) is refused."""
+    assert PATHS["tabular_check"] == "results/tabular/check.json"
+    assert PATHS["tabular_release"] == "results/private/tabular/release.parquet"
+    assert path("seq_events", table="transfers") == (
+        "results/private/sequences/transfers/events.parquet"
+    )
+    assert not {"tabular_check", "codes_check", "seq_check"} & SERIES_PATHS.keys()
+    notes = _stage("notes", {"notes_counts": "notes/counts.csv"}, {"notes_raw": "notes/raw.csv"})
+    composed = compose_paths({"raw": f"{PRIVATE}/raw"}, [notes])
+    assert composed == {
+        "raw": "results/private/raw",
+        "notes_counts": "results/notes/counts.csv",
+        "notes_raw": "results/private/notes/raw.csv",
+    }
+    twice = _stage("more", {}, {"notes_counts": "more/counts.csv"})
+    with pytest.raises(ValueError) as err:
+        compose_paths({}, [notes, twice])
+    assert str(err.value) == (
+        "artefact key 'notes_counts' is declared twice: by stage 'notes' and by stage 'more'; "
+        "give each artefact its own key"
+    )
+    with pytest.raises(ValueError) as err:
+        compose_paths(SERIES_PATHS, [*STAGES, _stage("raw", {"raw": "raw"}, {})])
+    assert str(err.value) == (
+        "artefact key 'raw' is declared twice: by workflow/paths.py and by stage 'raw'; give "
+        "each artefact its own key"
+    )

@@ -40,6 +40,7 @@ from mimic_deid.sources.tables import ALL_TABLES, TABULAR_TABLES
 from mimic_deid.stages import (
     EXTRACTION_TABLES,
     REPORT_MODULES,
+    STAGE_PACKAGES,
     STAGES,
     check_source_tables,
     check_stage_configs,
@@ -114,9 +115,11 @@ def test_every_registered_stage_has_the_contracts_parts():
     schema = load_schema(SCHEMA)
     cfg = config()
     names = [s.name for s in STAGES]
-    # config `stages` accepts exactly the registered names, and selects all of them by default
+    # config `stages` selects every registered stage by default, in list order; the schema
+    # lists none (the stage list is the one home of the names)
     stages_schema = schema["properties"]["stages"]
-    assert stages_schema["items"]["enum"] == names == stages_schema["default"] == cfg["stages"]
+    assert stages_schema["items"] == {"type": "string"} and "default" not in stages_schema
+    assert cfg["stages"] == names == list(STAGE_PACKAGES)
     assert len(set(names)) == len(names) == 4
     for stage in STAGES:
         assert stage.config_section in schema["properties"], stage.name
@@ -128,6 +131,15 @@ def test_every_registered_stage_has_the_contracts_parts():
         targets += stage.report_inputs(cfg, "public").values()
         targets += stage.report_inputs(cfg, "private").values()
         assert stage.targets(cfg), stage.name
+        # a stage's declared artefacts land below their audience's root in PATHS
+        for key, relative in stage.public_paths.items():
+            assert PATHS[key] == f"results/{relative}", (stage.name, key)
+            assert not relative.startswith(("private/", "/")), (stage.name, key)
+        for key, relative in stage.private_paths.items():
+            assert PATHS[key] == f"results/private/{relative}", (stage.name, key)
+        if stage.seed_namespace:  # a comparator reads and builds only its own artefacts
+            own = {**stage.public_paths, **stage.private_paths}
+            assert {key for key, _ in targets} <= own.keys(), stage.name
         for key, wildcards in targets:
             assert key in PATHS, (stage.name, key)
             # every wildcard of the path is filled in
@@ -155,10 +167,20 @@ def test_each_stage_is_declared_by_its_own_package(stage):
 
 
 def test_the_stage_list_imports_nothing_from_the_report():
+    """Nor does it load the report by name, and no stage package imports the list (whose
+    imports of the packages by name no static import graph shows): no cycle."""
     text = (ROOT / "src" / "mimic_deid" / "stages.py").read_text()
     imports = re.findall(r"^from (mimic_deid[\w.]*) import", text, re.M)
     assert imports and not [m for m in imports if m.startswith("mimic_deid.report")], imports
+    assert "report" not in STAGE_PACKAGES
     assert REPORT_MODULES == tuple(s.report_module for s in STAGES)
+    upward = [
+        str(path.relative_to(ROOT))
+        for package in STAGE_PACKAGES
+        for path in sorted((ROOT / "src" / "mimic_deid" / package).rglob("*.py"))
+        if re.search(r"^\s*(from|import) mimic_deid\.(stages|config)\b", path.read_text(), re.M)
+    ]
+    assert upward == []
 
 
 def _rule_names(rule_file: Path) -> list[str]:

@@ -1,18 +1,27 @@
 """Every artefact path of the workflow, spelled once (docs/architecture.md, "Artefacts").
 
-Templates use the rules' wildcards: ``{release}`` (stays | ihm48), ``{dk}``, ``{fk}``,
-``{heuristic}`` and ``{method}`` (a release-method label). The rule files and the benchmark
-scripts both read them from here; no other file spells a results path.
+This module holds the roots of the results folders and the series pipeline's own paths; each
+comparator stage declares its artefacts in its own package, relative to the roots
+(``Stage.public_paths`` below ``results/``, ``Stage.private_paths`` below ``results/private/``),
+and :data:`PATHS` composes them all (:func:`compose_paths`). Templates use the rules'
+wildcards: ``{release}`` (stays | ihm48), ``{dk}``, ``{fk}``, ``{heuristic}`` and ``{method}``
+(a release-method label), a stage's own (``{table}``, ``{procedures}``). The rule files and the
+benchmark scripts both read them from here; no other file spells ``results/``.
 """
 
-PRIVATE = "results/private"
+from mimic_deid.stages import STAGES
+
+#: The public results folder (what anyone may read) and the owner-only one below it.
+RESULTS = "results"
+PRIVATE = f"{RESULTS}/private"
 #: Every rule's log and benchmark record; owner-only like PRIVATE (they name files and rows).
 LOGS = "logs"
-REPORT = "results/report"
+REPORT = f"{RESULTS}/report"
 #: The sweep point part of a path: dk, then Mondrian (fk, heuristic), then the method label.
 POINT = "dk{dk}/fk{fk}-{heuristic}/{method}"
 
-PATHS = {
+#: The series pipeline's artefacts (stage ``series``), the source's and the report's.
+SERIES_PATHS = {
     # source (private)
     "synthetic": "resources/synthetic/n{subjects}-s{seed}",
     "raw": f"{PRIVATE}/raw",
@@ -79,37 +88,6 @@ PATHS = {
     # the privacy-utility frontier: one row per release of the sweep, from the cards (public:
     # every figure is its card's; evaluate.frontier)
     "frontier": "results/frontier.csv",
-    # sequences (seed 004): {table} is transfers | cptevents
-    "seq_events": f"{PRIVATE}/sequences/{{table}}/events.parquet",
-    "seq_generated": f"{PRIVATE}/sequences/{{table}}/generated.parquet",
-    "seq_release": f"{PRIVATE}/sequences/{{table}}/staged/release.parquet",
-    # the public sequence release: release.parquet, card.json and the data dictionary when
-    # certified, else refused.txt and card.json
-    "seq_published": "results/sequences/{table}/release",
-    "seq_summary": "results/sequences/{table}/summary.json",
-    "seq_attack": "results/sequences/{table}/attack.json",
-    "seq_check": "results/sequences/{table}/check.json",
-    # the card of a sequence release (sequences.card), copied into its release/ folder
-    "seq_card": "results/sequences/{table}/card.json",
-    "seq_sweep": "results/sequences/{table}/sweep.csv",
-    "seq_friedman": "results/sequences/{table}/friedman.csv",
-    # tabular stage (seed 003): raw tables and demographics private, grids public
-    "tabular_patients": f"{PRIVATE}/tabular/raw/patients.parquet",
-    "tabular_admissions": f"{PRIVATE}/tabular/raw/admissions.parquet",
-    "tabular_procedures": f"{PRIVATE}/tabular/raw/procedures.parquet",
-    "tabular_demographics": f"{PRIVATE}/tabular/demographics_p{{procedures}}.parquet",
-    "tabular_release": f"{PRIVATE}/tabular/release.parquet",
-    "tabular_uniqueness": "results/tabular/uniqueness.json",
-    "tabular_ola": "results/tabular/ola_grid.csv",
-    "tabular_inverse": "results/tabular/inverse_ola.csv",
-    "tabular_concealing": "results/tabular/concealing.csv",
-    "tabular_dps_grid": "results/tabular/dps_grid.csv",
-    "tabular_dps": "results/tabular/dps.json",
-    "tabular_epsilon_la": "results/tabular/epsilon_la.csv",
-    "tabular_release_summary": "results/tabular/release.json",
-    # the OLA release's claims T1-T4 (tabular.check); the release itself stays owner-only
-    "tabular_check": "results/tabular/check.json",
-    "tabular_joint_risk": "results/tabular/joint_risk_stays.csv",
     # report
     "sweep_csv": f"{REPORT}/sweep_summary.csv",
     "sweep_md": f"{REPORT}/sweep_summary.md",
@@ -119,16 +97,47 @@ PATHS = {
     # the private report: figures with original values of individual patients (owner-only)
     "private_report_index": f"{PRIVATE}/report/index.html",
     "private_report_figure": f"{PRIVATE}/report/figures/{{name}}.png",
-    # diagnosis codes (seed 002): private extraction, public aggregates
-    "codes_diagnoses": f"{PRIVATE}/codes/diagnoses.parquet",
-    "codes_extract": f"{PRIVATE}/codes/extract.json",
-    "codes_audit": "results/codes/audit.json",
-    "codes_cdf": "results/codes/dis_cdf.png",
-    "codes_gccens": "results/codes/gccens_cul.csv",
-    "codes_lda": "results/codes/lda.csv",
-    "codes_lda_info": "results/codes/lda.json",
-    "codes_check": "results/codes/check.json",
 }
+
+
+def compose_paths(own, stages):
+    """Every artefact path: ``own`` (full paths) and each stage's declared artefacts below
+    :data:`RESULTS` (``public_paths``) or :data:`PRIVATE` (``private_paths``).
+
+    Parameters
+    ----------
+    own : mapping
+        Artefact key -> path template of this module (:data:`SERIES_PATHS`).
+    stages : sequence of Stage
+        The registered stages (``mimic_deid.stages.STAGES``), in list order.
+
+    Returns
+    -------
+    dict of str to str
+        Artefact key -> path template: ``own``'s, then each stage's, public before private.
+
+    Raises
+    ------
+    ValueError
+        A key declared twice, naming the key and both declarers.
+    """
+    paths = dict(own)
+    owner = dict.fromkeys(own, "workflow/paths.py")
+    for stage in stages:
+        for root, declared in ((RESULTS, stage.public_paths), (PRIVATE, stage.private_paths)):
+            for key, relative in declared.items():
+                if key in paths:
+                    raise ValueError(
+                        f"artefact key {key!r} is declared twice: by {owner[key]} and by stage "
+                        f"{stage.name!r}; give each artefact its own key"
+                    )
+                paths[key] = f"{root}/{relative}"
+                owner[key] = f"stage {stage.name!r}"
+    return paths
+
+
+#: Every artefact path of the workflow, by key (:func:`compose_paths` over :data:`STAGES`).
+PATHS = compose_paths(SERIES_PATHS, STAGES)
 
 
 def path(key, **wildcards):

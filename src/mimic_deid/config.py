@@ -9,7 +9,10 @@
    strings);
 3. validates against the JSON schema and fills every ``default:`` the schema declares, so the
    schema is the one place that holds defaults and bounds;
-4. checks the rules that span several fields (:func:`check_cross_fields`).
+4. checks config ``stages`` against the registered stages and fills its default, every stage
+   in list order (:func:`mimic_deid.stages.check_stage_selection`: the stage list, not the
+   schema, knows the stages);
+5. checks the rules that span several fields (:func:`check_cross_fields`).
 
 Errors are :class:`~mimic_deid.core.errors.ConfigError` naming the parameter path, e.g.
 ``config parameter 'deid/fk/0': 0 is less than the minimum of 1``.
@@ -28,6 +31,7 @@ from mimic_deid.core.atomic import read_yaml
 from mimic_deid.core.errors import ConfigError
 from mimic_deid.deid.methods import REGISTRY
 from mimic_deid.sources.dsn import dsn_params
+from mimic_deid.stages import check_stage_selection
 
 __all__ = [
     "RENAMED",
@@ -286,6 +290,7 @@ def validate_config(config: dict, schema_path: str | os.PathLike, variables: boo
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise ConfigError(f"config parameter '{where}': {error.message}")
+    check_stage_selection(config)
     names = None
     if variables:
         from mimic_deid.pipeline.variables import load_variables, series_variables

@@ -4,9 +4,11 @@ A stage is one selectable part of the workflow (config ``stages``): the series p
 (``series``: extraction, cohort, hourly series, de-identification, evaluation and the report of
 the sweep) and the comparators ``tabular`` (seed 003), ``codes`` (seed 002) and ``sequences``
 (seed 004). Each package declares its own :class:`~mimic_deid.core.stage.Stage` (``STAGE`` in
-its ``stage.py``: tables, rule files, targets, report inputs and items, config check);
-:data:`STAGES` is the one list that ``rule all``, the report's inputs and items and the
-start-up table check loop over. This module imports nothing from ``report/``.
+its ``stage.py``: tables, artefact paths, rule files, targets, report inputs and items, config
+check); :data:`STAGE_PACKAGES` names the packages, one line each, and :data:`STAGES` is the one
+list of their stages that ``rule all``, ``workflow/paths.py``, the report's inputs and items,
+config ``stages`` (:func:`check_stage_selection`) and the start-up table check loop over. This
+module imports nothing from ``report/``.
 
 :func:`check_source_tables` runs when the workflow starts, before any job (also on a dry run):
 it lists, in one message, every MIMIC-III table the selected stages need that the source lacks,
@@ -16,26 +18,25 @@ given twice, a missing column and a column whose values are not of the type read
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
+from importlib import import_module
 from typing import Any
 
-from mimic_deid.codes.stage import STAGE as CODES
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.stage import Stage, Target
-from mimic_deid.sequences.stage import STAGE as SEQUENCES
-from mimic_deid.series.stage import STAGE as SERIES
 from mimic_deid.series.stage import sweep_points
 from mimic_deid.sources.extract import EXTRACTION_TABLES
 from mimic_deid.sources.tables import Column, TableSpec, get_small_spec, get_spec
-from mimic_deid.tabular.stage import STAGE as TABULAR
 
 __all__ = [
     "EXTRACTION_TABLES",
     "REPORT_MODULES",
     "STAGES",
+    "STAGE_PACKAGES",
     "Stage",
     "Target",
     "check_source_tables",
+    "check_stage_selection",
     "check_stage_configs",
     "get_stage",
     "missing_tables_message",
@@ -47,14 +48,30 @@ __all__ = [
     "sweep_points",
 ]
 
-#: Every stage, one line each, in the order of the report's sections and of config
-#: ``stages``' default. The first builds the report (its rules read the others' artefacts).
-STAGES: tuple[Stage, ...] = (
-    SERIES,
-    TABULAR,
-    CODES,
-    SEQUENCES,
+#: Every stage's package (``mimic_deid.<name>``, whose ``stage.py`` declares its ``STAGE``),
+#: one line each, in the order of the report's sections and of config ``stages``' default.
+#: The first builds the report (its rules read the others' artefacts).
+STAGE_PACKAGES: tuple[str, ...] = (
+    "series",
+    "tabular",
+    "codes",
+    "sequences",
 )
+
+
+def _declared_stage(package: str) -> Stage:
+    """The ``STAGE`` of ``mimic_deid.<package>.stage``, which must be named after its package."""
+    stage = import_module(f"mimic_deid.{package}.stage").STAGE
+    if not isinstance(stage, Stage) or stage.name != package:
+        raise TypeError(
+            f"mimic_deid.{package}.stage.STAGE: expected the Stage named {package!r} (a stage "
+            f"is named after its package), got {stage!r}"
+        )
+    return stage
+
+
+#: Every stage, in :data:`STAGE_PACKAGES` order.
+STAGES: tuple[Stage, ...] = tuple(_declared_stage(package) for package in STAGE_PACKAGES)
 #: The modules of every stage's report items, in page order (``rule report``'s outputs and
 #: :func:`mimic_deid.report.content.report_items`).
 REPORT_MODULES: tuple[str, ...] = tuple(s.report_module for s in STAGES if s.report_module)
@@ -88,11 +105,24 @@ def get_stage(name: str) -> Stage:
                       f"{list(stage_names())}")  # fmt: skip
 
 
+def check_stage_selection(config: MutableMapping[str, Any]) -> None:
+    """Refuse an unknown name in config ``stages``, and fill it with every stage of
+    :data:`STAGES`, in list order, when it is absent (run by
+    :func:`mimic_deid.config.validate_config`; the schema lists no stage).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``stages``, the first unknown name and the known ones (:func:`get_stage`).
+    """
+    for name in config.setdefault("stages", list(stage_names())):
+        get_stage(name)
+
+
 def selected_stages(config: Mapping[str, Any]) -> tuple[Stage, ...]:
-    """The stages config ``stages`` selects, in registry order (all when it is absent)."""
-    chosen = config.get("stages")
-    if chosen is None:
-        return STAGES
+    """The stages config ``stages`` selects, in registry order (``ConfigError`` for an unknown
+    name: :func:`check_stage_selection`)."""
+    chosen = config["stages"]
     for name in chosen:
         get_stage(name)
     return tuple(s for s in STAGES if s.name in chosen)

@@ -434,6 +434,20 @@ def lda_table(
 
 # --------------------------------------------------------------------------- the stage
 
+#: The stage's artefacts (seed 002), relative to the results folders (``workflow/paths.py``
+#: adds the roots): private extraction, public aggregates.
+PRIVATE_PATHS = {
+    "codes_diagnoses": "codes/diagnoses.parquet",
+    "codes_extract": "codes/extract.json",
+}
+PUBLIC_PATHS = {
+    "codes_audit": "codes/audit.json",
+    "codes_cdf": "codes/dis_cdf.png",
+    "codes_gccens": "codes/gccens_cul.csv",
+    "codes_lda": "codes/lda.csv",
+    "codes_lda_info": "codes/lda.json",
+    "codes_check": "codes/check.json",
+}
 #: The stage's artefacts (``rule all`` and the named target ``codes``).
 TARGETS = ("codes_audit", "codes_cdf", "codes_gccens", "codes_lda", "codes_check")
 #: The artefacts its report items read (input names = artefact keys).
@@ -453,4 +467,5 @@ def _check(config: Mapping) -> None:
 #: :mod:`mimic_deid.report.codes`.
 STAGE = Stage(name="codes", config_section="codes", tables=_tables, targets=artefacts(TARGETS),
               report_inputs=artefacts(REPORT_INPUTS), report_module="mimic_deid.report.codes",
-              check_config=_check, rule_files=("codes.smk",), seed_namespace="codes")  # fmt: skip
+              check_config=_check, rule_files=("codes.smk",), seed_namespace="codes",
+              public_paths=PUBLIC_PATHS, private_paths=PRIVATE_PATHS)  # fmt: skip

@@ -6,8 +6,11 @@ in ``mimic_deid.series.stage``, the comparators in ``tabular/``, ``codes/`` and
 ``sequences/``); :mod:`mimic_deid.stages` only collects them into its list. Nothing here
 knows a stage: the contract is data and callables of the config.
 
-Targets are ``(artefact key, wildcards)`` pairs: the keys are those of ``workflow/paths.py``,
-which alone spells the paths, so no stage knows a path under ``results/``.
+A stage declares its own artefacts (:attr:`Stage.public_paths`, :attr:`Stage.private_paths`):
+artefact key -> path template relative to the public or the owner-only results folder.
+``workflow/paths.py`` holds the roots and the series pipeline's own paths and composes
+``PATHS`` from them and every stage's declarations, so no stage spells ``results/``. Targets are
+``(artefact key, wildcards)`` pairs over those keys.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ class Stage:
     Attributes
     ----------
     name : str
-        The name in config ``stages`` (the schema's enum lists the same names).
+        The name in config ``stages``, the name of the stage's package
+        (``mimic_deid.<name>.stage``).
     config_section : str
         The top-level config section (``config/schema.yaml``) holding the stage's parameters.
     tables : callable
@@ -89,6 +93,15 @@ class Stage:
         the master seed (``derive_rng(seed, "<namespace>...", ...)``, never in a workflow
         script), so that no two stages share a stream; empty for the series pipeline, whose
         streams are keyed by what they draw (``linkage``, ``targets``, ``pairing``, ...).
+    public_paths : mapping
+        Artefact key -> path template relative to the public results folder (``results/``),
+        with the rules' wildcards (``"sequences/{table}/check.json"``): what anyone may read.
+        The key is the stage's artefact in ``PATHS`` (``workflow/paths.py``, which adds the
+        root) and in its targets and report inputs; unique across the workflow.
+    private_paths : mapping
+        Artefact key -> path template relative to the owner-only results folder
+        (``results/private/``): what holds or is computed from patients' values before a
+        check certifies it.
     """
 
     name: str
@@ -102,3 +115,5 @@ class Stage:
     rule_files: tuple[str, ...] = ()
     seed_namespace: str = ""
     table_readers: tuple[str, ...] = ()
+    public_paths: Mapping[str, str] = field(default_factory=dict)
+    private_paths: Mapping[str, str] = field(default_factory=dict)

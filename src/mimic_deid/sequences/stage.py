@@ -426,6 +426,25 @@ def friedman_tests(sweep: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- the stage
 
+#: The stage's artefacts (seed 004), relative to the results folders (``workflow/paths.py``
+#: adds the roots); ``{table}`` is transfers | cptevents | vitals.
+PRIVATE_PATHS = {
+    "seq_events": "sequences/{table}/events.parquet",
+    "seq_generated": "sequences/{table}/generated.parquet",
+    "seq_release": "sequences/{table}/staged/release.parquet",
+}
+PUBLIC_PATHS = {
+    # the public sequence release: release.parquet, card.json and the data dictionary when
+    # certified, else refused.txt and card.json
+    "seq_published": "sequences/{table}/release",
+    "seq_summary": "sequences/{table}/summary.json",
+    "seq_attack": "sequences/{table}/attack.json",
+    "seq_check": "sequences/{table}/check.json",
+    # the card of a sequence release (sequences.card), copied into its release/ folder
+    "seq_card": "sequences/{table}/card.json",
+    "seq_sweep": "sequences/{table}/sweep.csv",
+    "seq_friedman": "sequences/{table}/friedman.csv",
+}
 #: The artefacts of each sequence table (``rule all`` and the named target ``sequences``).
 TARGETS = ("seq_published", "seq_summary", "seq_check", "seq_sweep", "seq_friedman")
 #: Report-rule input name prefix -> the artefact key its report items read, per table.
@@ -468,4 +487,5 @@ def _check(config: Mapping) -> None:
 #: optional vitals table; its report items in :mod:`mimic_deid.report.sequences`.
 STAGE = Stage(name="sequences", config_section="sequences", tables=_tables, targets=_targets,
               report_inputs=_report_inputs, report_module="mimic_deid.report.sequences",
-              check_config=_check, rule_files=("sequences.smk",), seed_namespace="sequences")  # fmt: skip
+              check_config=_check, rule_files=("sequences.smk",), seed_namespace="sequences",
+              public_paths=PUBLIC_PATHS, private_paths=PRIVATE_PATHS)  # fmt: skip

@@ -509,6 +509,29 @@ def release_table(
 
 # --------------------------------------------------------------------------- the stage
 
+#: The stage's artefacts (seed 003), relative to the results folders (``workflow/paths.py``
+#: adds the roots): raw tables and demographics private, grids public.
+PRIVATE_PATHS = {
+    "tabular_patients": "tabular/raw/patients.parquet",
+    "tabular_admissions": "tabular/raw/admissions.parquet",
+    "tabular_procedures": "tabular/raw/procedures.parquet",
+    "tabular_demographics": "tabular/demographics_p{procedures}.parquet",
+    # the OLA release stays owner-only; its claims T1-T4 are public (``tabular_check``)
+    "tabular_release": "tabular/release.parquet",
+}
+PUBLIC_PATHS = {
+    "tabular_uniqueness": "tabular/uniqueness.json",
+    "tabular_ola": "tabular/ola_grid.csv",
+    "tabular_inverse": "tabular/inverse_ola.csv",
+    "tabular_concealing": "tabular/concealing.csv",
+    "tabular_dps_grid": "tabular/dps_grid.csv",
+    "tabular_dps": "tabular/dps.json",
+    "tabular_epsilon_la": "tabular/epsilon_la.csv",
+    "tabular_release_summary": "tabular/release.json",
+    # the OLA release's claims T1-T4 (tabular.check); the release itself stays owner-only
+    "tabular_check": "tabular/check.json",
+    "tabular_joint_risk": "tabular/joint_risk_stays.csv",
+}
 #: The stage's own artefacts (the light `tabular` target); the joint risk with the stays'
 #: duration classes is built only with the series pipeline (``STAGE.with_stages``).
 TARGETS = (
@@ -553,4 +576,5 @@ STAGE = Stage(name="tabular", config_section="tabular", tables=_tables, targets=
               report_inputs=artefacts(tuple(REPORT_INPUTS)), report_module="mimic_deid.report.tabular",
               with_stages={"series": (("tabular_joint_risk", {}),)}, check_config=_check,
               rule_files=("tabular.smk",), seed_namespace=SEED_NAMESPACE,
-              table_readers=tuple(SOURCE_TABLES.values()))  # fmt: skip
+              table_readers=tuple(SOURCE_TABLES.values()), public_paths=PUBLIC_PATHS,
+              private_paths=PRIVATE_PATHS)  # fmt: skip
