@@ -216,12 +216,14 @@ def test_unknown_feature_variable_is_refused(config):
 
 
 def test_method_labels_expand_the_product_and_round_trip(config):
+    config["deid"]["methods"]["genetic"] = {}  # not in the shipped sweep: schema defaults
     grid = validate_config(config, SCHEMA)["deid"]["methods"]
     grid["genetic"]["mutation_sd"] = [2.0, 3.0, 5.0]
     grid["genetic"]["parents"] = [2, 3]
     labels = method_labels(grid)
     adhoc = len(grid["adhoc"]["iterations"]) * len(grid["adhoc"]["noise_sd"])
-    assert len(labels) == 1 + adhoc + 6  # mdav has no parameter of its own: one label
+    # mdav and mdav-spread have no parameter of their own: one label each
+    assert len(labels) == 2 + adhoc + 6
     assert len(set(labels)) == len(labels)
     for label in labels:
         name, params = parse_method_label(label)

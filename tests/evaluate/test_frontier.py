@@ -12,6 +12,7 @@ from frontier_helpers import documented_problems, sweep
 from mimic_deid.core.atomic import write_csv, write_json
 from mimic_deid.core.errors import InputDataError
 from mimic_deid.evaluate.frontier import (
+    BOTH,
     FRONTIER_SETTINGS,
     METRICS,
     best_certified,
@@ -140,6 +141,19 @@ def test_the_best_certified_release_per_task_and_setting():
     assert best["mortality_deid_deid_roc_auc"] == pytest.approx(0.72)
     refused = table.assign(verdict="refused")
     assert best_certified(refused, "mortality", "deid_orig") is None
+    # each setting its own best, and the mean of the two a third: mdav fk 10
+    table.loc[5, ["mortality_deid_deid_roc_auc", "mortality_deid_orig_roc_auc"]] = [0.73, 0.60]
+    table.loc[3, ["mortality_deid_deid_roc_auc", "mortality_deid_orig_roc_auc"]] = [0.70, 0.76]
+    table.loc[1, ["verdict", "mortality_deid_orig_roc_auc"]] = ["certified", 0.78]
+    table.loc[1, "mortality_deid_deid_roc_auc"] = 0.50
+    picked = {tag: best_certified(table, "mortality", tag) for tag in ("deid_deid", "deid_orig")}
+    assert picked["deid_deid"]["method_label"] == "noise-sc4"
+    assert (picked["deid_orig"]["method_label"], picked["deid_orig"]["fk"]) == ("mdav", 5)
+    both = best_certified(table, "mortality", BOTH)
+    assert (both["method_label"], both["fk"]) == ("mdav", 10)  # 0.73 against 0.665, 0.64
+    # a release missing either setting is not ranked by both
+    table.loc[3, "mortality_deid_deid_roc_auc"] = float("nan")
+    assert best_certified(table, "mortality", BOTH)["method_label"] == "noise-sc4"
     with pytest.raises(InputDataError) as err:
         best_certified(table, "mortality", "orig_deid")
     assert str(err.value) == (

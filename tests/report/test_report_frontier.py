@@ -51,7 +51,9 @@ def test_the_first_screen_names_the_best_certified_release_per_task_and_setting(
         "[0.680, 0.750], its strongest attacker ('shape') 4.0 % (95 % interval 2.0 to 6.0 %) "
         "within 1/10 = 10.0 %; de-id. / orig.: noise-sc4 at fk 10, scale 4 (dk 50, range), "
         "0.770 [0.730, 0.800], its strongest attacker ('shape') 4.0 % (95 % interval 2.0 to "
-        "6.0 %) within 1/10 = 10.0 %."
+        "6.0 %) within 1/10 = 10.0 %; both (their mean): noise-sc4 at fk 10, scale 4 (dk 50, "
+        "range), de-id. / de-id. 0.720 [0.680, 0.750], de-id. / orig. 0.770 [0.730, 0.800], its "
+        "strongest attacker ('shape') 4.0 % (95 % interval 2.0 to 6.0 %) within 1/10 = 10.0 %."
     )
     assert lines[1]["text"].startswith(
         "BEST CERTIFIED for length of stay > 7 days (test ROC-AUC; the data owner's 0.760 "
@@ -68,6 +70,6 @@ def test_the_first_screen_names_the_best_certified_release_per_task_and_setting(
         "status": "none",
         "text": "BEST CERTIFIED for in-hospital mortality (test ROC-AUC; the data owner's "
         "0.860 [0.820, 0.890]): de-id. / de-id.: none certified; de-id. / orig.: none "
-        "certified.",
+        "certified; both (their mean): none certified.",
     }
     assert best_lines(pd.DataFrame()) == []  # a report without the frontier says nothing

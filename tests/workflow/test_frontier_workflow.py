@@ -55,10 +55,11 @@ def test_the_report_draws_the_frontier_and_names_the_best_certified_release(tiny
     assert "Every ihm48 release of the sweep (frontier.csv)" in text  # the figure's caption
     first = text[text.index("<h1>") : text.index('<nav class="toc">')]
     best = re.findall(r'<li class="(best|none)">(.*?)</li>', first)
-    assert [b[0] for b in best] == ["best"] * 2  # one line per task, mdav certified
+    assert [b[0] for b in best] == ["best"] * 2  # one line per task, the mdav methods certified
     assert best[0][1].startswith(
         "BEST CERTIFIED for in-hospital mortality (test ROC-AUC; the data owner&#x27;s "
     )
-    assert "): de-id. / de-id.: mdav at fk 3 (dk 10, range), " in best[0][1]
+    assert "): de-id. / de-id.: mdav-spread at fk 3 (dk 10, range), " in best[0][1]
     assert "; de-id. / orig.: mdav at fk 3 (dk 10, range), " in best[0][1]
+    assert "; both (their mean): mdav-spread at fk 3 (dk 10, range), de-id. / de-id. " in best[0][1]
     assert " within 1/3 = 33.3 %." in best[0][1]

@@ -137,13 +137,13 @@ def _one_method_series_only(workdir: Path, overlay: Path) -> None:
     other methods are removed from the config itself, because an overlay merges into the
     defaults."""
     tiny = yaml.safe_load(overlay.read_text())
-    for name in ("genetic", "mdav"):
+    for name in ("genetic", "mdav", "mdav-spread"):
         del tiny["deid"]["methods"][name]
     tiny["stages"] = ["series"]
     overlay.write_text(yaml.safe_dump(tiny))
     base_path = workdir / "config" / "config.yaml"
     base = yaml.safe_load(base_path.read_text())
-    for name in ("genetic", "mdav"):
+    for name in ("mdav-spread", "mdav"):
         del base["deid"]["methods"][name]
     base_path.write_text(yaml.safe_dump(base, sort_keys=False))
 

@@ -148,7 +148,7 @@ def test_release_protects_every_published_value(finished_run):
     assert len(features) == 16 and "heart_rate" in features and "ph" in features
     # the releases as the methods staged them (the attacker family refuses their publication)
     staged = sorted(workdir.glob("results/private/*/dk*/fk*/*/staged/series.parquet"))
-    assert len(staged) == 6
+    assert len(staged) == 8
     for series_path in staged:
         series = pd.read_parquet(series_path)
         index = pd.read_parquet(series_path.with_name("index.parquet"))
@@ -209,7 +209,7 @@ def test_every_release_has_a_card_and_the_releases_are_paired(finished_run):
     published tables; the cross-release table pairs every two releases of the sweep."""
     workdir, _ = finished_run
     cards = sorted(workdir.glob("results/*/dk*/fk*/*/card.json"))
-    assert len(cards) == 6
+    assert len(cards) == 8
     schema = documented_schema("The release card")
     held = set()
     every_pair = pd.read_csv(workdir / "results/private/cross_release.csv")
@@ -523,8 +523,8 @@ def test_dtw_series_distance_reruns_only_the_privacy_rules(finished_run, tmp_pat
     workdir, _ = copy_run(reference, tmp_path / "run")
     config = prepare(workdir, {"evaluate": {"series_distance": "dtw", "dtw_window": 2}})
     jobs = planned_jobs(snakemake(workdir, "-n", config=config).stdout)
-    # privacy: both releases at both points (the linkage bound is a claim of each)
-    assert jobs.get("privacy_baseline") == 1 and jobs.get("privacy") == 6, jobs
+    # privacy: both releases at every point (the linkage bound is a claim of each)
+    assert jobs.get("privacy_baseline") == 1 and jobs.get("privacy") == 8, jobs
     assert not UPSTREAM & set(jobs) and "deidentify" not in jobs, jobs
     linkage = sorted(reference.glob("results/stays/dk*/fk*/*/privacy/linkage.json"))
     targets = [str(p.relative_to(reference)) for p in linkage]

@@ -33,6 +33,7 @@ from mimic_deid.evaluate.utility import CROSS, TASKS
 
 __all__ = [
     "ATTACK_COLUMNS",
+    "BOTH",
     "FRONTIER_SETTINGS",
     "METRICS",
     "POINT_COLUMNS",
@@ -73,6 +74,10 @@ FRONTIER_SETTINGS: tuple[tuple[str, str, str], ...] = (
     ("deid_deid", "released", "de-id. / de-id."),
     ("deid_orig", "released", "de-id. / orig."),
 )
+#: The ``tag`` of :func:`best_certified` that ranks releases by the mean of the two settings in
+#: which a recipient trains on the release (the rule of the shipped config's default release:
+#: README, "The default release").
+BOTH = "both"
 #: The utility metrics of a setting, each with its 95 % bootstrap interval.
 METRICS: tuple[str, ...] = ("roc_auc", "pr_auc")
 #: The split the frontier reports (seed Table 6.4's).
@@ -229,8 +234,9 @@ def best_certified(
     frontier: pd.DataFrame, task: str, tag: str, metric: str = "roc_auc"
 ) -> Mapping[str, Any] | None:
     """The certified ``ihm48`` release with the highest ``metric`` of ``task`` in setting ``tag``
-    (``deid_deid`` or ``deid_orig``), ties to the lower attacker top-1, then to the earlier row;
-    None when no certified release has that metric.
+    (``deid_deid`` or ``deid_orig``; :data:`BOTH`: the mean of the two, a release needing
+    both), ties to the lower attacker top-1, then to the earlier row; None when no certified
+    release has that metric.
 
     Parameters
     ----------
@@ -239,18 +245,22 @@ def best_certified(
     task : str
         A task of :data:`~mimic_deid.evaluate.utility.TASKS`.
     tag : str
-        A setting tag of :data:`FRONTIER_SETTINGS`.
+        A setting tag of :data:`FRONTIER_SETTINGS`, or :data:`BOTH`.
     metric : str
         One of :data:`METRICS`.
     """
-    column = utility_column(task, tag, metric)
-    if column not in frontier.columns:
-        raise InputDataError(
-            f"frontier table: no column '{column}' (task '{task}', setting '{tag}'); expected "
-            f"the columns of mimic_deid.evaluate.frontier.frontier_columns"
-        )
-    rows = frontier[(frontier["verdict"] == "certified") & frontier[column].notna()]
+    tags = ("deid_deid", "deid_orig") if tag == BOTH else (tag,)
+    columns = [utility_column(task, t, metric) for t in tags]
+    for column, t in zip(columns, tags, strict=True):
+        if column not in frontier.columns:
+            raise InputDataError(
+                f"frontier table: no column '{column}' (task '{task}', setting '{t}'); "
+                f"expected the columns of mimic_deid.evaluate.frontier.frontier_columns"
+            )
+    score = frontier[columns].mean(axis=1, skipna=False)
+    chosen = (frontier["verdict"] == "certified") & score.notna()
+    rows, score = frontier[chosen], score[chosen].to_numpy()
     if rows.empty:
         return None
-    order = np.lexsort((np.arange(len(rows)), rows["attacker_top1"].to_numpy(), -rows[column]))
+    order = np.lexsort((np.arange(len(rows)), rows["attacker_top1"].to_numpy(), -score))
     return rows.iloc[int(order[0])].to_dict()
