@@ -61,5 +61,5 @@ def test_the_report_draws_the_frontier_and_names_the_best_certified_release(tiny
     )
     assert "): de-id. / de-id.: mdav-spread at fk 3 (dk 10, range), " in best[0][1]
     assert "; de-id. / orig.: mdav at fk 3 (dk 10, range), " in best[0][1]
-    assert "; both (their mean): mdav-spread at fk 3 (dk 10, range), de-id. / de-id. " in best[0][1]
+    assert "; both (their mean): mdav at fk 3 (dk 10, range), de-id. / de-id. " in best[0][1]
     assert " within 1/3 = 33.3 %." in best[0][1]
