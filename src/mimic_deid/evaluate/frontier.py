@@ -249,7 +249,8 @@ def best_certified(
     metric : str
         One of :data:`METRICS`.
     """
-    tags = ("deid_deid", "deid_orig") if tag == BOTH else (tag,)
+    # BOTH: the settings after the owner's baseline, those in which a recipient trains on it
+    tags = tuple(t for t, _, _ in FRONTIER_SETTINGS[1:]) if tag == BOTH else (tag,)
     columns = [utility_column(task, t, metric) for t in tags]
     for column, t in zip(columns, tags, strict=True):
         if column not in frontier.columns:
