@@ -212,3 +212,31 @@ def test_a_column_on_which_a_target_and_its_partner_differ_is_not_matched_on():
     assert str(err.value) == (
         "release index B: 1 series of the pairing have no row; expected one row per released series"
     )
+
+
+def test_a_release_of_identical_series_in_groups_pairs_one_in_its_group_size():
+    """Microaggregation: B publishes each group's mean for its members (groups of 2, 3 and 5,
+    far apart), so a target finds its group and then guesses among its members; A's targets
+    come in identical pairs too. Both attackers count every member of a tied group."""
+    rng = np.random.default_rng(3)
+    sizes = np.array([2, 3, 5])
+    group = np.repeat(np.arange(3), sizes)
+    keys = np.arange(700, 710)
+    order = rng.permutation(10)
+    # B: one value per group (the hourly pattern of _release is the same for all)
+    b = _release((100.0 * group)[order], keys[order], "B")
+    a = _release(100.0 * group + rng.normal(0, 1, 10), keys, "A")
+    expected = np.mean(1.0 / sizes[group])
+    assert pairing_rate(*a, *b, np.random.default_rng(1))["rate"] == pytest.approx(expected)
+    # the other way round: a group's identical targets all pick the one member of A nearest
+    # their mean, the right pick for one target per group
+    assert pairing_rate(*b, *a, np.random.default_rng(1))["rate"] == pytest.approx(3 / 10)
+    vars_ = ["heart_rate", "glucose"]
+    X = np.cumsum(rng.normal(0, 3, (3, 12, 2)), axis=1)[group]
+    shapes_b = (*series_shapes(_long(X[order], "B"), vars_), vars_)
+    shapes_a = (*series_shapes(_long(X + rng.normal(0, 0.01, X.shape), "A"), vars_), vars_)
+    keys_a = pd.Series(keys, index=[f"A{i:03d}" for i in range(10)])
+    keys_b = pd.Series(keys[order], index=[f"B{i:03d}" for i in range(10)])
+    shape = shape_pairing_rate(shapes_a, keys_a, shapes_b, keys_b, np.random.default_rng(1))
+    assert (shape["targets"], shape["candidates"]) == (10, 10)
+    assert shape["rate"] == pytest.approx(expected)

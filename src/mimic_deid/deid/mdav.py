@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.arrays import distinct_rows
 from mimic_deid.core.claims import ClaimInputs
 from mimic_deid.core.errors import ConfigError, InputDataError, ReleaseCheckError, require_columns
 from mimic_deid.deid.classes import KEY, unit_keys
@@ -414,12 +415,6 @@ def mdav_summary(per_series: pd.DataFrame) -> dict:
     }
 
 
-def _series_bits(values: np.ndarray) -> np.ndarray:
-    """Values as comparable bits: every NaN one pattern, -0.0 as 0.0 (equal values, equal bits)."""
-    v = np.where(np.isnan(values), np.nan, values + 0.0)
-    return np.ascontiguousarray(v).view(np.uint64)
-
-
 def check_mdav_clusters(
     per_series: pd.DataFrame,
     series_public: pd.DataFrame,
@@ -478,9 +473,8 @@ def check_mdav_clusters(
                 f"MDAV clusters: the unit of the {length} h class (group {unit[0]}) publishes "
                 f"{len(part)} rows for {m} series, not {length} hours each"
             )
-        bits = _series_bits(part[variables].to_numpy(dtype=np.float64)).reshape(m, -1)
-        _, inverse, counts = np.unique(bits, axis=0, return_inverse=True, return_counts=True)
-        inverse = inverse.reshape(-1)
+        values = part[variables].to_numpy(dtype=np.float64).reshape(m, -1)
+        _, inverse, counts = distinct_rows(values)
         size = counts[inverse]
         cluster = part["cluster"].to_numpy(dtype=np.int64)[::length]
         pairs = np.unique(np.column_stack([cluster, inverse]), axis=0)

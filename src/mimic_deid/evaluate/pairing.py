@@ -36,7 +36,12 @@ another level); ``1 / |cell|`` averaged over the targets (``1 / |B|`` without th
 release the targets are a random sample of ``max_targets`` series of A
 (:data:`RELEASE_TARGETS`, drawn from the given generator by
 :func:`~mimic_deid.evaluate.linkage.sample_targets`, as the privacy rule draws its targets in
-a class), so the cost is ``O(max_targets * |B| * features)``: linear in the release.
+a class), so the cost is ``O(max_targets * |B| * features)``: linear in the release. Series
+that publish the same values (:func:`~mimic_deid.core.arrays.distinct_rows`: a
+microaggregation release publishes each cluster's mean for all its members) are compared
+once, each distinct series of B counting as many candidates as publish it, so a release of
+``k``-groups costs ``1 / k`` of that on its side and the rates are those of every target
+against every series.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mimic_deid.core.arrays import distinct_rows
 from mimic_deid.core.errors import InputDataError
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY
@@ -156,9 +162,9 @@ def pairing_rate(
     with np.errstate(invalid="ignore"):
         scale = np.nanstd(np.vstack([A, B]), axis=0)
     return _pair(
-        (stats_a.index, keys_a, index_a),
-        (stats_b.index, keys_b, index_b),
-        lambda rows: feature_distances(A[rows], B, scale),
+        (stats_a.index, keys_a, index_a, A),
+        (stats_b.index, keys_b, index_b, B),
+        lambda rows, columns: feature_distances(A[rows], B[columns], scale),
         len(columns),
         rng,
         max_targets,
@@ -167,14 +173,29 @@ def pairing_rate(
 
 def _pair(side_a, side_b, distances, features: int, rng, max_targets: int) -> dict:
     """The pairing both attackers share: the targets, then a block of at most 256 of them at a
-    time against every series of B (``distances(rows)``: the distances of A's series at
-    ``rows`` to each of B's, shape ``(len(rows), |B|)``), then the chance; each side is
-    ``(pseudonyms, keys, published index or None)``."""
-    (names_a, keys_a, index_a), (names_b, keys_b, index_b) = side_a, side_b
+    time against every series of B, then the chance; each side is ``(pseudonyms, keys,
+    published index or None, values)``, ``values`` shape ``(n, m)`` the compared values of
+    each series (NaN = not published).
+
+    Identical series are compared once (a microaggregation release publishes each cluster's
+    mean for every member): ``distances(rows, columns)`` gives the distances of A's series at
+    ``rows`` to B's at ``columns``, shape ``(len(rows), len(columns))``, and is asked for the
+    distinct targets against the distinct series of B only; each distinct series of B counts
+    as many candidates as series publish it (:func:`_shared_hits`), so the rate is the one
+    of every target against every series of B.
+    """
+    (names_a, keys_a, index_a, values_a), (names_b, keys_b, index_b, values_b) = side_a, side_b
     in_both, truth = _targets(names_a, keys_a, names_b, keys_b, max_targets, rng)
-    paired = 0.0
-    for start in range(0, len(in_both), 256):
-        paired += _shared_hits(distances(in_both[start : start + 256]), truth[start : start + 256])
+    first_b, which_b, many_b = distinct_rows(values_b)
+    first_a, which_a, _ = distinct_rows(values_a[in_both])
+    hits = np.zeros(in_both.size, dtype=np.float64)
+    for start in range(0, first_a.size, 256):
+        block = np.arange(start, min(start + 256, first_a.size))
+        D = distances(in_both[first_a[block]], first_b)
+        targets = np.flatnonzero((which_a >= start) & (which_a < start + 256))
+        hits[targets] = _shared_hits(D, which_a[targets] - start, which_b[truth[targets]], many_b)
+    # summed by blocks of 256 targets in sample order, as ever
+    paired = sum(float(np.sum(hits[s : s + 256])) for s in range(0, hits.size, 256))
     chance = _chance(names_a[in_both], names_b[truth], index_a, index_b, len(names_b))
     return _pairing(paired, int(in_both.size), len(names_b), chance, features)
 
@@ -340,14 +361,14 @@ def shape_pairing_rate(
     Z_a = znormalise(X_a[:, :hours, [vars_a.index(v) for v in common]])
     Z_b = znormalise(X_b[:, :hours, [vars_b.index(v) for v in common]])
 
-    def distances(rows: np.ndarray) -> np.ndarray:
-        d, counts = series_distances(Z_a[rows], Z_b, return_counts=True)
+    def distances(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        d, counts = series_distances(Z_a[rows], Z_b[columns], return_counts=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             return d / np.sqrt(counts)
 
     return _pair(
-        (names_a, keys_a, options.get("index_a")),
-        (names_b, keys_b, options.get("index_b")),
+        (names_a, keys_a, options.get("index_a"), Z_a.reshape(len(Z_a), -1)),
+        (names_b, keys_b, options.get("index_b"), Z_b.reshape(len(Z_b), -1)),
         distances,
         int(hours * len(common)),
         rng,
@@ -361,13 +382,20 @@ def _hours_held(X: np.ndarray) -> int:
     return int(held[-1]) + 1 if held.size else 0
 
 
-def _shared_hits(D: np.ndarray, truth: np.ndarray) -> float:
-    """Expected correct pairs of a block: ``t`` equally near candidates count ``1 / t``."""
+def _shared_hits(
+    D: np.ndarray, rows: np.ndarray, own: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
+    """Expected correct pairs of each target: ``t`` equally near candidates count ``1 / t``.
+
+    ``D`` (r, u): distances of r distinct targets to the u distinct series of B, each standing
+    for ``counts[j]`` series; target ``i`` is distinct target ``rows[i]`` and its own series
+    is distinct series ``own[i]``.
+    """
     D = np.where(np.isnan(D), np.inf, D)
     best = D.min(axis=1, keepdims=True)
     tied = D <= best + _TIE
-    own = tied[np.arange(D.shape[0]), truth]
-    return float(np.sum(own / tied.sum(axis=1)))
+    near = tied.astype(np.int64) @ counts
+    return tied[rows, own] / near[rows]
 
 
 def release_pairs(points: list[dict], releases: tuple[str, ...] = ("stays", "ihm48")) -> list:
