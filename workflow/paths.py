@@ -84,6 +84,10 @@ SERIES_PATHS = {
     # rates are computed from values never published; the cards read it), and the pairs of
     # two certified releases (public: the sweep summary and the report)
     "cross_release_all": f"{PRIVATE}/cross_release.csv",
+    # the pairing rows of every pair before the checks (rule pair_releases, owner-only like
+    # the table they make): the pairing needs the staged releases only, so it runs beside
+    # the attacks and checks (issue 47)
+    "cross_release_rows": f"{PRIVATE}/cross_release_rows.parquet",
     "cross_release": "results/cross_release.csv",
     # the privacy-utility frontier: one row per release of the sweep, from the cards (public:
     # every figure is its card's; evaluate.frontier)

@@ -240,3 +240,25 @@ def test_a_release_of_identical_series_in_groups_pairs_one_in_its_group_size():
     shape = shape_pairing_rate(shapes_a, keys_a, shapes_b, keys_b, np.random.default_rng(1))
     assert (shape["targets"], shape["candidates"]) == (10, 10)
     assert shape["rate"] == pytest.approx(expected)
+
+
+def test_the_table_marks_each_release_of_a_pair_certified_or_not():
+    from mimic_deid.evaluate.pairing import pair_table
+
+    rows = pd.DataFrame(
+        {
+            "release_a": ["ihm48_x", "ihm48_x"],
+            "release_b": ["stays_x", "stays_y"],
+            "rate": [0.1, 0.2],
+        }
+    )
+    table = pair_table(rows, {"ihm48_x": True, "stays_x": True, "stays_y": False})
+    assert list(table.columns) == ["release_a", "release_b", "certified_a", "certified_b", "rate"]
+    assert table["certified_a"].tolist() == [True, True]
+    assert table["certified_b"].tolist() == [True, False]
+    with pytest.raises(InputDataError) as err:
+        pair_table(rows, {"ihm48_x": True, "stays_x": True})
+    assert str(err.value) == (
+        "cross-release table: no check for release(s) ['stays_y']; expected one verdict per "
+        "release of the sweep"
+    )

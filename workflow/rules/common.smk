@@ -266,7 +266,7 @@ def card_input(wildcards):
 
 
 def cross_release_pairs():
-    """The release pairs measured by cross_release (input names of both, and their k)."""
+    """The release pairs measured by pair_releases (input names of both, and their k)."""
     return [
         (release_name(*a), release_name(*b), min(a[1]["fk"], b[1]["fk"]))
         for a, b in release_pairs(sweep_points())
@@ -274,7 +274,7 @@ def cross_release_pairs():
 
 
 def cross_release_methods():
-    """The method label of every release the cross_release rule reads, by input name."""
+    """The method label of every release the pair_releases rule reads, by input name."""
     return {
         release_name(release, point): point["method"]
         for release in RELEASES
@@ -282,8 +282,9 @@ def cross_release_methods():
     }
 
 
-def cross_release_input(wildcards):
-    """The staged series, index, pseudonym map and check of every release of the sweep."""
+def pair_releases_input(wildcards):
+    """The staged series, index and pseudonym map of every release of the sweep (and the
+    private per-series table of a release with recoverable groups)."""
     inputs = {}
     for release in RELEASES:
         for point in sweep_points():
@@ -291,13 +292,22 @@ def cross_release_input(wildcards):
             inputs[f"series_{name}"] = path("release_series", release=release, **point)
             inputs[f"index_{name}"] = path("release_index", release=release, **point)
             inputs[f"pseudonyms_{name}"] = path("pseudonyms", release=release, **point)
-            inputs[f"check_{name}"] = path("check", release=release, **point)
             if method_of(point["method"]).groups is not None:
                 # a release with recoverable groups (k-groups): its private per-series
                 # table, for the intersection measure
                 inputs[f"groups_{name}"] = path(
                     "method_series", release=release, **point
                 )
+    return inputs
+
+
+def cross_release_input(wildcards):
+    """The pairing rows of every pair (pair_releases) and the check of every release."""
+    inputs = {"rows": PATHS["cross_release_rows"]}
+    for release in RELEASES:
+        for point in sweep_points():
+            name = release_name(release, point)
+            inputs[f"check_{name}"] = path("check", release=release, **point)
     return inputs
 
 

@@ -123,17 +123,17 @@ rule utility:
         "../scripts/utility.py"
 
 
-rule cross_release:
-    """How well two releases of one population pair series to series (evaluate.pairing)."""
+rule pair_releases:
+    """How well two releases of one population pair series to series (evaluate.pairing):
+    every pair, from the staged releases, before their checks (issue 47)."""
     input:
-        unpack(cross_release_input),
+        unpack(pair_releases_input),
     output:
-        table=PATHS["cross_release_all"],
-        public=PATHS["cross_release"],
+        rows=PATHS["cross_release_rows"],
     log:
-        "logs/cross_release.log",
+        "logs/pair_releases.log",
     benchmark:
-        "logs/benchmarks/cross_release.tsv"
+        "logs/benchmarks/pair_releases.tsv"
     # the critical path first (issue 47; source.smk)
     priority: 30
     conda:
@@ -146,6 +146,28 @@ rule cross_release:
         pairs=cross_release_pairs(),
         methods=cross_release_methods(),
         seed=config["seed"],
+    script:
+        "../scripts/pair_releases.py"
+
+
+rule cross_release:
+    """The cross-release table: every pair's rows (pair_releases) with whether each release
+    is certified, and its pairs of two certified releases."""
+    input:
+        unpack(cross_release_input),
+    output:
+        table=PATHS["cross_release_all"],
+        public=PATHS["cross_release"],
+    log:
+        "logs/cross_release.log",
+    benchmark:
+        "logs/benchmarks/cross_release.tsv"
+    priority: 30
+    conda:
+        "../envs/mimic-deid.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
     script:
         "../scripts/cross_release.py"
 

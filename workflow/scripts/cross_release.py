@@ -1,60 +1,20 @@
-"""Rule cross_release: the nearest-neighbour pairing rate of every pair of releases of one
-population (mimic_deid.evaluate.pairing); the pairs run over the job's threads."""
-
-from functools import partial
+"""Rule cross_release: every pair's pairing rows (rule pair_releases) with whether each release
+is certified (mimic_deid.evaluate.pairing.pair_table), and the public table of the pairs of
+two certified releases."""
 
 import pandas as pd
 
 from mimic_deid.core.atomic import read_json, write_csv
 from mimic_deid.core.logs import run_stage
-from mimic_deid.core.threads import limit_threads, map_tasks
-from mimic_deid.deid import KEY, dims_of
-from mimic_deid.deid.methods import method_of
-from mimic_deid.evaluate.pairing import pair_row, series_shapes, series_statistics
+from mimic_deid.evaluate.pairing import pair_table
 
-# The job's threads are worker processes (map_tasks); this process keeps one native thread, as
-# before issue 47 (BLAS threads beside the workers would only contend for the same cores).
-with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
-    loaded = {}
-
-    def release(name):
-        if name not in loaded:
-            series = pd.read_parquet(snakemake.input[f"series_{name}"])
-            keys = pd.read_parquet(snakemake.input[f"pseudonyms_{name}"])
-            dims = dims_of(series)
-            loaded[name] = (
-                series_statistics(series, dims),
-                keys.set_index("pseudonym")[KEY],
-                (*series_shapes(series, dims), dims),
-                pd.read_parquet(snakemake.input[f"index_{name}"]),
-            )
-        return loaded[name]
-
-    def certified(name):
-        return bool(read_json(snakemake.input[f"check_{name}"])["passed"])
-
-    def groups(a, b):
-        paths = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
-        if not all(paths):
-            return None
-        tables = [pd.read_parquet(g) for g in paths]
-        # a release that publishes no series recovers no group (nothing to intersect)
-        return tuple(
-            method_of(snakemake.params.methods[name]).groups(t) if len(t) else t[[KEY]]
-            for name, t in zip((a, b), tables, strict=True)
-        )
-
-    pairs = snakemake.params.pairs
-    tasks = [
-        partial(pair_row, a, b, k, snakemake.params.seed, release(a), release(b), groups(a, b))
-        for a, b, k in pairs
-    ]
-    rows = [
-        {"release_a": a, "release_b": b, "certified_a": certified(a), "certified_b": certified(b)}
-        | row
-        for (a, b, _), row in zip(pairs, map_tasks(tasks, threads=snakemake.threads), strict=True)
-    ]
-    table = pd.DataFrame(rows)
+with run_stage(snakemake.rule, snakemake.log[0]):
+    checks = {
+        name.removeprefix("check_"): bool(read_json(path)["passed"])
+        for name, path in snakemake.input.items()
+        if name.startswith("check_")
+    }
+    table = pair_table(pd.read_parquet(snakemake.input.rows), checks)
     write_csv(table, snakemake.output.table)
     # public: the pairs of two certified releases (a refused release publishes nothing)
     public = table[table["certified_a"] & table["certified_b"]] if len(table) else table

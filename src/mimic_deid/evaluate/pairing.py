@@ -65,6 +65,7 @@ __all__ = [
     "group_intersections",
     "pair_generator",
     "pair_row",
+    "pair_table",
     "pairing_rate",
     "pairs_of",
     "release_k",
@@ -528,3 +529,40 @@ def pair_row(
         row["groups_below_k_pct_max"] = max(below.values()) if below else float("nan")
         row["groups_below_k_column"] = max(below, key=below.get) if below else ""
     return row
+
+
+def pair_table(rows: pd.DataFrame, certified: dict[str, bool]) -> pd.DataFrame:
+    """The cross-release table: the pairing rows with whether each release is certified.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        One row per pair (:func:`pair_row`, after ``release_a`` and ``release_b``: the two
+        releases' names), as rule ``pair_releases`` writes them.
+    certified : dict of str to bool
+        Every release's verdict (its check's ``passed``), by name.
+
+    Returns
+    -------
+    DataFrame
+        ``rows`` with ``certified_a`` and ``certified_b`` after the two names (``rows``
+        itself when there is no pair).
+
+    Raises
+    ------
+    InputDataError
+        A release of a pair has no verdict.
+    """
+    names = [*rows.get("release_a", []), *rows.get("release_b", [])]
+    missing = sorted(set(names) - set(certified))
+    if missing:
+        raise InputDataError(
+            f"cross-release table: no check for release(s) {missing}; expected one verdict "
+            "per release of the sweep"
+        )
+    out = rows.copy()
+    if not len(out):  # no pair: nothing to mark
+        return out
+    for position, side in enumerate(("a", "b"), start=2):
+        out.insert(position, f"certified_{side}", [certified[n] for n in rows[f"release_{side}"]])
+    return out

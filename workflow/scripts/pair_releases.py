@@ -1,0 +1,54 @@
+"""Rule pair_releases: the nearest-neighbour pairing rate of every pair of releases of one
+population (mimic_deid.evaluate.pairing), from the staged releases; the pairs run over the
+job's threads. Rule cross_release adds the checks' verdicts."""
+
+from functools import partial
+
+import pandas as pd
+
+from mimic_deid.core.atomic import write_parquet
+from mimic_deid.core.logs import run_stage
+from mimic_deid.core.threads import limit_threads, map_tasks
+from mimic_deid.deid import KEY, dims_of
+from mimic_deid.deid.methods import method_of
+from mimic_deid.evaluate.pairing import pair_row, series_shapes, series_statistics
+
+# The job's threads are worker processes (map_tasks); this process keeps one native thread, as
+# before issue 47 (BLAS threads beside the workers would only contend for the same cores).
+with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
+    loaded = {}
+
+    def release(name):
+        if name not in loaded:
+            series = pd.read_parquet(snakemake.input[f"series_{name}"])
+            keys = pd.read_parquet(snakemake.input[f"pseudonyms_{name}"])
+            dims = dims_of(series)
+            loaded[name] = (
+                series_statistics(series, dims),
+                keys.set_index("pseudonym")[KEY],
+                (*series_shapes(series, dims), dims),
+                pd.read_parquet(snakemake.input[f"index_{name}"]),
+            )
+        return loaded[name]
+
+    def groups(a, b):
+        paths = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
+        if not all(paths):
+            return None
+        tables = [pd.read_parquet(g) for g in paths]
+        # a release that publishes no series recovers no group (nothing to intersect)
+        return tuple(
+            method_of(snakemake.params.methods[name]).groups(t) if len(t) else t[[KEY]]
+            for name, t in zip((a, b), tables, strict=True)
+        )
+
+    pairs = snakemake.params.pairs
+    tasks = [
+        partial(pair_row, a, b, k, snakemake.params.seed, release(a), release(b), groups(a, b))
+        for a, b, k in pairs
+    ]
+    rows = [
+        {"release_a": a, "release_b": b} | row
+        for (a, b, _), row in zip(pairs, map_tasks(tasks, threads=snakemake.threads), strict=True)
+    ]
+    write_parquet(pd.DataFrame(rows), snakemake.output.rows)
