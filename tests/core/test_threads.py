@@ -80,3 +80,28 @@ def test_job_threads_follow_the_cores_given() -> None:
         with pytest.raises(ConfigError) as err:
             job_threads(bad)
         assert str(err.value) == f"--cores: expected a positive integer, got {bad!r}"
+
+
+def _where(i: int) -> tuple[int, int]:
+    import threading
+
+    return i * i, os.getpid(), threading.get_ident()
+
+
+def test_map_tasks_gives_the_results_in_task_order_in_processes_or_threads() -> None:
+    from functools import partial
+
+    from mimic_deid.core.threads import map_tasks
+
+    tasks = [partial(_where, i) for i in range(6)]
+    costs = [1.0, 5.0, 2.0, 0.5, 3.0, 4.0]
+    alone = map_tasks(tasks, threads=1)
+    spread = map_tasks(tasks, threads=2, costs=costs)
+    shared = map_tasks(tasks, threads=2, costs=costs, shared=True)
+    assert [r[0] for r in alone] == [r[0] for r in spread] == [r[0] for r in shared]
+    assert [r[0] for r in alone] == [0, 1, 4, 9, 16, 25]
+    assert {r[1] for r in alone} == {r[1] for r in shared} == {os.getpid()}
+    assert os.getpid() not in {r[1] for r in spread}  # worker processes
+    import threading
+
+    assert threading.get_ident() not in {r[2] for r in shared}  # threads of this process

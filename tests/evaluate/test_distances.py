@@ -113,3 +113,33 @@ def test_shapes_are_checked():
     assert str(info.value) == (
         "series shapes must be (n, L, D) with equal L and D, got (2, 3, 4) and (2, 5, 4)"
     )
+
+
+def test_nearest_feature_distances_are_the_exact_ones_where_they_decide():
+    from mimic_deid.evaluate.distances import feature_distances, nearest_feature_distances
+
+    rng = np.random.default_rng(5)
+    F_b = rng.normal(0, 1, (40, 7))
+    F_b[rng.random(F_b.shape) < 0.2] = np.nan
+    F_b[10:14] = F_b[3]  # identical candidates: tied at once
+    F_a = np.vstack([F_b[[3, 20]] + 1e-12, rng.normal(0, 1, (30, 7))])
+    F_a[rng.random(F_a.shape) < 0.2] = np.nan
+    F_a[5] = np.nan  # nothing in common with anyone
+    scale = np.nanstd(np.vstack([F_a, F_b]), axis=0)
+    tie = 1e-9
+    whole = feature_distances(F_a, F_b, scale)
+    near = nearest_feature_distances(F_a, F_b, scale, tie=tie)
+    full = np.where(np.isnan(whole), np.inf, whole)
+    best = full.min(axis=1, keepdims=True)
+    decide = full <= best + tie
+    decide[5] = False
+    # every pair within the tie of its row's minimum: the same bits as the whole matrix
+    assert np.array_equal(near[decide], whole[decide])
+    assert decide[0, [3, 10, 11, 12, 13]].all()
+    # a pair left out is farther than that; the row with nothing in common stays NaN
+    rows = np.arange(len(F_a)) != 5
+    near_inf = np.where(np.isnan(near), np.inf, near)[rows]
+    assert (
+        near_inf[~decide[rows]] > np.broadcast_to(best + tie, near.shape)[rows][~decide[rows]]
+    ).all()
+    assert np.isnan(near[5]).all()

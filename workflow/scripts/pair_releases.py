@@ -13,8 +13,8 @@ from mimic_deid.deid import KEY, dims_of
 from mimic_deid.deid.methods import method_of
 from mimic_deid.evaluate.pairing import pair_row, series_shapes, series_statistics
 
-# The job's threads are worker processes (map_tasks); this process keeps one native thread, as
-# before issue 47 (BLAS threads beside the workers would only contend for the same cores).
+# The job's threads are threads of this process (map_tasks, shared: the pairs share the loaded
+# releases, which would be pickled to a worker process per pair), each with one native thread.
 with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
     loaded = {}
 
@@ -49,6 +49,8 @@ with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
     ]
     rows = [
         {"release_a": a, "release_b": b} | row
-        for (a, b, _), row in zip(pairs, map_tasks(tasks, threads=snakemake.threads), strict=True)
+        for (a, b, _), row in zip(
+            pairs, map_tasks(tasks, threads=snakemake.threads, shared=True), strict=True
+        )
     ]
     write_parquet(pd.DataFrame(rows), snakemake.output.rows)

@@ -122,6 +122,7 @@ def map_tasks(
     threads: int = 1,
     costs: Sequence[float] | None = None,
     on_done: Callable[[int], None] | None = None,
+    shared: bool = False,
 ) -> list[Any]:
     """``[task() for task in tasks]``, in this process or in ``threads`` worker processes.
 
@@ -141,6 +142,12 @@ def map_tasks(
         order), so that a long task does not start last. Default: list order.
     on_done : callable, optional
         ``on_done(i)`` in this process when task ``i`` has finished (progress).
+    shared : bool
+        Run the tasks on ``threads`` threads of this process instead of worker processes:
+        for tasks that share large read-only arrays (pickling them to a worker per task would
+        cost more than the work) and spend their time in native code that releases the GIL
+        (BLAS products, NumPy's element-wise loops). The caller pins the native pools to one
+        thread (:func:`limit_threads`), as a worker process pins its own.
 
     Returns
     -------
@@ -161,7 +168,12 @@ def map_tasks(
         range(len(tasks)) if costs is None else sorted(range(len(tasks)), key=lambda i: -costs[i])
     )
     workers = min(threads, len(tasks))
-    with ProcessPoolExecutor(max_workers=workers, initializer=pin_threads, initargs=(1,)) as pool:
+    pool_of = (
+        ThreadPoolExecutor(max_workers=workers)
+        if shared
+        else ProcessPoolExecutor(max_workers=workers, initializer=pin_threads, initargs=(1,))
+    )
+    with pool_of as pool:
         # Submitted lazily, a few ahead of the workers, so that the parent never holds the
         # pickled arguments of every task at once.
         pending: dict[Any, int] = {}

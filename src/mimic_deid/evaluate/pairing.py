@@ -11,7 +11,8 @@ Attacker. Released values are summarised per series by the strong attacker's sta
 (:data:`~mimic_deid.deid.features.ATTACKER_STATS`: mean, variance, min, max and observed
 hours of every variable the two releases both publish), each standardised by its standard
 deviation over both releases; the partner of a series of A is its nearest series of B
-(:func:`~mimic_deid.evaluate.distances.feature_distances`, ties shared as in the linkage
+(:func:`~mimic_deid.evaluate.distances.nearest_feature_distances`: the exact distances of
+:func:`~mimic_deid.evaluate.distances.feature_distances` where they decide; ties shared as in the linkage
 attack: ``t`` equally near candidates count ``1/t`` if the true partner is among them).
 
 The attacker family (docs/threat-model.md) pairs too: :func:`shape_pairing_rate` is its
@@ -56,7 +57,7 @@ from mimic_deid.core.errors import InputDataError
 from mimic_deid.core.seeding import derive_rng
 from mimic_deid.deid.classes import KEY
 from mimic_deid.evaluate.attackers import znormalise
-from mimic_deid.evaluate.distances import feature_distances, series_distances
+from mimic_deid.evaluate.distances import nearest_feature_distances, series_distances
 from mimic_deid.evaluate.linkage import rate_interval, sample_targets
 
 __all__ = [
@@ -165,7 +166,7 @@ def pairing_rate(
     return _pair(
         (stats_a.index, keys_a, index_a, A),
         (stats_b.index, keys_b, index_b, B),
-        lambda rows, columns: feature_distances(A[rows], B[columns], scale),
+        lambda rows, columns: nearest_feature_distances(A[rows], B[columns], scale, tie=_TIE),
         len(columns),
         rng,
         max_targets,
