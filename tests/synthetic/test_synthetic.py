@@ -239,13 +239,16 @@ def test_default_size_has_vitals_roughly_hourly(synth: SimpleNamespace) -> None:
 # --- determinism, chunking, errors -----------------------------------------------------------
 
 
-def test_byte_identical_for_same_seed_and_any_chunk_size(tmp_path: Path) -> None:
+def test_byte_identical_for_same_seed_and_any_chunk_size_and_threads(tmp_path: Path) -> None:
     a = generate(tmp_path / "a", subjects=250, seed=7, chunk_subjects=100)
     b = generate(tmp_path / "b", subjects=250, seed=7, chunk_subjects=1000)
-    assert a == b
+    # writer threads, several chunks in flight one after the other
+    t = generate(tmp_path / "t", subjects=250, seed=7, chunk_subjects=50, threads=3)
+    assert a == b == t
     for name in OFFICIAL:
         raw_a = (tmp_path / "a" / f"{name}.csv.gz").read_bytes()
         assert raw_a == (tmp_path / "b" / f"{name}.csv.gz").read_bytes(), name
+        assert raw_a == (tmp_path / "t" / f"{name}.csv.gz").read_bytes(), name
         assert raw_a[4:8] == b"\0\0\0\0"  # gzip mtime 0
     generate(tmp_path / "c", subjects=250, seed=8)
     assert (tmp_path / "a" / "CHARTEVENTS.csv.gz").read_bytes() != (
@@ -273,6 +276,11 @@ def test_bad_seed_and_chunk_raise_config_error(tmp_path: Path) -> None:
         generate(tmp_path / "out", subjects=5, seed=1, chunk_subjects=0)
     assert str(info.value) == (
         "synthetic generator: parameter 'chunk_subjects' must be an integer >= 1, got 0"
+    )
+    with pytest.raises(ConfigError) as info:
+        generate(tmp_path / "out", subjects=5, seed=1, threads=0)
+    assert str(info.value) == (
+        "synthetic generator: parameter 'threads' must be an integer >= 1, got 0"
     )
 
 

@@ -1,9 +1,9 @@
 """The same bytes whatever ``--cores`` (issue 47).
 
 The rules that can use several cores take every core ``--cores`` gives (``WIDE_THREADS``,
-:func:`mimic_deid.core.threads.job_threads`): the extraction's parsing threads and inflate
-thread, the series' worker processes, each method's classes, the LDA's points and the
-cross-release pairs over worker processes. None of it may change
+:func:`mimic_deid.core.threads.job_threads`): the synthetic copy's writer threads, the
+extraction's parsing threads and inflate thread, the series' worker processes, each method's
+classes and the LDA's points over worker processes, and the cross-release pairs over threads. None of it may change
 a result byte. The reference is the session's tiny run (``conftest.tiny_run``, at
 ``--cores 2``). Here the tiny config runs up to every de-identification, the codes stage's
 LDA, the utility tables and the cross-release pairing (as targets: synthesize, extract,
@@ -53,7 +53,7 @@ def test_outputs_do_not_depend_on_cores(request, tmp_path, cores):
     proc = snakemake(tmp_path, "--cores", str(cores), *TARGETS, *utility, config=config)
     log = proc.stdout + proc.stderr
     # the multi-threaded rules really ran on every core given
-    wide = {"extract": 1, "series": 1, "deidentify": 8, "codes_lda": 1, "pair_releases": 1}
+    wide = {"synthesize": 1, "extract": 1, "series": 1, "deidentify": 8, "codes_lda": 1, "pair_releases": 1}
     for rule, jobs in wide.items():
         assert job_threads(log, rule) == [cores] * jobs, (rule, job_threads(log, rule))
     got = output_digests(tmp_path)

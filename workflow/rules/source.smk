@@ -14,7 +14,8 @@ rule synthesize:
     priority: 50
     conda:
         "../envs/mimic-deid.yaml"
-    threads: 1
+    # the tables are formatted and compressed beside the generation (issue 47)
+    threads: WIDE_THREADS
     resources:
         mem_mb=2000,
     params:

@@ -9,4 +9,5 @@ with run_stage(snakemake.rule, snakemake.log[0]):
         subjects=int(snakemake.wildcards.subjects),
         seed=int(snakemake.wildcards.seed),
         other_chart_rows=snakemake.params.other_chart_rows,
+        threads=snakemake.threads,
     )

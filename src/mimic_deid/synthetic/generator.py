@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -269,12 +270,71 @@ def _block_tables(pop: Population, rng: np.random.Generator) -> dict[str, dict[s
     return out
 
 
+def _block(
+    seed: int, b: int, first: int, n: int, ids: IdState, other_chart_rows: float, counts: dict
+) -> dict[str, dict[str, pa.Array]]:
+    """Every table's rows of block ``b`` (subjects ``first`` to ``first + n - 1``), drawn from
+    the block's own random streams; adds its admissions and ICU stays to ``counts``."""
+    rng = derive_rng(seed, b)
+    pop = admission_gaps(make_population(rng, first, n, ids), seed, b)
+    counts["admissions"] += len(pop.a_id)
+    counts["icustays"] += len(pop.i_id)
+    tables = _block_tables(pop, rng)
+    zero_length_stays(tables["ICUSTAYS"], seed, b)
+    add_other_chart_rows(tables["CHARTEVENTS"], other_chart_rows, seed, b)
+    return {
+        **tables,
+        **diagnoses.block_tables(pop, seed, b),
+        **sequence_tables(pop, seed, b),
+        "PROCEDURES_ICD": procedures_icd(pop, seed, b),
+    }
+
+
+class _Flusher:
+    """Writes the generated blocks' tables: at once with one thread, else in ``threads - 1``
+    writer threads, one task per table and chunk, a chunk's tasks starting once the previous
+    chunk's have ended (so each table's rows stay in block order)."""
+
+    def __init__(self, writers: dict[str, TableWriter], threads: int) -> None:
+        self.writers = writers
+        self.pool = ThreadPoolExecutor(max_workers=threads - 1) if threads > 1 else None
+        self.writing: list[Future] = []
+
+    def __call__(self, blocks: list[dict[str, dict[str, pa.Array]]]) -> None:
+        if self.pool is None:
+            for block in blocks:
+                for name, cols in block.items():
+                    self.writers[name].write(cols)
+            return
+        self.finish()
+        names = dict.fromkeys(name for block in blocks for name in block)
+        self.writing = [
+            self.pool.submit(self._write, name, [b[name] for b in blocks if name in b])
+            for name in names
+        ]
+
+    def _write(self, name: str, chunks: list[dict[str, pa.Array]]) -> None:
+        for cols in chunks:
+            self.writers[name].write(cols)
+
+    def finish(self) -> None:
+        """Wait for the chunk being written (raising its first error)."""
+        writing, self.writing = self.writing, []
+        for future in writing:
+            future.result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def generate(
     out_dir: str | os.PathLike,
     subjects: int,
     seed: int,
     chunk_subjects: int = 500,
     other_chart_rows: float = 0.0,
+    threads: int = 1,
 ) -> dict:
     """Write a synthetic MIMIC-III v1.4 CSV.gz copy of ``subjects`` patients to ``out_dir``.
 
@@ -292,6 +352,11 @@ def generate(
     (:data:`~mimic_deid.synthetic.quirks.REAL_OTHER_CHART_ROWS`) gives real MIMIC-III's mix,
     ~17 % of CHARTEVENTS rows carrying a benchmark variable's item id, and about 5x the rows.
 
+    ``threads`` above 1 formats and compresses each flushed chunk in ``threads - 1`` writer
+    threads, one table per task, while the next chunk is generated (CSV formatting and zlib
+    release the GIL; about two thirds of the single-thread time): each table's chunks are
+    still written in order, so the files are the same bytes whatever ``threads`` is.
+
     Returns the summary also written to ``out_dir/SYNTHETIC.json``: ``subjects``,
     ``admissions``, ``icustays`` (counts), ``rows`` (rows per table), ``seed``,
     ``other_chart_rows``. Raises ``ConfigError`` for ``subjects < 1``, a negative seed,
@@ -302,6 +367,7 @@ def generate(
     seed = _check_int("seed", seed, 0)
     chunk_subjects = _check_int("chunk_subjects", chunk_subjects, 1)
     other_chart_rows = check_other_chart_rows(other_chart_rows)
+    threads = _check_int("threads", threads, 1)
     dest = _check_out_dir(out_dir)
     started = time.monotonic()
     ids = IdState.for_subjects(subjects)
@@ -311,6 +377,7 @@ def generate(
     try:
         with atomic_dir(dest) as tmp:
             writers = {name: TableWriter(tmp, name) for name in TABLES}
+            flush = _Flusher(writers, threads)
             try:
                 dictionaries = _dictionary_tables(other_chart_rows > 0)
                 for name, cols in {**dictionaries, **diagnoses.dictionary_tables()}.items():
@@ -320,29 +387,15 @@ def generate(
                 for b in range(n_blocks):
                     first = b * BLOCK_SUBJECTS
                     n = min(BLOCK_SUBJECTS, subjects - first)
-                    rng = derive_rng(seed, b)
-                    pop = admission_gaps(make_population(rng, first, n, ids), seed, b)
-                    counts["admissions"] += len(pop.a_id)
-                    counts["icustays"] += len(pop.i_id)
-                    tables = _block_tables(pop, rng)
-                    zero_length_stays(tables["ICUSTAYS"], seed, b)
-                    add_other_chart_rows(tables["CHARTEVENTS"], other_chart_rows, seed, b)
-                    pending.append(
-                        {
-                            **tables,
-                            **diagnoses.block_tables(pop, seed, b),
-                            **sequence_tables(pop, seed, b),
-                            "PROCEDURES_ICD": procedures_icd(pop, seed, b),
-                        }
-                    )
+                    pending.append(_block(seed, b, first, n, ids, other_chart_rows, counts))
                     pending_subjects += n
                     if pending_subjects >= chunk_subjects or b == n_blocks - 1:
-                        for blk in pending:
-                            for name, cols in blk.items():
-                                writers[name].write(cols)
+                        flush(pending)
                         progress.update(pending_subjects)
                         pending, pending_subjects = [], 0
+                flush.finish()
             finally:
+                flush.close()
                 for w in writers.values():
                     w.close()
             summary = {
