@@ -262,3 +262,22 @@ def test_the_table_marks_each_release_of_a_pair_certified_or_not():
         "cross-release table: no check for release(s) ['stays_y']; expected one verdict per "
         "release of the sweep"
     )
+
+
+def test_a_release_that_publishes_no_series_pairs_nobody():
+    rng = np.random.default_rng(0)
+    vars_ = ["heart_rate", "glucose"]
+    full = _long(80 + rng.normal(0, 3, (6, 12, 2)), "A")
+    keys_a = pd.Series(np.arange(6), index=[f"A{i:03d}" for i in range(6)])
+    empty = full.iloc[:0]
+    none = pd.Series([], dtype=np.int64)
+    shapes_full = (*series_shapes(full, vars_), vars_)
+    shapes_empty = (*series_shapes(empty, vars_), vars_)
+    stats_full, stats_empty = series_statistics(full, vars_), series_statistics(empty, vars_)
+    for shape in (
+        shape_pairing_rate(shapes_full, keys_a, shapes_empty, none, np.random.default_rng(1)),
+        shape_pairing_rate(shapes_empty, none, shapes_full, keys_a, np.random.default_rng(1)),
+        pairing_rate(stats_full, keys_a, stats_empty, none, np.random.default_rng(1)),
+        pairing_rate(stats_empty, none, stats_full, keys_a, np.random.default_rng(1)),
+    ):
+        assert shape["targets"] == 0 and np.isnan(shape["rate"])

@@ -53,7 +53,14 @@ def test_outputs_do_not_depend_on_cores(request, tmp_path, cores):
     proc = snakemake(tmp_path, "--cores", str(cores), *TARGETS, *utility, config=config)
     log = proc.stdout + proc.stderr
     # the multi-threaded rules really ran on every core given
-    wide = {"synthesize": 1, "extract": 1, "series": 1, "deidentify": 8, "codes_lda": 1, "pair_releases": 1}
+    wide = {
+        "synthesize": 1,
+        "extract": 1,
+        "series": 1,
+        "deidentify": 8,
+        "codes_lda": 1,
+        "pair_releases": 1,
+    }
     for rule, jobs in wide.items():
         assert job_threads(log, rule) == [cores] * jobs, (rule, job_threads(log, rule))
     got = output_digests(tmp_path)

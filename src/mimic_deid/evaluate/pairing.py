@@ -368,11 +368,12 @@ def shape_pairing_rate(
         with np.errstate(invalid="ignore", divide="ignore"):
             return d / np.sqrt(counts)
 
+    width = hours * len(common)  # the values compared per series (a release may have none)
     return _pair(
-        (names_a, keys_a, options.get("index_a"), Z_a.reshape(len(Z_a), -1)),
-        (names_b, keys_b, options.get("index_b"), Z_b.reshape(len(Z_b), -1)),
+        (names_a, keys_a, options.get("index_a"), Z_a.reshape(len(Z_a), width)),
+        (names_b, keys_b, options.get("index_b"), Z_b.reshape(len(Z_b), width)),
         distances,
-        int(hours * len(common)),
+        int(width),
         rng,
         options.get("max_targets", RELEASE_TARGETS),
     )
