@@ -2,7 +2,7 @@
 population (mimic_deid.evaluate.pairing), from the staged releases; the pairs run over the
 job's threads. Rule cross_release adds the checks' verdicts."""
 
-from functools import partial
+from functools import cache, partial
 
 import pandas as pd
 
@@ -31,16 +31,19 @@ with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
             )
         return loaded[name]
 
-    def groups(a, b):
-        paths = [getattr(snakemake.input, f"groups_{name}", None) for name in (a, b)]
-        if not all(paths):
-            return None
-        tables = [pd.read_parquet(g) for g in paths]
+    @cache
+    def recovered(name):
+        """The groups a recipient recovers from release ``name``, read once per release."""
+        table = pd.read_parquet(snakemake.input[f"groups_{name}"])
         # a release that publishes no series recovers no group (nothing to intersect)
-        return tuple(
-            method_of(snakemake.params.methods[name]).groups(t) if len(t) else t[[KEY]]
-            for name, t in zip((a, b), tables, strict=True)
+        return (
+            method_of(snakemake.params.methods[name]).groups(table) if len(table) else table[[KEY]]
         )
+
+    def groups(a, b):
+        if not all(hasattr(snakemake.input, f"groups_{name}") for name in (a, b)):
+            return None
+        return recovered(a), recovered(b)
 
     pairs = snakemake.params.pairs
     tasks = [

@@ -124,7 +124,8 @@ def map_tasks(
     on_done: Callable[[int], None] | None = None,
     shared: bool = False,
 ) -> list[Any]:
-    """``[task() for task in tasks]``, in this process or in ``threads`` worker processes.
+    """``[task() for task in tasks]``, in this process, in ``threads`` worker processes or, with
+    ``shared``, on ``threads`` threads of this process.
 
     The tasks must be independent and draw randomness only from generators they carry (see
     :mod:`mimic_deid.core.seeding`): the results are then the same whatever ``threads`` is and in

@@ -373,7 +373,7 @@ def shape_pairing_rate(
         (names_a, keys_a, options.get("index_a"), Z_a.reshape(len(Z_a), width)),
         (names_b, keys_b, options.get("index_b"), Z_b.reshape(len(Z_b), width)),
         distances,
-        int(width),
+        width,
         rng,
         options.get("max_targets", RELEASE_TARGETS),
     )
