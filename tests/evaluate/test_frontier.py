@@ -50,12 +50,16 @@ def test_the_frontier_has_a_row_per_release_with_knob_verdict_attacker_and_utili
     assert ihm["mortality_deid_deid_roc_auc_hi"] == pytest.approx(0.75)
     assert ihm["mortality_deid_orig_roc_auc"] == pytest.approx(0.77)
     assert ihm["mortality_deid_orig_pr_auc"] == pytest.approx(0.385)
+    assert ihm["mortality_deid_deid_roc_auc_ceiling"] == pytest.approx(0.79)  # the release's test
+    assert ihm["long_stay_deid_deid_roc_auc_ceiling"] == pytest.approx(0.69)
     assert ihm["long_stay_deid_orig_roc_auc"] == pytest.approx(0.67)
     assert ihm["long_stay_orig_orig_all_roc_auc"] == pytest.approx(0.76)
     assert (table["utility_cross"] == "shipped").all()
     # a stays release has no utility task
     utility = [c for c in frontier_columns() if c.startswith(tuple(TASKS))]
-    assert len(utility) == len(TASKS) * len(FRONTIER_SETTINGS) * len(METRICS) * 3
+    # each metric with its interval, and the de-id. / de-id. ROC-AUC ceiling of each task
+    assert len(utility) == len(TASKS) * (len(FRONTIER_SETTINGS) * len(METRICS) * 3 + 1)
+    assert "mortality_deid_deid_roc_auc_ceiling" in utility
     assert table.loc[table["release"] == "stays", utility].isna().all().all()
     assert table.loc[table["release"] == "ihm48", utility].notna().all().all()
 

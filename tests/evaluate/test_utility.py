@@ -277,6 +277,7 @@ def test_planted_signal_and_chance() -> None:
     assert res["pr_auc_lo"] < res["pr_auc"] < res["pr_auc_hi"]
     assert res["n"] == len(data["test"][1]) and res["positives"] == data["test"][1].sum()
     assert set(res) == set(METRIC_COLUMNS)
+    assert res["roc_auc_ceiling"] == 1.0  # no two test series share a feature vector
 
     # label-shuffled cohort: chance level (the interval covers 0.5)
     shuffled = _synthetic_cohort(2000, seed=12, shuffle=True)
@@ -293,6 +294,33 @@ def test_planted_signal_and_chance() -> None:
         seed=0,
     )
     assert again == res
+
+
+def test_the_ceiling_is_the_best_any_score_of_the_features_reaches() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from mimic_deid.evaluate.model import roc_auc_ceiling
+
+    # three groups of identical feature vectors (NaN in the same place counts as equal): the
+    # first all label 1, the second 1 of 4, the third 1 of 2; and one distinct series of label 0
+    a, b, c = [1.0, np.nan], [2.0, 0.0], [2.0, -0.0]  # -0.0 and 0.0 are one value
+    X = np.array([a, a, b, b, b, b, [3.0, 1.0], [3.0, 1.0], [4.0, 4.0]])
+    X[5] = c
+    y = np.array([1, 1, 0, 0, 1, 0, 1, 0, 0])
+    best = roc_auc_ceiling(X, y)
+    # by hand: positives 4, negatives 5; a beats all 5 (2 x 5), the 3.0 group's positive beats
+    # b's 3 and the lone 0 and ties its own 0 (4.5), b's positive beats the lone 0 and ties 3
+    assert best == pytest.approx((10 + 4.5 + 2.5) / 20)
+    assert best == pytest.approx(roc_auc_score(y, [1, 1, 0.25, 0.25, 0.25, 0.25, 0.5, 0.5, 0]))
+    # no score constant on the groups does better: every ordering of the four groups
+    import itertools
+
+    groups = np.array([0, 0, 1, 1, 1, 1, 2, 2, 3])
+    for order in itertools.permutations(range(4)):
+        assert roc_auc_score(y, np.array(order, dtype=float)[groups]) <= best + 1e-12
+    # every series distinct: the ceiling is 1; one label: not computable
+    assert roc_auc_ceiling(np.arange(6.0)[:, None], np.array([0, 1, 0, 1, 1, 0])) == 1.0
+    assert np.isnan(roc_auc_ceiling(X, np.zeros(9, dtype=int)))
 
 
 def test_c_selection_ties_go_to_smaller_c() -> None:

@@ -28,12 +28,14 @@ def test_the_figure_puts_risk_on_x_utility_on_y_and_tells_certified_from_refused
     # mdav: fk 10 certified, fk 5 refused; noise certified (only ihm48 releases are drawn)
     assert left == [
         "owner's baseline 0.860 [0.820, 0.890]",
+        "ceiling of each release: the best any model of it can reach",
         "seed Table 6.4 (ad hoc, fk 10): 0.83, at its bound 1/10",
         "seed's orig. / orig. 0.85",
         "mdav, certified",
         "mdav, refused",
         "noise, certified",
     ]
+    assert "ceiling of each release: the best any model of it can reach" not in right
     assert right[1] == "seed Table 6.4 (ad hoc, fk 10): 0.64, at its bound 1/10"
 
 
@@ -48,11 +50,12 @@ def test_the_first_screen_names_the_best_certified_release_per_task_and_setting(
     assert lines[0]["text"] == (
         "BEST CERTIFIED for in-hospital mortality (test ROC-AUC; the data owner's 0.860 "
         "[0.820, 0.890]): de-id. / de-id.: noise-sc4 at fk 10, scale 4 (dk 50, range), 0.720 "
-        "[0.680, 0.750], its strongest attacker ('shape') 4.0 % (95 % interval 2.0 to 6.0 %) "
+        "[0.680, 0.750] (ceiling 0.790), its strongest attacker ('shape') 4.0 % (95 % interval 2.0 to 6.0 %) "
         "within 1/10 = 10.0 %; de-id. / orig.: noise-sc4 at fk 10, scale 4 (dk 50, range), "
         "0.770 [0.730, 0.800], its strongest attacker ('shape') 4.0 % (95 % interval 2.0 to "
         "6.0 %) within 1/10 = 10.0 %; both (their mean): noise-sc4 at fk 10, scale 4 (dk 50, "
-        "range), de-id. / de-id. 0.720 [0.680, 0.750], de-id. / orig. 0.770 [0.730, 0.800], its "
+        "range), de-id. / de-id. 0.720 [0.680, 0.750] (ceiling 0.790), de-id. / orig. 0.770 "
+        "[0.730, 0.800], its "
         "strongest attacker ('shape') 4.0 % (95 % interval 2.0 to 6.0 %) within 1/10 = 10.0 %."
     )
     assert lines[1]["text"].startswith(

@@ -69,6 +69,7 @@ Schema (``card.json``, docs/outputs.md):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -77,6 +78,7 @@ import pandas as pd
 from mimic_deid.core.errors import InputDataError
 from mimic_deid.core.numbers import percent, percent_ci
 from mimic_deid.deid.methods import get_method, parse_method_label
+from mimic_deid.evaluate.model import SCORE_COLUMNS
 from mimic_deid.evaluate.pairing import pairs_of, release_k, release_name
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS
 from mimic_deid.evaluate.utility import SETTINGS as UTILITY_SETTINGS
@@ -113,8 +115,9 @@ def _attack(linkage: Mapping, key: str | None) -> dict[str, Any] | None:
 SEED_TABLES: dict[str, str] = {"train": "6.3", "test": "6.4"}
 
 #: The figures of a utility entry, as in ``trust_settings.csv`` (fractions 0-1; ``n`` stays,
-#: ``positives`` stays with label 1).
-_UTILITY_FIGURES = ("roc_auc", "roc_auc_lo", "roc_auc_hi", "pr_auc", "pr_auc_lo", "pr_auc_hi")
+#: ``positives`` stays with label 1); ``roc_auc_ceiling`` null in a table of a version that had
+#: no such column.
+_UTILITY_FIGURES = SCORE_COLUMNS
 
 
 def _reason(row: Mapping[str, Any]) -> str:
@@ -156,7 +159,7 @@ def _utility(table: pd.DataFrame) -> list[dict[str, Any]]:
         at = order.index(row["setting"])
         entry = {key: str(row[key]) for key in ("task", "variables", "cross", "setting")}
         entry["split"] = split
-        entry.update({key: float(row[key]) for key in _UTILITY_FIGURES})
+        entry.update({key: float(row.get(key, math.nan)) for key in _UTILITY_FIGURES})
         entry.update(n=int(row["n"]), positives=int(row["positives"]))
         entry["not_computable"] = _reason(row) or None
         entry["seed_table"] = SEED_TABLES[split] if seeded else None

@@ -15,7 +15,8 @@ keeps its attack and utility figures: docs/outputs.md), so the table is too. Col
 (``results/frontier.csv``, docs/outputs.md): :data:`POINT_COLUMNS`, :data:`ATTACK_COLUMNS`,
 ``utility_cross``, then per task of :data:`~mimic_deid.evaluate.utility.TASKS` and per
 setting of :data:`FRONTIER_SETTINGS` the metric, its low and its high end of the interval
-(:func:`utility_column`). Rates are fractions (0-1).
+(:func:`utility_column`), and in de-id. / de-id. the ROC-AUC ceiling of the release's test
+split (:data:`CEILING_TAG`). Rates are fractions (0-1).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from mimic_deid.evaluate.utility import CROSS, TASKS
 __all__ = [
     "ATTACK_COLUMNS",
     "BOTH",
+    "CEILING_TAG",
     "FRONTIER_SETTINGS",
     "METRICS",
     "POINT_COLUMNS",
@@ -78,6 +80,10 @@ FRONTIER_SETTINGS: tuple[tuple[str, str, str], ...] = (
 #: which a recipient trains on the release (the rule of the shipped config's default release:
 #: README, "The default release").
 BOTH = "both"
+#: The setting whose test data are the release's own, where the frontier also reports the
+#: ROC-AUC ceiling (the best any model of the published series can reach on them,
+#: :func:`mimic_deid.evaluate.model.roc_auc_ceiling`): ``{task}_deid_deid_roc_auc_ceiling``.
+CEILING_TAG = "deid_deid"
 #: The utility metrics of a setting, each with its 95 % bootstrap interval.
 METRICS: tuple[str, ...] = ("roc_auc", "pr_auc")
 #: The split the frontier reports (seed Table 6.4's).
@@ -87,18 +93,22 @@ _SPLIT = "test"
 def utility_column(task: str, tag: str, metric: str, end: str = "") -> str:
     """The frontier's column of ``metric`` (``roc_auc``, ``pr_auc``) of ``task`` in the setting
     ``tag`` of :data:`FRONTIER_SETTINGS`; ``end`` ``"lo"`` or ``"hi"`` names an end of its
-    interval (``mortality_deid_deid_roc_auc_lo``)."""
+    interval (``mortality_deid_deid_roc_auc_lo``), ``"ceiling"`` the ROC-AUC ceiling
+    (:data:`CEILING_TAG`)."""
     return "_".join([task, tag, metric, *([end] if end else [])])
+
+
+def _setting_columns(task: str, tag: str) -> list[str]:
+    """The columns of one task and setting: each metric with its interval, and for
+    :data:`CEILING_TAG` the ROC-AUC ceiling."""
+    out = [utility_column(task, tag, m, end) for m in METRICS for end in ("", "lo", "hi")]
+    return out + ([utility_column(task, tag, "roc_auc", "ceiling")] if tag == CEILING_TAG else [])
 
 
 def frontier_columns() -> list[str]:
     """Every column of the frontier table, in order (module docstring)."""
     utility = [
-        utility_column(task, tag, metric, end)
-        for task in TASKS
-        for tag, _, _ in FRONTIER_SETTINGS
-        for metric in METRICS
-        for end in ("", "lo", "hi")
+        c for task in TASKS for tag, _, _ in FRONTIER_SETTINGS for c in _setting_columns(task, tag)
     ]
     return [*POINT_COLUMNS, *ATTACK_COLUMNS, "utility_cross", *utility]
 
@@ -164,12 +174,9 @@ def _utility(card: Mapping[str, Any], cross: str) -> dict[str, float]:
     for task in TASKS:
         for tag, variables, setting in FRONTIER_SETTINGS:
             entry = _entry(card, task, variables, setting, cross) if card.get("utility") else {}
-            for metric in METRICS:
-                for end in ("", "lo", "hi"):
-                    value = entry.get(f"{metric}_{end}" if end else metric)
-                    out[utility_column(task, tag, metric, end)] = (
-                        np.nan if value is None else float(value)
-                    )
+            for column in _setting_columns(task, tag):
+                value = entry.get(column.removeprefix(f"{task}_{tag}_"))
+                out[column] = np.nan if value is None else float(value)
     return out
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mimic_deid.core.arrays import distinct_rows
 from mimic_deid.core.errors import ConfigError, InputDataError
 from mimic_deid.core.logs import get_logger
 from mimic_deid.core.numbers import auc as fmt_auc
@@ -25,9 +26,11 @@ __all__ = [
     "DEFAULT_CS",
     "MAX_ITER",
     "METRIC_COLUMNS",
+    "SCORE_COLUMNS",
     "Dataset",
     "evaluate_model",
     "fit_mortality_model",
+    "roc_auc_ceiling",
 ]
 
 log = get_logger(__name__)
@@ -45,9 +48,15 @@ METRIC_COLUMNS: tuple[str, ...] = (
     "pr_auc",
     "pr_auc_lo",
     "pr_auc_hi",
+    "roc_auc_ceiling",
     "n",
     "positives",
 )
+"""The figures of an evaluation (:func:`evaluate_model`), in the order of ``trust_settings.csv``."""
+
+SCORE_COLUMNS: tuple[str, ...] = METRIC_COLUMNS[:7]
+"""The figures that need both labels (NaN where the evaluated data hold one): every figure but
+``n`` and ``positives``."""
 
 
 Dataset = tuple[np.ndarray, np.ndarray]
@@ -223,6 +232,40 @@ def _weighted_auc_ap(y: np.ndarray, scores: np.ndarray, counts: np.ndarray) -> n
     return np.stack([np.where(valid, auc, np.nan), np.where(valid, ap, np.nan)])
 
 
+def roc_auc_ceiling(X: np.ndarray, y: np.ndarray) -> float:
+    """The highest ROC-AUC that any score computed from the features can reach on ``(X, y)``.
+
+    A model gives series with the same feature vector one score, so what it can tell apart is
+    bounded by the groups of identical feature vectors. Here every series is scored by the
+    share of label 1 in its group, as an oracle holding the labels would; ordering the groups by
+    that share maximises the ROC-AUC over every score constant on the groups (swapping two
+    adjacent groups ``i``, ``j`` changes the count of correctly ordered pairs by
+    ``P_i N_j - P_j N_i``), and the series of one group tie (1/2 a pair). It is 1 where no two
+    series of different labels share a feature vector, and falls where a release publishes
+    identical series with both labels: a microaggregation release, whose clusters hold
+    ``ell`` labels each (docs/mdav.md), caps every model tested on it at this figure.
+
+    Parameters
+    ----------
+    X : ndarray of float64, shape (n, n_features)
+        NaN = missing feature; two vectors are the same when equal bit for bit, NaN in the
+        same places (:func:`mimic_deid.core.arrays.distinct_rows`).
+    y : ndarray of 0/1, shape (n,)
+
+    Returns
+    -------
+    float
+        In [0.5, 1]; NaN when ``y`` holds one label.
+    """
+    X, y = _check_xy(X, y, what="utility evaluation data")
+    if len(np.unique(y)) < 2:
+        return math.nan
+    _, inverse, counts = distinct_rows(X)
+    share = np.bincount(inverse, weights=y.astype(np.float64)) / counts
+    ones = np.ones((1, len(y)), dtype=np.int64)
+    return float(_weighted_auc_ap(y, share[inverse], ones)[0, 0])
+
+
 def _bootstrap(
     y: np.ndarray, scores: np.ndarray, n_bootstrap: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -259,16 +302,19 @@ def evaluate_model(
     -------
     dict with ``roc_auc``, ``roc_auc_lo``, ``roc_auc_hi``, ``pr_auc`` (average precision),
     ``pr_auc_lo``, ``pr_auc_hi`` (floats in [0, 1]; lo/hi are the 2.5 / 97.5 percentiles),
-    ``n`` (series) and ``positives`` (deaths). All metrics NaN if y has a single class.
+    ``roc_auc_ceiling`` (the best ROC-AUC any model of the features can reach on the data,
+    :func:`roc_auc_ceiling`), ``n`` (series) and ``positives`` (deaths). All metrics NaN if y
+    has a single class.
     """
     X, y = _check_xy(X, y, what="utility evaluation data")
     if n_bootstrap < 0:
         raise ConfigError(f"utility n_bootstrap: expected >= 0, got {n_bootstrap}")
-    out: dict[str, float | int] = dict.fromkeys(METRIC_COLUMNS[:6], math.nan)
+    out: dict[str, float | int] = dict.fromkeys(SCORE_COLUMNS, math.nan)
     out["n"], out["positives"] = len(y), int(y.sum())
     if len(np.unique(y)) < 2:
         log.warning("evaluation data has a single class; metrics are NaN")
         return out
+    out["roc_auc_ceiling"] = roc_auc_ceiling(X, y)
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     scores = model.predict_proba(X)[:, 1]

@@ -49,6 +49,7 @@ from mimic_deid.evaluate.benchmark_features import (
 from mimic_deid.evaluate.model import (
     DEFAULT_CS,
     METRIC_COLUMNS,
+    SCORE_COLUMNS,
     Dataset,
     evaluate_model,
     fit_mortality_model,
@@ -237,7 +238,7 @@ def _setting_rows(
                 y = data[test_side][split][1]
                 why = _not_computable(test_side, split, len(y), one.tolist(), "an AUC")
             if why:
-                metrics = dict.fromkeys(METRIC_COLUMNS[:6], math.nan)
+                metrics = dict.fromkeys(SCORE_COLUMNS, math.nan)
                 metrics["n"] = len(data[test_side][split][1]) if split in data[test_side] else 0
                 metrics["positives"] = (
                     int(data[test_side][split][1].sum()) if split in data[test_side] else 0

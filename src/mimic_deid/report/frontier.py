@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mimic_deid.core.numbers import auc_ci, percent, percent_ci
-from mimic_deid.evaluate.frontier import BOTH, best_certified, utility_column
+from mimic_deid.evaluate.frontier import BOTH, CEILING_TAG, best_certified, utility_column
 from mimic_deid.evaluate.utility import SEED_TRUST_SETTINGS, SETTINGS, TASKS
 from mimic_deid.report.plotting import FigureInfo, legend, new_figure, no_data, save
 
@@ -66,6 +66,9 @@ def plot_frontier(
     owner's baseline (orig. / orig. on every series variable) with its interval as a band; a
     star: the seed's point (Table 6.4, ad hoc at fk 10, mortality only), placed at its bound
     1/10 (the seed measured no top-1 of this attacker family), its owner's baseline as a tick.
+    In de-id. / de-id., a tick in the method's colour above each release: its ROC-AUC ceiling,
+    the best any model of the published series can reach on its test split
+    (:func:`mimic_deid.evaluate.model.roc_auc_ceiling`; absent from a frontier without it).
     """
     fig = new_figure(12.5, 5.2)
     axes = fig.subplots(1, len(FRONTIER_PANELS), sharey=True)
@@ -81,6 +84,7 @@ def plot_frontier(
         ax.set_xlabel("strongest attacker's top-1 re-identification (%, 95 % interval)")
         ax.set_ylabel("test ROC-AUC (95 % bootstrap interval)")
         column = utility_column(task, tag, "roc_auc")
+        ceiling, ceiling_named = utility_column(task, tag, "roc_auc", "ceiling"), False
         drawn = rows[rows[column].notna()] if len(rows) else rows
         if len(drawn) == 0:
             no_data(ax, "no ihm48 release with this figure")
@@ -121,6 +125,13 @@ def plot_frontier(
                     linestyle="none",
                     label=f"{method}, {'certified' if certified else 'refused'}",
                 )
+                ceilinged = part[part[ceiling].notna()] if tag == CEILING_TAG else part[:0]
+                if len(ceilinged):  # each release's ceiling, a tick above its point
+                    ax.plot(100.0 * ceilinged["attacker_top1"], ceilinged[ceiling], marker="_",
+                            markersize=14, markeredgewidth=1.6, color=colour, linestyle="none",
+                            label=None if ceiling_named else "ceiling of each release: the best "
+                            "any model of it can reach")  # fmt: skip
+                    ceiling_named = True
         if task == "mortality":
             x = 100.0 / SEED_POINT["k"]
             ax.plot([x], [SEED_POINT[tag]], marker="*", markersize=13, color="black",
@@ -134,8 +145,13 @@ def plot_frontier(
 
 
 def _figure(row: Mapping[str, Any], task: str, tag: str) -> str:
+    """The setting's test ROC-AUC with its interval, and in de-id. / de-id. its ceiling."""
     column = utility_column(task, tag, "roc_auc")
-    return auc_ci(row[column], row.get(f"{column}_lo"), row.get(f"{column}_hi"))
+    text = auc_ci(row[column], row.get(f"{column}_lo"), row.get(f"{column}_hi"))
+    ceiling = row.get(f"{column}_ceiling")
+    if tag == CEILING_TAG and ceiling is not None and np.isfinite(ceiling):
+        text += f" (ceiling {ceiling:.3f})"
+    return text
 
 
 def _release_text(row: Mapping[str, Any], task: str, tag: str) -> str:
