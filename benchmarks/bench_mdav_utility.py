@@ -11,9 +11,10 @@ the release's validation split) is scored with :func:`mimic_deid.evaluate.evalua
 de-id./de-id. and de-id./orig. (original side as recorded) ROC-AUC with 95 % bootstrap
 intervals on the validation and test splits, per task, beside the data owner's model.
 
-Also printed per split: the **ceiling** of de-id./de-id., the ROC-AUC of a score that gives
-each series its own cluster's death rate (the best any model of the published series can do,
-since a cluster's members publish one series), and the number of distinct published series.
+Also printed per split and task: the **ceiling** of de-id./de-id.
+(:func:`mimic_deid.evaluate.model.roc_auc_ceiling`: each published series scored by the share
+of label 1 among the series with its features, the best any model of them can do, since a
+cluster's members publish one series), and the number of distinct published feature vectors.
 
 Usage: ``python benchmarks/bench_mdav_utility.py --run-dir DIR [--fk 5 10 20]
 [--labels mdav mdav-spread] [--bootstrap 1000]``. ``DIR`` is a run of ``stages: [series]``
@@ -30,6 +31,7 @@ import pandas as pd
 from common import ROOT, path, workflow_config
 
 from mimic_deid.config import validate_config
+from mimic_deid.core.arrays import distinct_rows
 from mimic_deid.deid import (
     PlausibleValues,
     apply_method,
@@ -39,6 +41,7 @@ from mimic_deid.deid import (
 )
 from mimic_deid.deid.duration import LABELS
 from mimic_deid.evaluate.benchmark_features import datasets_from_long
+from mimic_deid.evaluate.model import roc_auc_ceiling
 from mimic_deid.evaluate.utility import evaluate_model, fit_mortality_model
 from mimic_deid.pipeline.variables import load_variables
 
@@ -47,16 +50,6 @@ SEED = 2020
 
 def _auc(result: dict) -> str:
     return f"{result['roc_auc']:.3f} [{result['roc_auc_lo']:.3f}, {result['roc_auc_hi']:.3f}]"
-
-
-def ceiling(per_series: pd.DataFrame, meta: pd.DataFrame, split: str) -> tuple[float, int]:
-    """ROC-AUC of each series scored by its own cluster's death rate, and the clusters."""
-    from sklearn.metrics import roc_auc_score
-
-    rows = per_series[per_series["group"] == split].merge(meta[["icustay_id", "mortality"]])
-    cluster = rows.groupby(["class_length", "cell", "cluster"]).ngroup()
-    rate = rows.groupby(cluster.to_numpy())["mortality"].transform("mean")
-    return float(roc_auc_score(rows["mortality"], rate)), int(cluster.nunique())
 
 
 def main() -> None:
@@ -87,7 +80,7 @@ def main() -> None:
         targets = pd.read_parquet(args.run_dir / path("targets", **wild))
         plausible = PlausibleValues.from_variables(variables, dims)
         for label in args.labels:
-            perturbed, per_series, _ = apply_method(
+            perturbed, _, _ = apply_method(
                 classes, dims, targets, protected_features(deid["features"], dims, "all"),
                 label=label, seed=SEED, fk=fk, outcomes=outcomes, ell=deid["outcome_l"],
                 plausible=plausible,
@@ -118,8 +111,9 @@ def main() -> None:
                     own = evaluate_model(model, *data[split], args.bootstrap, SEED)
                     dd = evaluate_model(deid_model, *released[split], args.bootstrap, SEED)
                     do = evaluate_model(deid_model, *data[split], args.bootstrap, SEED)
-                    top = ceiling(per_series, meta, split) if task == "mortality" else None
-                    extra = f"{top[0]:.3f} ({top[1]})" if top else ""
+                    X_split = released[split][0]
+                    distinct = len(distinct_rows(X_split)[0])
+                    extra = f"{roc_auc_ceiling(*released[split]):.3f} ({distinct})"
                     print(f"{fk} | {label} | {task} | {split} | {_auc(own)} | {_auc(dd)} | "
                           f"{_auc(do)} | {extra}", flush=True)  # fmt: skip
 
