@@ -207,7 +207,19 @@ def test_attack_rates_carry_their_wilson_interval():
     low, high = rate_interval(10, 100)
     assert (round(low, 4), round(high, 4)) == (0.0552, 0.1744)  # Wilson, 95 %
     assert rate_interval(0, 50)[0] == 0.0
+    assert rate_interval(50, 50)[1] == 1.0
     assert all(np.isnan(rate_interval(0, 0)))
+    # scipy's Wilson interval, bit for bit (computed without importing scipy.stats); expected
+    # hits are rounded to whole targets, and never above n
+    from scipy.stats import binomtest
+
+    for n in (1, 2, 7, 100, 245, 1332, 2690, 46_520):
+        for k in sorted({0, 1, n // 10, n // 3, n // 2, n - 1, n}):
+            for confidence in (0.9, 0.95, 0.99):
+                ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+                assert rate_interval(k, n, confidence) == (ci.low, ci.high), (k, n, confidence)
+    assert rate_interval(9.6, 100) == rate_interval(10, 100)
+    assert rate_interval(100.4, 100) == rate_interval(100, 100)
 
 
 def test_a_recoverable_group_of_one_outcome_is_refused():
