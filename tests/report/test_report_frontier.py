@@ -28,14 +28,17 @@ def test_the_figure_puts_risk_on_x_utility_on_y_and_tells_certified_from_refused
     # mdav: fk 10 certified, fk 5 refused; noise certified (only ihm48 releases are drawn)
     assert left == [
         "owner's baseline 0.860 [0.820, 0.890]",
-        "ceiling of each release: the best any model of it can reach",
+        "ceiling of each release (a tick in its colour): the best any model of it can reach",
         "seed Table 6.4 (ad hoc, fk 10): 0.83, at its bound 1/10",
         "seed's orig. / orig. 0.85",
         "mdav, certified",
         "mdav, refused",
         "noise, certified",
     ]
-    assert "ceiling of each release: the best any model of it can reach" not in right
+    assert (
+        "ceiling of each release (a tick in its colour): the best any model of it can reach"
+        not in right
+    )
     assert right[1] == "seed Table 6.4 (ad hoc, fk 10): 0.64, at its bound 1/10"
 
 

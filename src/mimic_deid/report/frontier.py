@@ -84,7 +84,7 @@ def plot_frontier(
         ax.set_xlabel("strongest attacker's top-1 re-identification (%, 95 % interval)")
         ax.set_ylabel("test ROC-AUC (95 % bootstrap interval)")
         column = utility_column(task, tag, "roc_auc")
-        ceiling, ceiling_named = utility_column(task, tag, "roc_auc", "ceiling"), False
+        ceiling, ceiling_drawn = utility_column(task, tag, "roc_auc", "ceiling"), False
         drawn = rows[rows[column].notna()] if len(rows) else rows
         if len(drawn) == 0:
             no_data(ax, "no ihm48 release with this figure")
@@ -128,10 +128,12 @@ def plot_frontier(
                 ceilinged = part[part[ceiling].notna()] if tag == CEILING_TAG else part[:0]
                 if len(ceilinged):  # each release's ceiling, a tick above its point
                     ax.plot(100.0 * ceilinged["attacker_top1"], ceilinged[ceiling], marker="_",
-                            markersize=14, markeredgewidth=1.6, color=colour, linestyle="none",
-                            label=None if ceiling_named else "ceiling of each release: the best "
-                            "any model of it can reach")  # fmt: skip
-                    ceiling_named = True
+                            markersize=14, markeredgewidth=1.6, color=colour, linestyle="none")  # fmt: skip
+                    ceiling_drawn = True
+        if ceiling_drawn:  # one grey legend entry for the ticks of every method
+            ax.plot([], [], marker="_", markersize=14, markeredgewidth=1.6, color="0.35",
+                    linestyle="none", label="ceiling of each release (a tick in its colour): the "
+                    "best any model of it can reach")  # fmt: skip
         if task == "mortality":
             x = 100.0 / SEED_POINT["k"]
             ax.plot([x], [SEED_POINT[tag]], marker="*", markersize=13, color="black",
