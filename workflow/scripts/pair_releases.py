@@ -16,20 +16,19 @@ from mimic_deid.evaluate.pairing import pair_row, series_shapes, series_statisti
 # The job's threads are threads of this process (map_tasks, shared: the pairs share the loaded
 # releases, which would be pickled to a worker process per pair), each with one native thread.
 with run_stage(snakemake.rule, snakemake.log[0]), limit_threads(1):
-    loaded = {}
 
+    @cache
     def release(name):
-        if name not in loaded:
-            series = pd.read_parquet(snakemake.input[f"series_{name}"])
-            keys = pd.read_parquet(snakemake.input[f"pseudonyms_{name}"])
-            dims = dims_of(series)
-            loaded[name] = (
-                series_statistics(series, dims),
-                keys.set_index("pseudonym")[KEY],
-                (*series_shapes(series, dims), dims),
-                pd.read_parquet(snakemake.input[f"index_{name}"]),
-            )
-        return loaded[name]
+        """What the pairing compares of release ``name``, read once per release."""
+        series = pd.read_parquet(snakemake.input[f"series_{name}"])
+        keys = pd.read_parquet(snakemake.input[f"pseudonyms_{name}"])
+        dims = dims_of(series)
+        return (
+            series_statistics(series, dims),
+            keys.set_index("pseudonym")[KEY],
+            (*series_shapes(series, dims), dims),
+            pd.read_parquet(snakemake.input[f"index_{name}"]),
+        )
 
     @cache
     def recovered(name):

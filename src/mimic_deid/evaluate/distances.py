@@ -107,7 +107,7 @@ def feature_distances(
         Computed by direct differences: identical rows give exactly 0, identical operand
         pairs give bit-identical distances.
     """
-    A0, Ma, B0, Mb = _feature_operands(F_a, F_b, scale)
+    A0, Ma, B0, Mb = _zero_filled(*_scaled_features(F_a, F_b, scale))
     n, n2, m = A0.shape[0], B0.shape[0], A0.shape[1]
     B0t = np.ascontiguousarray(B0.T)  # (m, n2)
     Mbt = np.ascontiguousarray(Mb.T)
@@ -134,14 +134,20 @@ def feature_distances(
     return out
 
 
-def _feature_operands(F_a, F_b, scale) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Both operands of the feature distances, scaled and zero-filled, with their masks."""
+def _scaled_features(F_a, F_b, scale) -> tuple[np.ndarray, np.ndarray]:
+    """Both operands of the feature distances as 2-D float arrays, each feature divided by its
+    scale (NaN kept)."""
     A, B = _as_2d(F_a, "F_a"), _as_2d(F_b, "F_b")
     if A.shape[1] != B.shape[1]:
         raise InputDataError(f"feature counts differ: F_a has {A.shape[1]}, F_b has {B.shape[1]}")
     if scale is not None:
         s = safe_scale(scale, A.shape[1])
         A, B = A / s, B / s
+    return A, B
+
+
+def _zero_filled(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(A0, Ma, B0, Mb)``: each operand with NaN as 0, and its mask of non-null values."""
     Ma, Mb = ~np.isnan(A), ~np.isnan(B)
     return np.where(Ma, A, 0.0), Ma, np.where(Mb, B, 0.0), Mb
 
@@ -176,18 +182,16 @@ def nearest_feature_distances(
         elsewhere; NaN (as :func:`feature_distances`) for a pair with no feature non-null in
         both, kept where the whole row has none.
     """
-    A0, Ma, B0, Mb = _feature_operands(F_a, F_b, scale)
-    n, n2, m = A0.shape[0], B0.shape[0], A0.shape[1]
+    A, B = _scaled_features(F_a, F_b, scale)
+    n, n2, m = A.shape[0], B.shape[0], A.shape[1]
     out = np.full((n, n2), np.inf)
     if n == 0 or n2 == 0:
         return out
-    screen = series_distances(
-        np.where(Ma, A0, np.nan).reshape(n, 1, m), np.where(Mb, B0, np.nan).reshape(n2, 1, m)
-    )
+    screen = series_distances(A.reshape(n, 1, m), B.reshape(n2, 1, m))
     screen = np.where(np.isnan(screen), np.inf, screen)
     best = screen.min(axis=1, keepdims=True)
     ii, jj = np.nonzero(screen <= (best + tie) * (1.0 + 1e-7))
-    exact = _pair_feature_distances(A0, Ma, B0, Mb, ii, jj)
+    exact = _pair_feature_distances(*_zero_filled(A, B), ii, jj)
     out[ii, jj] = exact
     # rows whose every pair has nothing in common stay NaN, as the whole matrix has them
     return out

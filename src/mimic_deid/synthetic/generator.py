@@ -301,17 +301,14 @@ class _Flusher:
         self.writing: list[Future] = []
 
     def __call__(self, blocks: list[dict[str, dict[str, pa.Array]]]) -> None:
-        if self.pool is None:
-            for block in blocks:
-                for name, cols in block.items():
-                    self.writers[name].write(cols)
-            return
         self.finish()
         names = dict.fromkeys(name for block in blocks for name in block)
-        self.writing = [
-            self.pool.submit(self._write, name, [b[name] for b in blocks if name in b])
-            for name in names
-        ]
+        chunks = {name: [b[name] for b in blocks if name in b] for name in names}
+        if self.pool is None:
+            for name, table_chunks in chunks.items():
+                self._write(name, table_chunks)
+            return
+        self.writing = [self.pool.submit(self._write, name, c) for name, c in chunks.items()]
 
     def _write(self, name: str, chunks: list[dict[str, pa.Array]]) -> None:
         for cols in chunks:
