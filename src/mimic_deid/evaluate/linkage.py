@@ -159,8 +159,9 @@ def rate_interval(hits: float, n: int, confidence: float = CONFIDENCE) -> tuple[
     for bit: Newcombe's (1998) closed form with ``z`` the normal quantile
     (:func:`scipy.special.ndtri`), 0 as the low end at no hit and 1 as the high end at every
     target a hit. Computed here rather than through ``scipy.stats``, whose import costs every
-    job that reports a rate about 0.8 CPU-s (each release's privacy job, the cross-release
-    pairing), for the same figures (``tests/deid/test_release_privacy.py`` compares them). The
+    job that reports a rate and fits no model about 0.4 CPU-s (each release's privacy job, the
+    cross-release pairing; benchmarks/README.md, "The Wilson interval without scipy.stats"),
+    for the same figures (``tests/deid/test_release_privacy.py`` compares them). The
     expected hits of shared ties (module docstring) are rounded to the nearest whole target
     first.
 
